@@ -1,0 +1,27 @@
+// Package core is the ledger state machine: accounts, nonces, balances and the
+// rules that admit or reject a transaction.
+//
+// Model. The ledger is a pure function of its inputs. The sequencer (outside
+// core) feeds it one Input at a time — a signed transaction, an observed
+// bridge deposit, a base-fee change — in the order it writes them to the
+// intent log; core applies each input completely or not at all and returns
+// what happened (a TxRecord, or a Reject saying why nothing happened).
+//
+// Invariants:
+//   - Determinism: the same inputs in the same order give the same state,
+//     byte for byte (AppendSnapshot, StateHash). No clock, no goroutines, no
+//     I/O; map iteration order never reaches an output (accounts and tokens
+//     are sorted before encoding).
+//   - Conservation: Σ native balances + fees burned = genesis + native
+//     deposits, after every input (CheckSupply).
+//   - A rejected input changes nothing.
+//
+// The one piece of state that is not part of the snapshot is the per-account
+// "pending" mark: a transaction the sequencer applied but has not yet made
+// durable. While it is set, the account's next transaction is refused with
+// RejectPending. It is transient by nature (a replay starts with no pending
+// transactions), so it is excluded from StateHash.
+//
+// Limits: accounts and token balances live in maps that grow with use; the
+// transaction and receipt index lives outside core (see net/node).
+package core

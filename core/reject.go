@@ -1,0 +1,40 @@
+package core
+
+import "github.com/holiman/uint256"
+
+// RejectCode says why the ledger refused an input. It is a result code, not
+// an error: rejections are ordinary outcomes on the write path.
+type RejectCode uint8
+
+// Protocol-level rejections (the spec's code -32000) come first, in the
+// order the ledger checks them; RejectApp is an application-level revert
+// (code 3).
+const (
+	RejectNone RejectCode = iota
+	RejectChainID
+	RejectPastNonce
+	RejectFutureNonce
+	RejectPending
+	RejectInsufficientBalance
+	RejectUnderpriced
+	RejectTipAboveFeeCap
+	RejectIntrinsicGas
+	RejectGasLimit
+	RejectContractCreation
+	RejectApp
+)
+
+// Reject describes a refused input. Which fields are meaningful depends on
+// Code: Have/Want for chain id, nonces and gas; Fee/BaseFee for underpriced
+// transactions; App for RejectApp.
+type Reject struct {
+	Code    RejectCode
+	Have    uint64
+	Want    uint64
+	Fee     uint256.Int
+	BaseFee uint256.Int
+	App     Address
+}
+
+// OK reports whether the input was accepted.
+func (r *Reject) OK() bool { return r.Code == RejectNone }

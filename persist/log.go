@@ -1,0 +1,121 @@
+package persist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/ledgervenue/node/core"
+)
+
+const logPrefix = 'i'
+
+// Log is the durable, ordered log of ledger inputs. Append and Replay must
+// not run concurrently (the node replays before it serves).
+type Log struct {
+	db      *badger.DB
+	nextSeq uint64 // seq of the next appended input
+	key     [9]byte
+	val     []byte
+}
+
+// Open opens (creating if needed) the log in dir.
+func Open(dir string) (*Log, error) {
+	opts := badger.DefaultOptions(dir).
+		WithSyncWrites(true). // an acknowledged input survives a crash
+		WithLogger(nil).
+		WithMemTableSize(16 << 20).
+		WithNumMemtables(2).
+		WithValueLogFileSize(64 << 20).
+		WithBlockCacheSize(16 << 20)
+	db, err := badger.Open(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cannot open intent log in %q: %w", dir, err)
+	}
+	l := &Log{db: db, nextSeq: 1}
+	if err := l.findEnd(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// findEnd positions nextSeq after the last stored input.
+func (l *Log) findEnd() error {
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{logPrefix}})
+		defer it.Close()
+		it.Seek([]byte{logPrefix, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		if it.Valid() {
+			l.nextSeq = binary.BigEndian.Uint64(it.Item().Key()[1:]) + 1
+		}
+		return nil
+	})
+}
+
+// Len returns how many inputs the log holds.
+func (l *Log) Len() uint64 { return l.nextSeq - 1 }
+
+// Append makes inputs durable, in order, with one synced write (more only if
+// the group exceeds Badger's transaction size). When it returns nil every
+// input is on disk.
+func (l *Log) Append(inputs []*core.Input) error {
+	txn := l.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	for _, in := range inputs {
+		l.key[0] = logPrefix
+		binary.BigEndian.PutUint64(l.key[1:], l.nextSeq)
+		l.val = AppendRecord(l.val[:0], in)
+		// Badger keeps the slices until commit: give it copies.
+		key, val := append([]byte(nil), l.key[:]...), append([]byte(nil), l.val...)
+		err := txn.Set(key, val)
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			if err = txn.Commit(); err != nil {
+				return fmt.Errorf("cannot commit intent log: %w", err)
+			}
+			txn = l.db.NewTransaction(true)
+			err = txn.Set(key, val)
+		}
+		if err != nil {
+			return fmt.Errorf("cannot append to intent log: %w", err)
+		}
+		l.nextSeq++
+	}
+	if err := txn.Commit(); err != nil {
+		return fmt.Errorf("cannot commit intent log: %w", err)
+	}
+	return nil
+}
+
+// Replay calls fn for every stored input, in order.
+func (l *Log) Replay(fn func(seq uint64, in *core.Input) error) error {
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 256, Prefix: []byte{logPrefix}})
+		defer it.Close()
+		want := uint64(1)
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
+			if seq != want {
+				return fmt.Errorf("intent log has a gap: found seq %d, want %d", seq, want)
+			}
+			var in core.Input
+			err := it.Item().Value(func(v []byte) error {
+				var derr error
+				in, derr = DecodeRecord(v)
+				return derr
+			})
+			if err != nil {
+				return fmt.Errorf("intent log seq %d: %w", seq, err)
+			}
+			if err := fn(seq, &in); err != nil {
+				return err
+			}
+			want++
+		}
+		return nil
+	})
+}
+
+// Close flushes and closes the log.
+func (l *Log) Close() error { return l.db.Close() }
