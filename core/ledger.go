@@ -168,7 +168,8 @@ func IntrinsicGas(tx *Tx) uint64 {
 			gas += TxDataNonZeroGas
 		}
 	}
-	gas += uint64(tx.AccessListAddresses) * TxAccessListAddressGas
-	gas += uint64(tx.AccessListKeys) * TxAccessListStorageKeyGas
+	for _, t := range tx.AccessList {
+		gas += TxAccessListAddressGas + uint64(len(t.StorageKeys))*TxAccessListStorageKeyGas
+	}
 	return gas
 }

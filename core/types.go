@@ -40,11 +40,16 @@ type Tx struct {
 	GasTipCap uint256.Int
 	GasFeeCap uint256.Int
 	Data      []byte
-	// AccessListAddresses and AccessListKeys count the access list entries;
-	// they only matter for intrinsic gas (the ledger has no EVM storage).
-	AccessListAddresses uint32
-	AccessListKeys      uint32
-	V, R, S             uint256.Int
+	// AccessList only costs intrinsic gas (the ledger has no EVM storage);
+	// it is kept so the transaction can be served back unchanged.
+	AccessList []AccessTuple
+	V, R, S    uint256.Int
+}
+
+// AccessTuple is one EIP-2930 access list entry.
+type AccessTuple struct {
+	Address     Address
+	StorageKeys []Hash
 }
 
 // Log is an event emitted by an applied input.

@@ -11,7 +11,8 @@ import (
 func sampleInputs() []*core.Input {
 	tx := core.Tx{Hash: core.Hash{1}, Type: core.TxTypeDynamicFee, ChainID: 0x50d, Nonce: 7, From: core.Address{2},
 		To: core.Address{3}, HasTo: true, Value: *uint256.NewInt(99), Gas: 21000, GasTipCap: *uint256.NewInt(1),
-		GasFeeCap: *uint256.NewInt(2), AccessListAddresses: 1, AccessListKeys: 2, Data: []byte{0xde, 0xad}}
+		GasFeeCap: *uint256.NewInt(2), Data: []byte{0xde, 0xad},
+		AccessList: []core.AccessTuple{{Address: core.Address{7}, StorageKeys: []core.Hash{{1}, {2}}}, {Address: core.Address{8}}}}
 	tx.V.SetUint64(1)
 	tx.R.SetAllOne()
 	tx.S.SetUint64(12345)

@@ -13,7 +13,7 @@ import (
 const MaxDataBytes = 8 << 20
 
 const (
-	txFixedBytes      = 32 + 1 + 8 + 8 + 20 + 1 + 20 + 32 + 8 + 32 + 32 + 4 + 4 + 32*3 + 4
+	txFixedBytes      = 32 + 1 + 8 + 8 + 20 + 1 + 20 + 32 + 8 + 32 + 32 + 32*3 + 4 + 4
 	depositBytes      = 32 + 20 + 20 + 32
 	baseFeeBytes      = 32
 	kindTx       byte = 1
@@ -57,13 +57,20 @@ func appendTx(dst []byte, tx *core.Tx) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, tx.Gas)
 	dst = appendU256(dst, &tx.GasTipCap)
 	dst = appendU256(dst, &tx.GasFeeCap)
-	dst = binary.BigEndian.AppendUint32(dst, tx.AccessListAddresses)
-	dst = binary.BigEndian.AppendUint32(dst, tx.AccessListKeys)
 	dst = appendU256(dst, &tx.V)
 	dst = appendU256(dst, &tx.R)
 	dst = appendU256(dst, &tx.S)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(tx.Data)))
-	return append(dst, tx.Data...)
+	dst = append(dst, tx.Data...)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(tx.AccessList)))
+	for _, t := range tx.AccessList {
+		dst = append(dst, t.Address[:]...)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(t.StorageKeys)))
+		for _, k := range t.StorageKeys {
+			dst = append(dst, k[:]...)
+		}
+	}
+	return dst
 }
 
 // DecodeRecord decodes one log value. The returned input does not alias b.
@@ -106,18 +113,44 @@ func decodeTx(body []byte, tx *core.Tx) error {
 	tx.Gas = r.u64()
 	r.u256(&tx.GasTipCap)
 	r.u256(&tx.GasFeeCap)
-	tx.AccessListAddresses = r.u32()
-	tx.AccessListKeys = r.u32()
 	r.u256(&tx.V)
 	r.u256(&tx.R)
 	r.u256(&tx.S)
 	n := r.u32()
-	if hasTo > 1 || n > MaxDataBytes || uint64(len(r.b)) != uint64(n) {
+	if hasTo > 1 || n > MaxDataBytes || uint64(len(r.b)) < uint64(n)+4 {
 		return ErrCorrupt
 	}
 	tx.HasTo = hasTo == 1
 	if n > 0 {
-		tx.Data = append([]byte(nil), r.b...)
+		tx.Data = append([]byte(nil), r.b[:n]...)
+	}
+	r.b = r.b[n:]
+	return decodeAccessList(&r, tx)
+}
+
+func decodeAccessList(r *reader, tx *core.Tx) error {
+	count := r.u32()
+	if uint64(count)*24 > uint64(len(r.b)) {
+		return ErrCorrupt
+	}
+	for range count {
+		if len(r.b) < 24 {
+			return ErrCorrupt
+		}
+		var t core.AccessTuple
+		r.bytes(t.Address[:])
+		keys := r.u32()
+		if uint64(keys)*32 > uint64(len(r.b)) {
+			return ErrCorrupt
+		}
+		t.StorageKeys = make([]core.Hash, keys)
+		for i := range t.StorageKeys {
+			r.bytes(t.StorageKeys[i][:])
+		}
+		tx.AccessList = append(tx.AccessList, t)
+	}
+	if len(r.b) != 0 {
+		return ErrCorrupt
 	}
 	return nil
 }

@@ -63,16 +63,20 @@
 //
 // Every validator signs Digest(epoch, seq, ts, root) = keccak256 of:
 //
-//	+------------------------------------------+----------+----------+----------+-----------+
-//	| domain tag "ledgervenue/attest/batch/v1" | epoch    | seq      | ts (µs)  | root      |
-//	| 26 bytes ASCII                           | u64 BE   | u64 BE   | i64 BE   | 32 bytes  |
-//	+------------------------------------------+----------+----------+----------+-----------+
+//	+------------------------------------------+--------+--------+---------+----------+
+//	| domain tag "ledgervenue/attest/batch/v1" | epoch  | seq    | ts (µs) | root     |
+//	| 27 bytes ASCII                           | u64 BE | u64 BE | i64 BE  | 32 bytes |
+//	+------------------------------------------+--------+--------+---------+----------+
 //
-// The tag keeps these signatures apart from every other thing the same key
-// could sign: it starts with an ASCII letter, whereas signed Ethereum
-// transactions hash RLP lists (first byte >= 0xc0) or typed envelopes (first
-// byte < 0x80 but followed by RLP), and EIP-191/712 messages start with 0x19.
-// A signature is 65 bytes r || s || v with v in {27, 28}.
+// The tag keeps these signatures apart from anything else a key could sign:
+// its first byte is 'l' (0x6c), whereas a signed Ethereum transaction hashes
+// an RLP list (first byte >= 0xc0) or a typed envelope (first byte is the
+// transaction type, 0x01..0x04 today), and EIP-191/712 messages start with
+// 0x19. A signature is 65 bytes r || s || v with v in {27, 28}.
+//
+// Verify counts validators, not signature bytes: a second signature from the
+// same validator (including a malleated copy with s' = N - s) is rejected as
+// a duplicate and can never add to the quorum.
 //
 // # Receipt leaf
 //
@@ -106,15 +110,16 @@
 //
 // A Committee is owned by one goroutine (the sequencer): Attest reuses the
 // committee's hashing scratch. A Batch is owned by the caller and is reused
-// when passed back to Attest. Info, Verify, Digest and Leaf are safe for
-// concurrent use; Leaf and Digest borrow a hasher from a sync.Pool because
-// they are called from every event loop.
+// when passed back to Attest; Proof and Attestations return fresh slices
+// that stay valid after the Batch is reused. Info, Verify, Digest and Leaf
+// are safe for concurrent use: they borrow a hasher from a sync.Pool because
+// they run on every event loop.
 //
 // # Invariants
 //
 //   - Members are distinct (checked by NewCommittee).
-//   - A Batch's tree has 2^depth leaf slots, len(leaves) <= 2^depth <
-//     2*len(leaves) (or depth 0 for one leaf), and nodes[1] == Root.
+//   - A Batch's tree has 2^depth leaf slots with len(leaves) <= 2^depth <
+//     2*len(leaves), and its node at generalized index 1 is Root.
 //   - Every attestation a Batch hands out verifies with Verify against the
 //     committee's Info; the tests assert this for every leaf of batches of
 //     1, 2, 3, 255, 256 and 1024 leaves.

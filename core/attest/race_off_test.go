@@ -1,0 +1,5 @@
+//go:build !race
+
+package attest
+
+const raceEnabled = false
