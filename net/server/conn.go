@@ -1,0 +1,249 @@
+package server
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/ledgervenue/node/net/http1"
+)
+
+// protocol is what a connection speaks. Every connection starts as protoHTTP;
+// see "WebSocket seam" in doc.go for how a second protocol slots in.
+type protocol uint8
+
+const protoHTTP protocol = iota
+
+// connState is one connection's state, stored in gnet's Conn context. It is
+// owned by the connection's event loop; only lastSeen and draining are read
+// elsewhere (by the ticker).
+type connState struct {
+	srv   *Server
+	conn  gnet.Conn
+	proto protocol
+
+	parser http1.Parser
+	req    http1.Request
+	resp   Response
+
+	// in holds bytes not yet served that outlived a read: a partial request,
+	// or requests queued behind a deferred response. Requests that arrive
+	// whole are parsed straight from gnet's read buffer and never copied.
+	in    []byte
+	out   []byte // responses staged for one write per read
+	extra []byte // scratch for a response's extra header lines
+
+	// pending is the deferred response being waited for. Invariant: while it
+	// is set, no further request of this connection is parsed or served.
+	pending      *Deferred
+	continueSent bool // "100 Continue" already sent for the request in progress
+	closed       bool
+
+	lastSeen atomic.Int64 // Server.now at the last read or write
+	// draining: the last response is written and the connection closes as
+	// soon as gnet's outbound buffer is empty; input is ignored meanwhile.
+	draining atomic.Bool
+}
+
+func (cs *connState) touch() { cs.lastSeen.Store(cs.srv.now()) }
+
+// step says what happens after one request was answered.
+type step uint8
+
+const (
+	stepNext  step = iota // parse the next request
+	stepWait              // a deferred response is outstanding
+	stepClose             // close once the output is flushed
+)
+
+// onHTTP handles bytes read on an HTTP connection. data is borrowed from gnet
+// until the call returns.
+func (cs *connState) onHTTP(data []byte) gnet.Action {
+	if cs.pending != nil {
+		if len(cs.in)+len(data) > MaxPendingBytes {
+			return gnet.Close
+		}
+		cs.in = append(cs.in, data...)
+		return gnet.None
+	}
+	if len(cs.in) == 0 {
+		return cs.process(data, false)
+	}
+	cs.in = append(cs.in, data...)
+	return cs.process(cs.in, true)
+}
+
+// process serves the complete requests at the front of buf, keeps the rest in
+// cs.in and writes the staged responses. owned says whether buf is cs.in.
+func (cs *connState) process(buf []byte, owned bool) gnet.Action {
+	n, action := cs.serve(buf)
+	if action == gnet.None {
+		cs.keep(buf[n:], owned)
+	}
+	cs.flush()
+	if action == gnet.Close {
+		return cs.closeWhenFlushed()
+	}
+	return action
+}
+
+// closeWhenFlushed returns Close if gnet has sent everything; otherwise it
+// marks the connection draining and the ticker closes it once the outbound
+// buffer is empty (connState.Run). Closing at once would truncate a response
+// larger than the socket buffers: gnet's close gives up on the first EAGAIN.
+func (cs *connState) closeWhenFlushed() gnet.Action {
+	if cs.conn.OutboundBuffered() == 0 {
+		return gnet.Close
+	}
+	cs.draining.Store(true)
+	cs.in = nil
+	return gnet.None
+}
+
+// serve answers requests from the front of buf until it runs out of complete
+// requests, meets a deferred response, or must close. It returns how many
+// bytes it consumed.
+func (cs *connState) serve(buf []byte) (int, gnet.Action) {
+	consumed := 0
+	for consumed < len(buf) {
+		n, err := cs.parser.Parse(buf[consumed:], &cs.req)
+		if err != nil {
+			cs.appendParseError(err)
+			return consumed, gnet.Close
+		}
+		if n == 0 {
+			if cs.req.ExpectContinue && !cs.continueSent {
+				cs.out = append(cs.out, http1.Continue...)
+				cs.continueSent = true
+			}
+			break
+		}
+		consumed += n
+		cs.continueSent = false
+		switch cs.dispatch(&cs.req) {
+		case stepWait:
+			return consumed, gnet.None
+		case stepClose:
+			return consumed, gnet.Close
+		}
+	}
+	return consumed, gnet.None
+}
+
+// dispatch answers one complete request.
+func (cs *connState) dispatch(req *http1.Request) step {
+	switch {
+	case string(req.Method) == "OPTIONS":
+		cs.appendPreflight(req)
+	case http1.HasToken(req.Header("Upgrade"), "websocket"):
+		cs.out = appendJSONError(cs.out, 501, "websocket is not supported yet", metaOf(req).extra(), req.KeepAlive)
+	default:
+		w := &cs.resp
+		w.reset()
+		cs.srv.handler.Serve(req, w)
+		if w.deferred != nil {
+			cs.pending, w.deferred = w.deferred, nil
+			w.Body = w.Body[:0]
+			return stepWait
+		}
+		cs.out = appendResponse(cs.out, w.Status, w.ContentType, w.Body, metaOf(req))
+		if cap(w.Body) > bufRetainMax {
+			w.Body = nil
+		}
+	}
+	if !req.KeepAlive {
+		return stepClose
+	}
+	return stepNext
+}
+
+// appendPreflight answers a CORS preflight (any OPTIONS request).
+func (cs *connState) appendPreflight(req *http1.Request) {
+	allow := req.Header("Access-Control-Request-Headers")
+	if len(allow) == 0 {
+		allow = defaultAllowHeaders
+	}
+	extra := append(cs.extra[:0], metaOf(req).extra()...)
+	extra = append(extra, "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"...)
+	extra = append(extra, "Access-Control-Allow-Headers: "...)
+	extra = append(extra, allow...) // the parser admits no CR, LF or other controls
+	extra = append(extra, "\r\nAccess-Control-Max-Age: 86400\r\n"...)
+	cs.extra = extra
+	cs.out = http1.AppendResponse(cs.out, 204, "", extra, nil, req.KeepAlive)
+}
+
+var defaultAllowHeaders = []byte("Content-Type, Authorization")
+
+func (cs *connState) appendParseError(err *http1.Error) {
+	var extra []byte
+	if err == http1.ErrMethodNotAllowed {
+		extra = allowHeader
+	}
+	cs.out = appendJSONError(cs.out, err.Status, err.Reason, extra, false)
+}
+
+var allowHeader = []byte("Allow: GET, HEAD, POST, OPTIONS\r\n")
+
+// tooManyConns is written to connections refused by Config.MaxConns.
+var tooManyConns = appendJSONError(nil, 503, "too many connections", nil, false)
+
+// appendJSONError appends a response with body {"error":"<reason>"}.
+// REQUIRES: reason needs no JSON escaping.
+func appendJSONError(dst []byte, status int, reason string, extra []byte, keepAlive bool) []byte {
+	const prefix, suffix = `{"error":"`, `"}`
+	dst = http1.AppendResponseHead(dst, status, "application/json", extra, len(prefix)+len(reason)+len(suffix), keepAlive)
+	dst = append(dst, prefix...)
+	dst = append(dst, reason...)
+	return append(dst, suffix...)
+}
+
+// keep stores the unconsumed tail of buf in cs.in for the next read.
+func (cs *connState) keep(rest []byte, owned bool) {
+	if owned {
+		cs.in = cs.in[:copy(cs.in, rest)]
+	} else {
+		cs.in = append(cs.in[:0], rest...)
+	}
+	if len(cs.in) == 0 && cap(cs.in) > bufRetainMax {
+		cs.in = nil
+	}
+}
+
+// flush writes the staged responses. gnet copies what the socket does not
+// take at once, so cs.out is free again on return.
+func (cs *connState) flush() {
+	if len(cs.out) == 0 {
+		return
+	}
+	_, _ = cs.conn.Write(cs.out) // on error gnet closes the connection itself
+	cs.out = cs.out[:0]
+	if cap(cs.out) > bufRetainMax {
+		cs.out = nil
+	}
+	cs.touch()
+}
+
+// resume continues after a deferred response was written: the requests that
+// queued up behind it are served, since no new read may come to do it.
+func (cs *connState) resume() {
+	if len(cs.in) == 0 {
+		return
+	}
+	if cs.process(cs.in, true) == gnet.Close {
+		_ = cs.conn.EventLoop().Close(cs.conn)
+	}
+}
+
+// Run closes the connection if it finished draining or is still idle; the
+// ticker schedules it on the connection's loop (gnet.Runnable).
+func (cs *connState) Run(context.Context) error {
+	if cs.closed {
+		return nil
+	}
+	drained := cs.draining.Load() && cs.conn.OutboundBuffered() == 0
+	if !drained && (cs.pending != nil || !cs.srv.idle(cs)) {
+		return nil
+	}
+	return cs.conn.EventLoop().Close(cs.conn)
+}

@@ -1,0 +1,148 @@
+package server
+
+import (
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/ledgervenue/node/net/http1"
+)
+
+// Handler serves the GET, HEAD and POST requests. OPTIONS (CORS preflight)
+// and WebSocket upgrades are answered by the server itself.
+type Handler interface {
+	// Serve handles one complete request on the connection's event loop. It
+	// appends the response body to w.Body and may set w.Status (default 200)
+	// and w.ContentType (default "application/json"). The request's slices are
+	// valid only during the call: copy what outlives it. Serve must not block;
+	// slow work goes through w.Defer.
+	Serve(req *http1.Request, w *Response)
+}
+
+// Response is the response being built for one request. The server reuses
+// one Response per connection and resets it before each Serve.
+type Response struct {
+	Status      int    // 200..999; 204 and 304 need an empty Body
+	ContentType string // must not contain CR or LF
+	Body        []byte // reset to [:0] before each Serve; for HEAD only its length is sent
+
+	cs       *connState
+	deferred *Deferred
+}
+
+func (w *Response) reset() {
+	w.Status = 200
+	w.ContentType = "application/json"
+	w.Body = w.Body[:0]
+	w.deferred = nil
+}
+
+// Defer turns the current response into a deferred one and returns the
+// handle to complete it with. Whatever was appended to w.Body is discarded;
+// the Content-Type is fixed now, so set w.ContentType before calling Defer.
+// Later requests of the same connection stay queued until Complete, so
+// responses never reorder. Calling Defer again in the same Serve returns the
+// same handle.
+//
+// REQUIRES: called during Serve, on the event loop.
+func (w *Response) Defer() *Deferred {
+	if w.deferred == nil {
+		cs := w.cs
+		w.deferred = &Deferred{
+			srv:         cs.srv,
+			conn:        cs.conn,
+			cs:          cs,
+			contentType: w.ContentType,
+			meta:        metaOf(&cs.req),
+		}
+	}
+	return w.deferred
+}
+
+// Deferred is a response that a goroutine other than the event loop
+// completes.
+type Deferred struct {
+	srv         *Server
+	conn        gnet.Conn
+	cs          *connState // touched only on the event loop
+	contentType string
+	meta        respMeta
+	done        atomic.Bool
+}
+
+// Complete finishes a deferred response. It may be called from any goroutine,
+// exactly once. body is copied before Complete returns. If the connection is
+// already closed, or the server stopped, the response is dropped.
+//
+// The response is rendered here, off the loop; the loop then writes it (gnet
+// AsyncWrite) and, in the write's callback, serves the requests that queued
+// up behind it: no new read would trigger that.
+func (d *Deferred) Complete(status int, body []byte) {
+	if d.done.Swap(true) {
+		panic("BUG: server: Deferred.Complete called twice")
+	}
+	const headRoom = 256 // status line and fixed headers
+	buf := appendResponse(make([]byte, 0, len(body)+headRoom), status, d.contentType, body, d.meta)
+	d.srv.life.RLock()
+	defer d.srv.life.RUnlock()
+	if !d.srv.life.stopped {
+		_ = d.conn.AsyncWrite(buf, d.written)
+	}
+}
+
+// written runs on the event loop once the response went to the socket (or
+// gnet's outbound buffer).
+func (d *Deferred) written(c gnet.Conn, err error) error {
+	cs := d.cs
+	if err != nil || cs.closed {
+		return nil // the client went away first
+	}
+	if cs.pending != d {
+		panic("BUG: server: a deferred response completed out of turn")
+	}
+	cs.pending = nil
+	cs.touch()
+	if !d.meta.keepAlive {
+		if cs.closeWhenFlushed() == gnet.Close {
+			return c.EventLoop().Close(c)
+		}
+		return nil
+	}
+	cs.resume()
+	return nil
+}
+
+// respMeta is what rendering a response needs to know about its request.
+type respMeta struct {
+	head      bool // HEAD: announce the body's length, send no body
+	keepAlive bool
+	http10    bool // an HTTP/1.0 keep-alive needs an explicit header
+}
+
+func metaOf(req *http1.Request) respMeta {
+	return respMeta{
+		head:      string(req.Method) == "HEAD",
+		keepAlive: req.KeepAlive,
+		http10:    req.ProtoMinor == 0,
+	}
+}
+
+func (m respMeta) extra() []byte {
+	if m.http10 && m.keepAlive {
+		return keepAliveHeader
+	}
+	return nil
+}
+
+var keepAliveHeader = []byte("Connection: keep-alive\r\n")
+
+// appendResponse renders a handler's response.
+func appendResponse(dst []byte, status int, contentType string, body []byte, m respMeta) []byte {
+	if status < 200 || status > 999 {
+		panic("BUG: server: response status outside 200..999")
+	}
+	if m.head {
+		return http1.AppendResponseHead(dst, status, contentType, m.extra(), len(body), m.keepAlive)
+	}
+	return http1.AppendResponse(dst, status, contentType, m.extra(), body, m.keepAlive)
+}

@@ -1,0 +1,217 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/ledgervenue/node/net/http1"
+)
+
+// Limits and defaults.
+const (
+	// DefaultMaxConns is Config.MaxConns when it is zero.
+	DefaultMaxConns = 10_000
+	// DefaultIdleTimeout is Config.IdleTimeout when it is zero.
+	DefaultIdleTimeout = 2 * time.Minute
+	// MaxPendingBytes bounds what one connection may send while one of its
+	// responses is deferred: one maximal request. Beyond it the connection is
+	// closed, since an in-order error response cannot be sent before the
+	// deferred one.
+	MaxPendingBytes = http1.MaxHeaderBytes + http1.MaxBodyBytes
+	// bufRetainMax: per-connection buffers that grew beyond this are released
+	// once empty, so that one large request does not pin memory on an idle
+	// connection for its whole life.
+	bufRetainMax = 64 << 10
+	// The ticker period: IdleTimeout/4 within these bounds. tickMax also
+	// bounds how long a drained connection waits for its close.
+	tickMin = 5 * time.Millisecond
+	tickMax = 100 * time.Millisecond
+)
+
+// Config configures a Server. The zero value of each field picks its default.
+type Config struct {
+	Addr        string        // "127.0.0.1:8545"; port 0 picks a free port
+	Multicore   bool          // one event loop per core instead of one in all
+	MaxConns    int           // open connections; beyond it new ones get 503 and are closed
+	IdleTimeout time.Duration // keep-alive connections without traffic are closed after this; < 0 disables
+	// Logf receives the event loops' warnings and errors. Nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Server is the gnet HTTP/1.1 server. Create it with New, then Start and Stop
+// it once each.
+type Server struct {
+	handler  Handler
+	cfg      Config
+	tick     time.Duration
+	epoch    time.Time
+	booted   chan struct{}
+	runErr   chan error
+	bootErr  error        // written before booted is closed
+	engine   gnet.Engine  // written before booted is closed
+	addr     string       // written before booted is closed
+	clock    atomic.Int64 // nanoseconds since epoch, advanced by OnTick
+	open     atomic.Int64 // connections between OnOpen and OnClose
+	started  atomic.Bool
+	registry struct {
+		sync.Mutex
+		conns map[*connState]struct{}
+	}
+	swept []*connState // scratch of the ticker goroutine
+	life  struct {
+		sync.RWMutex
+		stopped bool // no AsyncWrite once set: the pollers may be gone
+	}
+}
+
+// New returns a server that passes every request to h.
+func New(h Handler, cfg Config) *Server {
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	s := &Server{
+		handler: h,
+		cfg:     cfg,
+		tick:    tickMax,
+		booted:  make(chan struct{}),
+		runErr:  make(chan error, 1),
+	}
+	if cfg.IdleTimeout > 0 {
+		s.tick = min(max(cfg.IdleTimeout/4, tickMin), tickMax)
+	}
+	s.registry.conns = make(map[*connState]struct{})
+	return s
+}
+
+// Start listens on cfg.Addr and returns once the listener is bound, leaving
+// the event loops running in their own goroutines.
+func (s *Server) Start() error {
+	if s.started.Swap(true) {
+		panic("BUG: server: Start called twice")
+	}
+	s.epoch = time.Now()
+	opts := []gnet.Option{
+		gnet.WithMulticore(s.cfg.Multicore),
+		gnet.WithReuseAddr(true),
+		gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+		gnet.WithTicker(true), // clock, idle timeout, draining connections
+		gnet.WithLogger(gnetLogger{s.cfg.Logf}),
+	}
+	go func() {
+		s.runErr <- gnet.Run(&events{s}, "tcp://"+s.cfg.Addr, opts...)
+	}()
+	var err error
+	select {
+	case <-s.booted:
+		err = s.bootErr
+	case err = <-s.runErr:
+		if err == nil {
+			err = errors.New("event loops exited")
+		}
+	}
+	if err != nil {
+		s.life.Lock()
+		s.life.stopped = true // nothing to stop
+		s.life.Unlock()
+		return fmt.Errorf("cannot start server on %q: %w", s.cfg.Addr, err)
+	}
+	return nil
+}
+
+// Addr returns the "host:port" the server listens on.
+// REQUIRES: Start returned nil.
+func (s *Server) Addr() string { return s.addr }
+
+// Stop stops accepting, closes every connection (responses still deferred are
+// dropped) and returns when the event loops have exited or ctx is done.
+func (s *Server) Stop(ctx context.Context) error {
+	s.life.Lock()
+	stopped := s.life.stopped
+	s.life.stopped = true
+	s.life.Unlock()
+	if stopped || !s.started.Load() {
+		return nil
+	}
+	// Engine.Stop polls for the end of the shutdown every 500 ms; gnet.Run
+	// returning is the same signal without the delay, so wait for that and
+	// let the poller finish on its own.
+	go func() { _ = s.engine.Stop(ctx) }()
+	select {
+	case err := <-s.runErr:
+		if err != nil {
+			return fmt.Errorf("server on %q stopped with: %w", s.addr, err)
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// now reads the coarse clock: nanoseconds since Start, at most one tick old.
+func (s *Server) now() int64 { return s.clock.Load() }
+
+// sweep asks the loops to close connections that finished draining or have
+// been idle for longer than the timeout. It runs on the ticker goroutine; the
+// loop re-checks (connState.Run) because traffic may arrive in between.
+func (s *Server) sweep() {
+	s.swept = s.swept[:0]
+	s.registry.Lock()
+	for cs := range s.registry.conns {
+		if cs.draining.Load() || s.idle(cs) {
+			s.swept = append(s.swept, cs)
+		}
+	}
+	s.registry.Unlock()
+	for i, cs := range s.swept {
+		_ = cs.conn.EventLoop().Execute(context.Background(), cs)
+		s.swept[i] = nil
+	}
+}
+
+// idle reports whether cs saw no traffic for the idle timeout. The clock lags
+// by up to a tick, hence the extra tick.
+func (s *Server) idle(cs *connState) bool {
+	return s.cfg.IdleTimeout > 0 && s.now()-cs.lastSeen.Load() >= int64(s.cfg.IdleTimeout+s.tick)
+}
+
+func (s *Server) register(cs *connState) {
+	s.registry.Lock()
+	s.registry.conns[cs] = struct{}{}
+	s.registry.Unlock()
+}
+
+func (s *Server) unregister(cs *connState) {
+	s.registry.Lock()
+	delete(s.registry.conns, cs)
+	s.registry.Unlock()
+}
+
+// gnetLogger routes gnet's warnings and errors to Config.Logf.
+type gnetLogger struct{ logf func(string, ...any) }
+
+func (gnetLogger) Debugf(string, ...any) {}
+func (gnetLogger) Infof(string, ...any)  {}
+func (l gnetLogger) Warnf(format string, args ...any) {
+	l.log("gnet warning: "+format, args)
+}
+func (l gnetLogger) Errorf(format string, args ...any) {
+	l.log("gnet error: "+format, args)
+}
+func (l gnetLogger) Fatalf(format string, args ...any) {
+	l.log("gnet fatal: "+format, args)
+}
+
+func (l gnetLogger) log(format string, args []any) {
+	if l.logf != nil {
+		l.logf(format, args...)
+	}
+}
