@@ -1,0 +1,83 @@
+// Package jsonrpc parses JSON-RPC 2.0 request bodies and writes responses
+// by appending to a caller's buffer, for an Ethereum-compatible node.
+//
+// # Model
+//
+// One Parser per event loop. Parser.Parse turns a body into []Request
+// without reflection and, in steady state, without allocating: fastjson
+// parses into value caches the Parser keeps, and the Request slice and the
+// raw ids are reused from the previous body. Everything Parse returns is
+// borrowed and dies at the next Parse on the same Parser; the body itself
+// is not retained (fastjson copies it), so a transport may reuse its read
+// buffer as soon as Parse returns.
+//
+// Responses are never built as values: the dispatcher appends them to its
+// output buffer with AppendResultPrefix, the result writers (AppendQuantity,
+// AppendData, AppendString, ...) and AppendResultSuffix, or with
+// AppendError. Parameters are decoded on demand from Request.Param(i) with
+// ParseAddress, ParseHash, ParseData, ParseQuantity and ParseU256.
+//
+// # Wire format
+//
+// A body is one request object or a batch: a JSON array of 1..BatchLimit
+// of them. A request object:
+//
+//	{"jsonrpc":"2.0","id":<id>,"method":"eth_getBalance","params":[<p0>,<p1>]}
+//	 |               |         |                        |
+//	 |               |         |                        +- absent, array or object (not null)
+//	 |               |         +- string; escapes are decoded
+//	 |               +- absent (notification), null, number or string;
+//	 |                  echoed byte for byte in the response
+//	 +- must be the string "2.0"
+//
+// Members may come in any order; unknown members are ignored; when a
+// member is repeated the last one wins, as in encoding/json and geth.
+// Responses, as written by this package (no whitespace):
+//
+//	{"jsonrpc":"2.0","id":<id>,"result":<result>}
+//	{"jsonrpc":"2.0","id":<id>,"error":{"code":<int>,"message":<string>[,"data":<raw JSON>]}}
+//
+// where <id> is the request's id text, or null when the id is unknown.
+// The batch array and the commas between its responses are the caller's.
+//
+// # Outcomes of Parse
+//
+//	body                                   err                 reqs
+//	not strict JSON in UTF-8, or deeper    ErrParse            nil
+//	  than DepthMax
+//	[]                                     ErrEmptyBatch       nil
+//	array of more than BatchLimit          ErrBatchTooLarge    nil
+//	neither object nor array               ErrInvalidRequest   nil
+//	object                                 nil                 1 Request
+//	array                                  nil                 1 Request per element
+//
+// A Request with Invalid set (wrong "jsonrpc", missing or non-string
+// "method", params not an array, object or null (null counts as absent, as
+// in geth), id of another type, or an array
+// element that is not an object) is answered with that error, using its ID
+// when one could be read and null otherwise. A valid request without "id"
+// is a notification: it is executed but gets no response.
+//
+// # Limits
+//
+//   - BatchLimit requests per batch.
+//   - DepthMax levels of nesting (fastjson's MaxDepth).
+//   - The body size is the transport's limit, and it must be chosen with
+//     fastjson's memory cost in mind: a copy of the body plus about 88 bytes
+//     per JSON value, up to ~45 times the body for a body like [1,1,1,...].
+//     A Parser keeps its buffers between bodies but releases them after a
+//     body above 1 MiB or 65536 values, so at most ~7 MB stay pinned.
+//
+// # Strictness
+//
+// Parse accepts exactly RFC 8259 JSON text in UTF-8. fastjson alone is
+// lenient (NaN, Inf, 01, 1-2, unknown escapes, raw control characters in
+// strings), and ids are echoed verbatim, so a validator of our own
+// (validate.go) runs first; fastjson then only sees good text. The
+// validator allocates nothing, so malformed bodies make no garbage. It
+// costs about three quarters of fastjson's own parse (BenchmarkValidJSON
+// against BenchmarkFastjsonParse): the price of never echoing bad text.
+//
+// Quantities follow geth: hex without leading zeros ("0x0", "0x1a"), at
+// most 64 or 256 bits; a plain JSON integer is accepted too.
+package jsonrpc
