@@ -1,0 +1,5 @@
+//go:build !race
+
+package ethtx
+
+const raceEnabled = false
