@@ -1,0 +1,114 @@
+// Command ledgerd runs the ledger RPC venue: JSON-RPC over HTTP on one port,
+// backed by a durable intent log. Flags and wiring only; see net/node for
+// the pipeline and net/rpc for the methods.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	_ "net/http/pprof" // served only when --pprof is set
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/rpc"
+	"github.com/ledgervenue/node/net/server"
+)
+
+// ChainID is the network's chain id (0x50d).
+const ChainID = 0x50d
+
+type flags struct {
+	addr, datadir, adminToken, clock, seed, pprof string
+	dev                                           bool
+	validators                                    int
+	baseFee                                       uint64
+}
+
+func main() {
+	var f flags
+	flag.StringVar(&f.addr, "addr", "127.0.0.1:8545", "HTTP listen address (JSON-RPC on every path)")
+	flag.StringVar(&f.datadir, "datadir", "./data", "directory of the durable intent log")
+	flag.BoolVar(&f.dev, "dev", false, "dev mode: prefund the ten standard test-mnemonic accounts")
+	flag.StringVar(&f.adminToken, "admin-token", "", "bearer token for admin_* methods (generated and printed if empty)")
+	flag.StringVar(&f.clock, "clock", "wall", "wall, or manual (time moves only through admin_advanceTime)")
+	flag.IntVar(&f.validators, "validators", 4, "simulated committee size")
+	flag.StringVar(&f.seed, "committee-seed", "ledgerd committee", "seed the validator keys derive from")
+	flag.Uint64Var(&f.baseFee, "base-fee", 1_000_000_000, "initial base fee per gas, wei")
+	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
+	flag.Parse()
+	if err := run(&f); err != nil {
+		log.Fatalf("ledgerd: %v", err)
+	}
+}
+
+func run(f *flags) error {
+	cfg := node.Config{
+		DataDir: f.datadir, ChainID: ChainID, BaseFee: *uint256.NewInt(f.baseFee),
+		Validators: f.validators, CommitteeSeed: []byte(f.seed), Clock: node.WallClock{}, Logf: log.Printf,
+	}
+	var manual *node.ManualClock
+	switch f.clock {
+	case "wall":
+	case "manual":
+		manual = node.NewManualClock(time.Now().UnixMicro())
+		cfg.Clock = manual
+	default:
+		return fmt.Errorf("--clock must be wall or manual, got %q", f.clock)
+	}
+	if f.dev {
+		cfg.Genesis = node.DevGenesis()
+	}
+	if f.adminToken == "" {
+		var b [16]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return err
+		}
+		f.adminToken = hex.EncodeToString(b[:])
+	}
+	n, err := node.Open(cfg)
+	if err != nil {
+		return err
+	}
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual}),
+		server.Config{Addr: f.addr, Multicore: true})
+	if err := srv.Start(); err != nil {
+		n.Close()
+		return err
+	}
+	if f.pprof != "" {
+		go func() { log.Println(http.ListenAndServe(f.pprof, nil)) }()
+	}
+	printBanner(f, srv.Addr(), n)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	<-sig
+	log.Println("shutting down")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Stop(ctx); err != nil {
+		log.Printf("stopping server: %v", err)
+	}
+	return n.Close()
+}
+
+func printBanner(f *flags, addr string, n *node.Node) {
+	fmt.Printf("ledgerd listening on http://%s (JSON-RPC on any path)\n", addr)
+	fmt.Printf("chain id %d (0x%x), data in %s, clock %s, committee of %d\n", ChainID, ChainID, f.datadir, f.clock, f.validators)
+	if f.dev {
+		fmt.Println("dev accounts (10000 native each):")
+		for i, k := range node.DevKeys {
+			a := node.DevAddress(i)
+			fmt.Printf("  (%d) 0x%x  key 0x%s\n", i, a[:], k)
+		}
+	}
+	fmt.Printf("admin token: %s   (Authorization: Bearer <token>)\n", f.adminToken)
+}

@@ -1,0 +1,45 @@
+package node
+
+import (
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+)
+
+// DevKeys are the private keys of the first ten accounts of the standard
+// test mnemonic "test test test test test test test test test test test junk"
+// (path m/44'/60'/0'/0/i): the accounts anvil and hardhat print, so wallets
+// and scripts written for those tools work unchanged.
+var DevKeys = [10]string{
+	"ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+	"59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+	"5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a",
+	"7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6",
+	"47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a",
+	"8b3a350cf5c34c9194ca85829a2df0ec3153be0318b5e2d3348e872092edffba",
+	"92db14e403b83dfe3df233f83dfa3a0d7096f21ca9b0d6d6b8d88b2b4ec1564e",
+	"4bbbf85ce3377467afe5d46f804f221813b2bb87f24d81f60f1fcdbf7cbf4356",
+	"dbda1821b80551c9d65939329250298aa3472ba22feea921c0cf5d620ea67b97",
+	"2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6",
+}
+
+// DevBalanceWei is each dev account's native prefund: 10 000 tokens.
+var DevBalanceWei = new(uint256.Int).Mul(uint256.NewInt(10_000), uint256.NewInt(1e18))
+
+// DevAddress returns the address of DevKeys[i].
+func DevAddress(i int) core.Address {
+	key, err := crypto.HexToECDSA(DevKeys[i])
+	if err != nil {
+		panic("BUG: malformed dev key: " + err.Error())
+	}
+	return core.Address(crypto.PubkeyToAddress(key.PublicKey))
+}
+
+// DevGenesis prefunds every dev account with DevBalanceWei of the native token.
+func DevGenesis() []Alloc {
+	out := make([]Alloc, len(DevKeys))
+	for i := range DevKeys {
+		out[i] = Alloc{Token: core.NativeToken, Account: DevAddress(i), Amount: *DevBalanceWei}
+	}
+	return out
+}

@@ -1,0 +1,210 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/attest"
+	"github.com/ledgervenue/node/persist"
+)
+
+// MaxInflight bounds the inputs waiting for durability or attestation.
+const MaxInflight = 1 << 16
+
+// writerGroupMax bounds one group commit (one Badger transaction).
+const writerGroupMax = 4096
+
+var (
+	// ErrOverloaded refuses a write while MaxInflight inputs are in flight.
+	ErrOverloaded = errors.New("node overloaded: too many inputs awaiting durability")
+	// ErrStopped refuses a write after a fatal log error or Close.
+	ErrStopped = errors.New("node is not accepting writes")
+	// ErrDuplicateDeposit refuses a deposit whose id was already credited.
+	ErrDuplicateDeposit = errors.New("deposit already credited")
+)
+
+// Alloc is a genesis credit.
+type Alloc struct {
+	Token, Account core.Address
+	Amount         uint256.Int
+}
+
+// Config configures a node.
+type Config struct {
+	DataDir       string
+	ChainID       uint64
+	BaseFee       uint256.Int
+	Validators    int
+	CommitteeSeed []byte
+	Clock         Clock
+	Genesis       []Alloc
+	// BeforeAppend, when set, runs on the writer before each group commit.
+	// Tests use it to hold inputs in the applied-but-not-durable state.
+	BeforeAppend func()
+	// Logf reports fatal pipeline errors; nil discards them.
+	Logf func(format string, args ...any)
+}
+
+// Node is the running ledger service. Its methods are safe for concurrent use.
+type Node struct {
+	cfg       Config
+	committee *attest.Committee
+	log       *persist.Log
+
+	mu       sync.RWMutex
+	ledger   *core.Ledger
+	entries  map[core.Hash]*Entry
+	logs     []LogRef // attested logs, in attestation order
+	inflight int      // inputs applied but not yet attested
+	stopped  bool
+	lastAtt  int64 // timestamp of the newest attestation batch
+	metrics  metrics
+
+	admitQ    *queue[admission]
+	attestQ   *queue[*Entry]
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// admission is an applied input on its way to the log.
+type admission struct {
+	in    *core.Input
+	entry *Entry // nil for inputs without a record (base-fee changes)
+	done  func(*Entry, error)
+}
+
+// Open replays the log in cfg.DataDir and starts the pipeline.
+func Open(cfg Config) (*Node, error) {
+	if cfg.Validators < 1 {
+		return nil, fmt.Errorf("committee needs at least one validator, got %d", cfg.Validators)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = WallClock{}
+	}
+	lg, err := persist.Open(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:       cfg,
+		committee: attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
+		log:       lg,
+		ledger:    core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee}),
+		entries:   make(map[core.Hash]*Entry),
+		admitQ:    newQueue[admission](),
+		attestQ:   newQueue[*Entry](),
+	}
+	for i := range cfg.Genesis {
+		g := &cfg.Genesis[i]
+		n.ledger.Genesis(g.Token, g.Account, &g.Amount)
+	}
+	if err := n.replay(); err != nil {
+		lg.Close()
+		return nil, err
+	}
+	n.wg.Add(2)
+	go n.writer()
+	go n.attester()
+	return n, nil
+}
+
+// replay rebuilds the ledger and the index from the log; the replayed
+// records are queued for attestation.
+func (n *Node) replay() error {
+	return n.log.Replay(func(seq uint64, in *core.Input) error {
+		rec, rej := n.ledger.Apply(in)
+		if !rej.OK() {
+			return fmt.Errorf("intent log seq %d no longer applies (reject code %d): log and genesis disagree", seq, rej.Code)
+		}
+		if rec == nil {
+			return nil
+		}
+		n.ledger.Settle(rec)
+		e := &Entry{Rec: rec, durable: true, acceptedAt: time.Now()}
+		n.entries[rec.Tx.Hash] = e
+		n.inflight++
+		n.attestQ.push(e)
+		return nil
+	})
+}
+
+// Close stops accepting writes, drains the pipeline and closes the log.
+// Later calls return the first call's result.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() {
+		n.mu.Lock()
+		n.stopped = true
+		n.mu.Unlock()
+		n.admitQ.close()
+		n.wg.Wait()
+		n.closeErr = n.log.Close()
+	})
+	return n.closeErr
+}
+
+// submit applies in under the sequencer lock and queues it for the log. done
+// runs on the writer once the input is durable (or with the error that
+// prevented it).
+func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.stopped {
+		return core.Reject{}, ErrStopped
+	}
+	if n.inflight >= MaxInflight {
+		return core.Reject{}, ErrOverloaded
+	}
+	if in.Kind == core.InputDeposit {
+		if in.DepositID == (core.Hash{}) {
+			in.DepositID = depositID(n.ledger.Seq()+1, in.Token, in.To, &in.Amount)
+		}
+		if n.entries[in.DepositID] != nil {
+			return core.Reject{}, ErrDuplicateDeposit
+		}
+	}
+	rec, rej := n.ledger.Apply(in)
+	if !rej.OK() {
+		return rej, nil
+	}
+	var e *Entry
+	if rec != nil {
+		e = &Entry{Rec: rec, acceptedAt: time.Now()}
+		n.entries[rec.Tx.Hash] = e
+		n.inflight++
+	}
+	n.admitQ.push(admission{in: in, entry: e, done: done})
+	return rej, nil
+}
+
+// SubmitTx applies a signed transaction. On acceptance done runs once it is
+// durable; the returned Reject says why it was refused otherwise.
+func (n *Node) SubmitTx(tx *core.Tx, done func(*Entry, error)) (core.Reject, error) {
+	return n.submit(&core.Input{Kind: core.InputTx, Tx: *tx}, done)
+}
+
+// Deposit credits a deposit observed on the bridged chain; a zero id derives
+// one from the ledger position. done runs once it is durable.
+func (n *Node) Deposit(id core.Hash, token, to core.Address, amount *uint256.Int, done func(*Entry, error)) error {
+	_, err := n.submit(&core.Input{Kind: core.InputDeposit, DepositID: id, Token: token, To: to, Amount: *amount}, done)
+	return err
+}
+
+// SetBaseFee changes the base fee; done runs once the change is durable.
+func (n *Node) SetBaseFee(fee *uint256.Int, done func(error)) error {
+	_, err := n.submit(&core.Input{Kind: core.InputSetBaseFee, BaseFee: *fee}, func(_ *Entry, err error) { done(err) })
+	return err
+}
+
+func depositID(seq uint64, token, to core.Address, amount *uint256.Int) core.Hash {
+	var s [8]byte
+	for i := range s {
+		s[i] = byte(seq >> (56 - 8*i))
+	}
+	a := amount.Bytes32()
+	return core.Keccak256Hash([]byte("ledgerd deposit"), s[:], token[:], to[:], a[:])
+}

@@ -1,0 +1,171 @@
+package node
+
+import (
+	"encoding/hex"
+	"testing"
+	"time"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/attest"
+)
+
+func testConfig(t *testing.T, dir string) Config {
+	t.Helper()
+	return Config{DataDir: dir, ChainID: 0x50d, BaseFee: *uint256.NewInt(1e9), Validators: 4,
+		CommitteeSeed: []byte("test"), Clock: NewManualClock(1_000_000), Genesis: DevGenesis()}
+}
+
+func openNode(t *testing.T, cfg Config) *Node {
+	t.Helper()
+	n, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func devTransfer(nonce uint64, value uint64) *core.Tx {
+	return &core.Tx{Hash: core.Hash{byte(nonce + 1), 0xab}, Type: core.TxTypeDynamicFee, ChainID: 0x50d, Nonce: nonce,
+		From: DevAddress(0), To: DevAddress(1), HasTo: true, Value: *uint256.NewInt(value), Gas: core.TxGas,
+		GasFeeCap: *uint256.NewInt(2e9)}
+}
+
+// submitWait submits tx and waits until it is attested.
+func submitWait(t *testing.T, n *Node, tx *core.Tx) {
+	t.Helper()
+	durable := make(chan error, 1)
+	rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err })
+	if err != nil || !rej.OK() {
+		t.Fatalf("submit: %v %+v", err, rej)
+	}
+	if err := <-durable; err != nil {
+		t.Fatal(err)
+	}
+	attested := make(chan struct{})
+	n.OnAttested(tx.Hash, func() { close(attested) })
+	select {
+	case <-attested:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not attested")
+	}
+}
+
+func TestSubmitAttestVerify(t *testing.T) {
+	n := openNode(t, testConfig(t, t.TempDir()))
+	defer n.Close()
+	tx := devTransfer(0, 5)
+	submitWait(t, n, tx)
+	r, ok := n.Lookup(tx.Hash)
+	if !ok || !r.Attested {
+		t.Fatalf("lookup %v %+v", ok, r)
+	}
+	info := n.Committee()
+	leaf := Commitment(r.Rec).Leaf()
+	atts := r.Batch.Attestations(r.Index)
+	if err := attest.Verify(info, leaf, r.Batch.Proof(r.Index), r.Batch.Root, atts); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+	tampered := *r.Rec
+	tampered.GasUsed++
+	if attest.Verify(info, Commitment(&tampered).Leaf(), r.Batch.Proof(r.Index), r.Batch.Root, atts) == nil {
+		t.Fatal("tampered receipt verified")
+	}
+	if got := n.Balance(core.NativeToken, DevAddress(1)); !got.Eq(new(uint256.Int).Add(DevBalanceWei, uint256.NewInt(5))) {
+		t.Fatalf("recipient balance %s", got.Dec())
+	}
+}
+
+// TestPendingUntilDurable holds the writer so the first transaction stays
+// applied but not durable: the sender's next transaction must be refused
+// as pending, and accepted once the first is durable.
+func TestPendingUntilDurable(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	gate := make(chan struct{})
+	cfg.BeforeAppend = func() { <-gate }
+	n := openNode(t, cfg)
+	defer n.Close()
+	durable := make(chan error, 1)
+	if rej, err := n.SubmitTx(devTransfer(0, 1), func(_ *Entry, err error) { durable <- err }); err != nil || !rej.OK() {
+		t.Fatalf("first: %v %+v", err, rej)
+	}
+	if _, ok := n.Lookup(devTransfer(0, 1).Hash); ok {
+		t.Fatal("a transaction is visible before it is durable")
+	}
+	rej, err := n.SubmitTx(devTransfer(1, 1), func(*Entry, error) {})
+	if err != nil || rej.Code != core.RejectPending {
+		t.Fatalf("second while pending: %v %+v", err, rej)
+	}
+	close(gate)
+	if err := <-durable; err != nil {
+		t.Fatal(err)
+	}
+	submitWait(t, n, devTransfer(1, 1))
+}
+
+func TestReplayRebuildsState(t *testing.T) {
+	dir := t.TempDir()
+	n := openNode(t, testConfig(t, dir))
+	for i := range uint64(20) {
+		submitWait(t, n, devTransfer(i, i*7))
+	}
+	deposited := make(chan *Entry, 1)
+	if err := n.Deposit(core.Hash{}, core.Address{0xaa}, DevAddress(2), uint256.NewInt(99), func(e *Entry, _ error) { deposited <- e }); err != nil {
+		t.Fatal(err)
+	}
+	dep := <-deposited
+	if err := n.SetBaseFee(uint256.NewInt(3e9), func(error) {}); err != nil {
+		t.Fatal(err)
+	}
+	before := n.StateHash()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n = openNode(t, testConfig(t, dir))
+	defer n.Close()
+	if got := n.StateHash(); got != before {
+		t.Fatalf("state hash after replay %x, before %x", got, before)
+	}
+	if fee := n.BaseFee(); fee.Uint64() != 3e9 {
+		t.Fatalf("base fee %d", fee.Uint64())
+	}
+	// Replayed records are attested again and their logs are queryable.
+	attested := make(chan struct{})
+	n.OnAttested(dep.Rec.Tx.Hash, func() { close(attested) })
+	<-attested
+	logs := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 10)
+	if len(logs) != 1 || logs[0].Receipt.Rec.Tx.Hash != dep.Rec.Tx.Hash {
+		t.Fatalf("deposit logs after replay: %d", len(logs))
+	}
+}
+
+func TestDuplicateDepositRefused(t *testing.T) {
+	n := openNode(t, testConfig(t, t.TempDir()))
+	defer n.Close()
+	id := core.Hash{1}
+	done := make(chan error, 2)
+	if err := n.Deposit(id, core.NativeToken, DevAddress(3), uint256.NewInt(1), func(_ *Entry, err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Deposit(id, core.NativeToken, DevAddress(3), uint256.NewInt(1), func(*Entry, error) {}); err != ErrDuplicateDeposit {
+		t.Fatalf("second deposit: %v", err)
+	}
+	<-done
+}
+
+func TestDevAccountsMatchTheStandardMnemonic(t *testing.T) {
+	// The addresses anvil and hardhat print for the standard mnemonic.
+	want := []string{
+		"f39fd6e51aad88f6f4ce6ab8827279cfffb92266", "70997970c51812dc3a010c7d01b50e0d17dc79c8",
+		"3c44cdddb6a900fa2b585dd299e03d12fa4293bc", "90f79bf6eb2c4f870365e785982e1f101e93b906",
+		"15d34aaf54267db7d7c367839aaf71a00a2c6a65", "9965507d1a55bcc2695c58ba16fb37d819b0a4dc",
+		"976ea74026e726554db657fa54763abd0c3a0aa9", "14dc79964da2c08b23698b3d3cc7ca32193d9955",
+		"23618e81e3f5cdf7f54c3d65f7fbc0abf5b21e8f", "a0ee7a142d267c1f36714e4a8f75612f20a79720",
+	}
+	for i, w := range want {
+		a := DevAddress(i)
+		if got := hex.EncodeToString(a[:]); got != w {
+			t.Errorf("dev account %d: %s, want %s", i, got, w)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package node
+
+import (
+	"time"
+
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/attest"
+)
+
+// Entry is the node's record of one applied input with a TxRecord. Rec is
+// immutable; the other fields are guarded by Node.mu (read them through
+// Lookup, which copies them).
+type Entry struct {
+	Rec        *core.TxRecord
+	acceptedAt time.Time // wall time, for the latency metric only
+	durable    bool
+	batch      *attest.Batch // nil until attested
+	index      int           // leaf index in batch
+	waiters    []func()
+}
+
+// LogRef locates one attested log.
+type LogRef struct {
+	Entry    *Entry
+	LogIndex int   // index within the receipt's logs
+	TimeUs   int64 // attestation time
+}
+
+// writer makes applied inputs durable in groups, then hands records to the
+// attester and answers their submitters.
+func (n *Node) writer() {
+	defer n.wg.Done()
+	defer n.attestQ.close()
+	var group []admission
+	var inputs []*core.Input
+	for {
+		group = n.admitQ.take(group[:0], writerGroupMax)
+		if len(group) == 0 {
+			return
+		}
+		inputs = inputs[:0]
+		for _, a := range group {
+			inputs = append(inputs, a.in)
+		}
+		if n.cfg.BeforeAppend != nil {
+			n.cfg.BeforeAppend()
+		}
+		if err := n.log.Append(inputs); err != nil {
+			n.fail(group, err)
+			continue
+		}
+		n.mu.Lock()
+		for _, a := range group {
+			if a.entry != nil {
+				n.ledger.Settle(a.entry.Rec)
+				a.entry.durable = true
+				n.attestQ.push(a.entry)
+			}
+		}
+		n.mu.Unlock()
+		for _, a := range group {
+			a.done(a.entry, nil)
+		}
+	}
+}
+
+// fail handles a log write error: the group's inputs are applied in memory
+// but not durable, so the node stops taking writes (a restart replays only
+// what is durable) and tells the waiting clients.
+func (n *Node) fail(group []admission, err error) {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
+	if n.cfg.Logf != nil {
+		n.cfg.Logf("FATAL: intent log write failed, refusing further writes: %v", err)
+	}
+	for _, a := range group {
+		a.done(nil, ErrStopped)
+	}
+}
+
+// attester signs each group of durable records and publishes them.
+func (n *Node) attester() {
+	defer n.wg.Done()
+	var group []*Entry
+	var leaves [][32]byte
+	var wake []func()
+	for seq := uint64(1); ; seq++ {
+		group = n.attestQ.take(group[:0], attest.MaxBatchLeaves)
+		if len(group) == 0 {
+			return
+		}
+		leaves = leaves[:0]
+		for _, e := range group {
+			leaves = append(leaves, Commitment(e.Rec).Leaf())
+		}
+		ts := n.cfg.Clock.NowMicros()
+		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
+		now := time.Now()
+		wake = wake[:0]
+		n.mu.Lock()
+		for i, e := range group {
+			e.batch, e.index = b, i
+			for li := range e.Rec.Logs {
+				n.logs = append(n.logs, LogRef{Entry: e, LogIndex: li, TimeUs: ts})
+			}
+			wake = append(wake, e.waiters...)
+			e.waiters = nil
+			n.metrics.observe(now, now.Sub(e.acceptedAt), e.Rec)
+		}
+		n.inflight -= len(group)
+		n.lastAtt = ts
+		n.metrics.observeBatch(len(b.Sigs), n.committee.N)
+		n.mu.Unlock()
+		for _, w := range wake {
+			w()
+		}
+	}
+}
+
+// Commitment is what a record's receipt leaf commits to.
+func Commitment(rec *core.TxRecord) *attest.ReceiptCommitment {
+	c := &attest.ReceiptCommitment{
+		TxHash:            rec.Tx.Hash,
+		Status:            rec.Status,
+		GasUsed:           rec.GasUsed,
+		CumulativeGasUsed: rec.GasUsed,
+		EffectiveGasPrice: rec.EffectiveGasPrice.Bytes32(),
+		From:              rec.Tx.From,
+		To:                rec.Tx.To,
+	}
+	for _, l := range rec.Logs {
+		lc := attest.LogCommitment{Address: l.Address, Data: l.Data}
+		for _, t := range l.Topics {
+			lc.Topics = append(lc.Topics, t)
+		}
+		c.Logs = append(c.Logs, lc)
+	}
+	return c
+}

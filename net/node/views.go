@@ -1,0 +1,163 @@
+package node
+
+import (
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/attest"
+)
+
+// ChainID returns the chain id.
+func (n *Node) ChainID() uint64 { return n.cfg.ChainID }
+
+// Committee returns the public committee description.
+func (n *Node) Committee() attest.Info { return n.committee.Info() }
+
+// Clock returns the node's clock.
+func (n *Node) Clock() Clock { return n.cfg.Clock }
+
+// Balance returns the account's balance of token.
+func (n *Node) Balance(token, a core.Address) uint256.Int {
+	n.mu.RLock()
+	b := n.ledger.Balance(token, a)
+	n.mu.RUnlock()
+	return b
+}
+
+// Nonce returns the account's next nonce.
+func (n *Node) Nonce(a core.Address) uint64 {
+	n.mu.RLock()
+	v := n.ledger.Nonce(a)
+	n.mu.RUnlock()
+	return v
+}
+
+// BaseFee returns the current base fee.
+func (n *Node) BaseFee() uint256.Int {
+	n.mu.RLock()
+	v := n.ledger.BaseFee()
+	n.mu.RUnlock()
+	return v
+}
+
+// StateHash returns the ledger's state hash.
+func (n *Node) StateHash() core.Hash {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.ledger.StateHash()
+}
+
+// PastPerfectTime is the time up to which every accepted input is attested:
+// the clock when nothing is in flight, else the newest attestation time.
+func (n *Node) PastPerfectTime() int64 {
+	n.mu.RLock()
+	inflight, last := n.inflight, n.lastAtt
+	n.mu.RUnlock()
+	if inflight == 0 {
+		return max(n.cfg.Clock.NowMicros(), last)
+	}
+	return last
+}
+
+// Receipt is a consistent copy of an entry's state.
+type Receipt struct {
+	Rec      *core.TxRecord
+	Durable  bool
+	Batch    *attest.Batch // nil until attested
+	Index    int
+	Epoch    uint64
+	Attested bool
+}
+
+// Lookup returns what the node knows of hash; ok is false for unknown or
+// not yet durable transactions.
+func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	e := n.entries[hash]
+	if e == nil || !e.durable {
+		return r, false
+	}
+	return n.receiptLocked(e), true
+}
+
+// REQUIRES: n.mu held.
+func (n *Node) receiptLocked(e *Entry) Receipt {
+	return Receipt{Rec: e.Rec, Durable: e.durable, Batch: e.batch, Index: e.index, Epoch: n.committee.Epoch, Attested: e.batch != nil}
+}
+
+// OnAttested runs fn once hash's record is attested (at once if it already
+// is). It reports false if hash is unknown.
+func (n *Node) OnAttested(hash core.Hash, fn func()) bool {
+	n.mu.Lock()
+	e := n.entries[hash]
+	switch {
+	case e == nil:
+		n.mu.Unlock()
+		return false
+	case e.batch != nil:
+		n.mu.Unlock()
+		fn()
+		return true
+	}
+	e.waiters = append(e.waiters, fn)
+	n.mu.Unlock()
+	return true
+}
+
+// LogFilter selects attested logs. Zero values match everything.
+type LogFilter struct {
+	FromUs, ToUs    int64 // inclusive attestation-time bounds; ToUs 0 = no bound
+	Addresses       []core.Address
+	Topics          [][]core.Hash // position i: any of Topics[i]; empty = wildcard
+	MinAttestations int
+}
+
+// LogMatch is one log that passed a filter.
+type LogMatch struct {
+	Receipt  Receipt
+	LogIndex int
+}
+
+// Logs returns the attested logs that match f, oldest first, at most limit.
+func (n *Node) Logs(f *LogFilter, limit int) []LogMatch {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	var out []LogMatch
+	for _, ref := range n.logs {
+		if len(out) == limit {
+			break
+		}
+		if ref.TimeUs < f.FromUs || (f.ToUs != 0 && ref.TimeUs > f.ToUs) {
+			continue
+		}
+		if len(ref.Entry.batch.Sigs) < f.MinAttestations || !f.matches(&ref.Entry.Rec.Logs[ref.LogIndex]) {
+			continue
+		}
+		out = append(out, LogMatch{Receipt: n.receiptLocked(ref.Entry), LogIndex: ref.LogIndex})
+	}
+	return out
+}
+
+func (f *LogFilter) matches(l *core.Log) bool {
+	if len(f.Addresses) > 0 && !contains(f.Addresses, l.Address) {
+		return false
+	}
+	for i, alts := range f.Topics {
+		if len(alts) == 0 {
+			continue
+		}
+		if i >= len(l.Topics) || !contains(alts, l.Topics[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func contains[T comparable](set []T, v T) bool {
+	for _, s := range set {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,245 @@
+package rpc
+
+import (
+	"strconv"
+
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core"
+	"github.com/valyala/fastjson"
+)
+
+// ClientVersion is what web3_clientVersion reports.
+const ClientVersion = "ledgerd/0.1.0"
+
+// errDeferred tells run that the method answers later through a deferred
+// response; it is never written.
+var errDeferred = &jsonrpc.Error{Code: jsonrpc.CodeInternal, Message: "deferred"}
+
+var (
+	errUnauthorized = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "Invalid Request",
+		Data: []byte(`"admin methods require the header Authorization: Bearer <admin token>"`)}
+	errNoSubscriptions = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found",
+		Data: []byte(`"subscriptions need a WebSocket connection"`)}
+)
+
+// dispatch appends the result value of the call's method.
+func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
+	n := c.s.node
+	switch string(c.req.Method) {
+	case "eth_chainId":
+		return jsonrpc.AppendQuantity(dst, n.ChainID()), nil
+	case "eth_networkId", "net_version":
+		return strconv.AppendQuote(dst, strconv.FormatUint(n.ChainID(), 10)), nil
+	case "eth_blockNumber":
+		return jsonrpc.AppendQuantity(dst, uint64(n.PastPerfectTime())), nil
+	case "eth_gasPrice":
+		fee := n.BaseFee()
+		return jsonrpc.AppendQuantityU256(dst, &fee), nil
+	case "eth_maxPriorityFeePerGas":
+		// No block producer collects tips: the venue needs none.
+		return append(dst, `"0x0"`...), nil
+	case "eth_feeHistory":
+		return c.feeHistory(dst)
+	case "eth_getBalance":
+		return c.getBalance(dst)
+	case "eth_getTransactionCount":
+		a, err := c.address(0)
+		if err != nil {
+			return dst, err
+		}
+		return jsonrpc.AppendQuantity(dst, n.Nonce(a)), nil
+	case "eth_getTransactionByHash":
+		return c.getTransaction(dst)
+	case "eth_getTransactionReceipt":
+		return c.getReceipt(dst)
+	case "eth_sendRawTransaction":
+		return c.sendRawTransaction(dst)
+	case "eth_call":
+		return c.ethCall(dst)
+	case "eth_estimateGas":
+		return c.estimateGas(dst)
+	case "eth_getLogs":
+		return c.getLogs(dst)
+	case "eth_getBlockByHash":
+		return c.blockByHash(dst)
+	case "eth_getBlockByNumber":
+		return c.blockByNumber(dst)
+	case "eth_getCode":
+		return append(dst, `"0x"`...), nil // no contract code runs on this ledger
+	case "eth_syncing":
+		return append(dst, "false"...), nil
+	case "net_listening":
+		return append(dst, "true"...), nil
+	case "eth_accounts":
+		return append(dst, "[]"...), nil
+	case "web3_clientVersion":
+		return jsonrpc.AppendString(dst, ClientVersion), nil
+	case "eth_subscribe", "eth_unsubscribe":
+		return dst, errNoSubscriptions
+	case "svc_getCommittee":
+		return c.getCommittee(dst), nil
+	case "svc_metrics":
+		return c.metrics(dst), nil
+	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime":
+		if !c.admin {
+			return dst, errUnauthorized
+		}
+		return c.adminCall(dst)
+	}
+	return dst, jsonrpc.ErrMethodNotFound
+}
+
+func (c *call) getBalance(dst []byte) ([]byte, *jsonrpc.Error) {
+	a, err := c.address(0)
+	if err != nil {
+		return dst, err
+	}
+	// The block identifier is accepted and ignored: answers are for now.
+	b := c.s.node.Balance(core.NativeToken, a)
+	return jsonrpc.AppendQuantityU256(dst, &b), nil
+}
+
+// address parses array param i as an address.
+func (c *call) address(i int) (core.Address, *jsonrpc.Error) {
+	v := c.req.Param(i)
+	if v == nil {
+		return core.Address{}, missingParam(i)
+	}
+	a, err := jsonrpc.ParseAddress(v)
+	return core.Address(a), err
+}
+
+// hash parses array param i as a 32-byte hash.
+func (c *call) hash(i int) (core.Hash, *jsonrpc.Error) {
+	v := c.req.Param(i)
+	if v == nil {
+		return core.Hash{}, missingParam(i)
+	}
+	h, err := jsonrpc.ParseHash(v)
+	return core.Hash(h), err
+}
+
+var missingParams = [...]*jsonrpc.Error{
+	jsonrpc.InvalidParams("missing value for required argument 0"),
+	jsonrpc.InvalidParams("missing value for required argument 1"),
+	jsonrpc.InvalidParams("missing value for required argument 2"),
+}
+
+func missingParam(i int) *jsonrpc.Error {
+	if i < len(missingParams) {
+		return missingParams[i]
+	}
+	return jsonrpc.InvalidParams("missing value for required argument " + strconv.Itoa(i))
+}
+
+func (c *call) estimateGas(dst []byte) ([]byte, *jsonrpc.Error) {
+	obj := c.req.Param(0)
+	if obj == nil || obj.Type() != fastjson.TypeObject {
+		return dst, jsonrpc.InvalidParams("eth_estimateGas needs a call object")
+	}
+	// The spec: the transaction's own gas if it names one, else 21000.
+	if g := obj.Get("gas"); g != nil {
+		gas, err := jsonrpc.ParseQuantity(g)
+		if err != nil {
+			return dst, err
+		}
+		return jsonrpc.AppendQuantity(dst, gas), nil
+	}
+	return jsonrpc.AppendQuantity(dst, core.TxGas), nil
+}
+
+func (c *call) feeHistory(dst []byte) ([]byte, *jsonrpc.Error) {
+	const blocksMax = 1024
+	v := c.req.Param(0)
+	if v == nil {
+		return dst, missingParam(0)
+	}
+	count, err := jsonrpc.ParseQuantity(v)
+	if err != nil {
+		return dst, err
+	}
+	count = min(count, blocksMax)
+	newest, err := c.blockNumberParam(1)
+	if err != nil {
+		return dst, err
+	}
+	fee := c.s.node.BaseFee()
+	dst = append(dst, `{"oldestBlock":`...)
+	dst = jsonrpc.AppendQuantity(dst, newest+1-min(count, newest+1))
+	dst = append(dst, `,"baseFeePerGas":[`...)
+	for i := uint64(0); i <= count; i++ { // one more than count: the next block's fee
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonrpc.AppendQuantityU256(dst, &fee)
+	}
+	dst = append(dst, `],"gasUsedRatio":[`...)
+	for i := uint64(0); i < count; i++ {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '0')
+	}
+	dst = append(dst, ']')
+	if p := c.req.Param(2); p != nil && len(p.GetArray()) > 0 {
+		dst = append(dst, `,"reward":[`...)
+		for i := uint64(0); i < count; i++ {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, '[')
+			for j := range p.GetArray() {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `"0x0"`...)
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}'), nil
+}
+
+// blockNumberParam reads param i as a block number or tag; absent or a tag
+// other than earliest means the current block number.
+func (c *call) blockNumberParam(i int) (uint64, *jsonrpc.Error) {
+	v := c.req.Param(i)
+	if v == nil {
+		return uint64(c.s.node.PastPerfectTime()), nil
+	}
+	switch string(v.GetStringBytes()) {
+	case "earliest":
+		return 0, nil
+	case "latest", "pending", "safe", "finalized":
+		return uint64(c.s.node.PastPerfectTime()), nil
+	}
+	return jsonrpc.ParseQuantity(v)
+}
+
+func (c *call) getCommittee(dst []byte) []byte {
+	info := c.s.node.Committee()
+	dst = append(dst, `{"quorum_size":`...)
+	dst = strconv.AppendInt(dst, int64(info.Quorum), 10)
+	dst = append(dst, `,"replicas":[`...)
+	for i, m := range info.Members {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonrpc.AppendData(dst, m[:])
+	}
+	return append(dst, "]}"...)
+}
+
+func (c *call) metrics(dst []byte) []byte {
+	m := c.s.node.Metrics()
+	dst = append(dst, `{"gas_price":`...)
+	dst = append(dst, m.GasPrice.Dec()...) // u128 on the wire: a JSON integer
+	dst = append(dst, `,"validator_uptime":`...)
+	dst = strconv.AppendFloat(dst, m.ValidatorUptime, 'f', -1, 64)
+	dst = append(dst, `,"latency":`...)
+	dst = strconv.AppendFloat(dst, m.LatencyMs, 'f', -1, 64)
+	dst = append(dst, `,"throughput":`...)
+	dst = strconv.AppendFloat(dst, m.Throughput, 'f', -1, 64)
+	return append(dst, '}')
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package rpc_test
+
+// raceEnabled: the race detector makes sync.Pool drop items on purpose, so
+// allocation counts are only meaningful without it.
+const raceEnabled = true

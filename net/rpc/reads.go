@@ -1,0 +1,194 @@
+package rpc
+
+import (
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/net/node"
+	"github.com/valyala/fastjson"
+)
+
+func (c *call) getTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
+	h, err := c.hash(0)
+	if err != nil {
+		return dst, err
+	}
+	r, ok := c.s.node.Lookup(h)
+	if !ok {
+		return append(dst, "null"...), nil
+	}
+	return appendTx(dst, &r), nil
+}
+
+// getReceipt answers null until the record is attested: a receipt is what
+// the committee vouched for.
+func (c *call) getReceipt(dst []byte) ([]byte, *jsonrpc.Error) {
+	h, err := c.hash(0)
+	if err != nil {
+		return dst, err
+	}
+	r, ok := c.s.node.Lookup(h)
+	if !ok || !r.Attested {
+		return append(dst, "null"...), nil
+	}
+	return appendReceipt(dst, &r), nil
+}
+
+func (c *call) blockByHash(dst []byte) ([]byte, *jsonrpc.Error) {
+	h, err := c.hash(0)
+	if err != nil {
+		return dst, err
+	}
+	return c.emptyBlock(dst, 0, h), nil
+}
+
+func (c *call) blockByNumber(dst []byte) ([]byte, *jsonrpc.Error) {
+	if c.req.Param(0) == nil {
+		return dst, missingParam(0)
+	}
+	n, err := c.blockNumberParam(0)
+	if err != nil {
+		return dst, err
+	}
+	return c.emptyBlock(dst, n, zeroHash), nil
+}
+
+func (c *call) emptyBlock(dst []byte, number uint64, hash [32]byte) []byte {
+	fee := c.s.node.BaseFee()
+	var feeText [80]byte
+	return appendEmptyBlock(dst, number, hash, jsonrpc.AppendQuantityU256(feeText[:0], &fee))
+}
+
+// LogsMax bounds one eth_getLogs answer.
+const LogsMax = 10_000
+
+var (
+	errTooManyTopics = jsonrpc.InvalidParams("too many topics: at most 4")
+	errTooManyLogs   = jsonrpc.InvalidParams("query returns more than 10000 logs: narrow the filter")
+	errBadFilter     = jsonrpc.InvalidParams("eth_getLogs needs a filter object")
+)
+
+func (c *call) getLogs(dst []byte) ([]byte, *jsonrpc.Error) {
+	obj := c.req.Param(0)
+	if obj == nil || obj.Type() != fastjson.TypeObject {
+		return dst, errBadFilter
+	}
+	f, err := c.logFilter(obj)
+	if err != nil {
+		return dst, err
+	}
+	matches := c.s.node.Logs(&f, LogsMax+1)
+	if len(matches) > LogsMax {
+		return dst, errTooManyLogs
+	}
+	dst = append(dst, '[')
+	for i := range matches {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendLog(dst, &matches[i].Receipt, matches[i].LogIndex)
+	}
+	return append(dst, ']'), nil
+}
+
+// logFilter reads a filter object. fromBlock/toBlock are timestamps in
+// seconds (or tags); they bound the logs' attestation time.
+func (c *call) logFilter(obj *fastjson.Value) (node.LogFilter, *jsonrpc.Error) {
+	var f node.LogFilter
+	from, err := c.filterBound(obj.Get("fromBlock"), 0)
+	if err != nil {
+		return f, err
+	}
+	to, err := c.filterBound(obj.Get("toBlock"), -1)
+	if err != nil {
+		return f, err
+	}
+	f.FromUs = from * 1_000_000
+	if to >= 0 {
+		f.ToUs = to*1_000_000 + 999_999
+	}
+	if f.Addresses, err = addressList(obj.Get("address")); err != nil {
+		return f, err
+	}
+	if f.Topics, err = topicList(obj.Get("topics")); err != nil {
+		return f, err
+	}
+	for _, k := range [...]string{"minimum_attestations", "minAttestations"} {
+		if v := obj.Get(k); v != nil {
+			n, err := jsonrpc.ParseQuantity(v)
+			if err != nil {
+				return f, err
+			}
+			f.MinAttestations = int(min(n, 1<<20))
+		}
+	}
+	return f, nil
+}
+
+// filterBound reads a fromBlock/toBlock value in seconds; absent gives def
+// (-1: no upper bound).
+func (c *call) filterBound(v *fastjson.Value, def int64) (int64, *jsonrpc.Error) {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return def, nil
+	}
+	switch string(v.GetStringBytes()) {
+	case "earliest":
+		return 0, nil
+	case "latest", "finalized", "safe", "pending":
+		if def == 0 { // fromBlock latest: from the current second on
+			return c.s.node.PastPerfectTime() / 1_000_000, nil
+		}
+		return -1, nil
+	}
+	n, err := jsonrpc.ParseQuantity(v)
+	return int64(min(n, 1<<62/1_000_000)), err
+}
+
+func addressList(v *fastjson.Value) ([]core.Address, *jsonrpc.Error) {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return nil, nil
+	}
+	items := []*fastjson.Value{v}
+	if v.Type() == fastjson.TypeArray {
+		items = v.GetArray()
+	}
+	out := make([]core.Address, 0, len(items))
+	for _, it := range items {
+		a, err := jsonrpc.ParseAddress(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func topicList(v *fastjson.Value) ([][]core.Hash, *jsonrpc.Error) {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return nil, nil
+	}
+	if v.Type() != fastjson.TypeArray {
+		return nil, jsonrpc.InvalidParams("topics must be an array")
+	}
+	positions := v.GetArray()
+	if len(positions) > 4 {
+		return nil, errTooManyTopics
+	}
+	out := make([][]core.Hash, len(positions))
+	for i, p := range positions {
+		items := []*fastjson.Value{p}
+		switch p.Type() {
+		case fastjson.TypeNull:
+			continue // wildcard
+		case fastjson.TypeArray:
+			items = p.GetArray()
+		}
+		for _, it := range items {
+			h, err := jsonrpc.ParseHash(it)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = append(out[i], h)
+		}
+	}
+	return out, nil
+}

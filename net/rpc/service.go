@@ -1,0 +1,167 @@
+package rpc
+
+import (
+	"crypto/subtle"
+	"sync"
+
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/net/http1"
+	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/server"
+)
+
+// Config configures the dispatcher.
+type Config struct {
+	Node *node.Node
+	// AdminToken authorizes admin_* methods; empty disables them.
+	AdminToken string
+	// Manual is the node's clock when it runs under --clock manual; nil
+	// makes admin_advanceTime refuse.
+	Manual *node.ManualClock
+}
+
+// Service answers JSON-RPC requests. It implements server.Handler.
+type Service struct {
+	cfg  Config
+	node *node.Node
+}
+
+var _ server.Handler = (*Service)(nil)
+
+// New returns a dispatcher over cfg.Node.
+func New(cfg Config) *Service { return &Service{cfg: cfg, node: cfg.Node} }
+
+// scratch is the per-call working memory. The event loops are pinned to
+// threads, so sync.Pool's per-P caches give each loop its own scratch
+// without the dispatcher knowing which loop it runs on.
+type scratch struct {
+	parser jsonrpc.Parser
+	buf    []byte // hex-decoded raw transactions, call data
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// call is one request being executed.
+type call struct {
+	s     *Service
+	sc    *scratch
+	req   *jsonrpc.Request
+	admin bool
+	// w is the HTTP response when the call runs on the event loop; nil on
+	// the blocking path, where writes wait in place.
+	w *server.Response
+}
+
+// Serve implements server.Handler.
+func (s *Service) Serve(req *http1.Request, w *server.Response) {
+	if string(req.Method) != "POST" {
+		s.serveREST(req, w)
+		return
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	reqs, batch, perr := sc.parser.Parse(req.Body)
+	if perr != nil {
+		w.Body = jsonrpc.AppendError(w.Body, nil, perr)
+		return
+	}
+	admin := s.authorized(req.Header("Authorization"))
+	switch {
+	case !batch && reqs[0].Invalid == nil && string(reqs[0].Method) == "eth_sendRawTransaction":
+		c := call{s: s, sc: sc, req: &reqs[0], admin: admin, w: w}
+		w.Body = c.run(w.Body)
+	case hasWrite(reqs):
+		s.runBlocking(req.Body, admin, w.Defer())
+	default:
+		w.Body = s.runAll(sc, reqs, batch, admin, w, w.Body)
+	}
+}
+
+// runAll executes reqs in order and appends their answers (an array for a
+// batch; nothing for notifications).
+func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, admin bool, w *server.Response, dst []byte) []byte {
+	start, wrote := len(dst), false
+	if batch {
+		dst = append(dst, '[')
+	}
+	for i := range reqs {
+		mark := len(dst)
+		if wrote {
+			dst = append(dst, ',')
+		}
+		c := call{s: s, sc: sc, req: &reqs[i], admin: admin, w: w}
+		dst = c.run(dst)
+		if reqs[i].IsNotification() { // executed, never answered
+			dst = dst[:mark]
+			continue
+		}
+		wrote = true
+	}
+	switch {
+	case batch && !wrote: // a batch of notifications gets no answer at all
+		return dst[:start]
+	case batch:
+		return append(dst, ']')
+	}
+	return dst
+}
+
+// runBlocking executes a request with writes on its own goroutine.
+func (s *Service) runBlocking(body []byte, admin bool, d *server.Deferred) {
+	body = append([]byte(nil), body...) // the connection's buffer dies when Serve returns
+	go func() {
+		sc := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(sc)
+		reqs, batch, perr := sc.parser.Parse(body)
+		var out []byte
+		if perr != nil {
+			out = jsonrpc.AppendError(nil, nil, perr)
+		} else {
+			out = s.runAll(sc, reqs, batch, admin, nil, nil)
+		}
+		d.Complete(200, out)
+	}()
+}
+
+func (s *Service) authorized(h []byte) bool {
+	const prefix = "Bearer "
+	if s.cfg.AdminToken == "" || len(h) <= len(prefix) || string(h[:len(prefix)]) != prefix {
+		return false
+	}
+	return subtle.ConstantTimeCompare(h[len(prefix):], []byte(s.cfg.AdminToken)) == 1
+}
+
+func isWrite(method []byte) bool {
+	switch string(method) {
+	case "eth_sendRawTransaction", "admin_deposit", "admin_setBaseFee":
+		return true
+	}
+	return false
+}
+
+func hasWrite(reqs []jsonrpc.Request) bool {
+	for i := range reqs {
+		if reqs[i].Invalid == nil && isWrite(reqs[i].Method) {
+			return true
+		}
+	}
+	return false
+}
+
+// run executes the call and appends its full response object.
+func (c *call) run(dst []byte) []byte {
+	id := c.req.ID
+	if c.req.Invalid != nil {
+		return jsonrpc.AppendError(dst, id, c.req.Invalid)
+	}
+	start := len(dst)
+	dst = jsonrpc.AppendResultPrefix(dst, id)
+	dst, err := c.dispatch(dst)
+	switch {
+	case err == errDeferred:
+		return dst[:start]
+	case err != nil:
+		return jsonrpc.AppendError(dst[:start], id, err)
+	}
+	return jsonrpc.AppendResultSuffix(dst)
+}

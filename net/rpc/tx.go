@@ -1,0 +1,181 @@
+package rpc
+
+import (
+	"bytes"
+	"math/big"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/codec/ethtx"
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/server"
+)
+
+// SendTimeoutMaxMs caps eth_sendRawTransaction's optional wait for
+// confirmation.
+const SendTimeoutMaxMs = 60_000
+
+var errFieldOverflow = jsonrpc.InvalidParams("invalid raw transaction: a field exceeds 256 bits")
+
+// sendRawTransaction decodes and recovers the transaction here, on the
+// caller's goroutine (an event loop: recovery runs in parallel across
+// loops), then hands it to the sequencer.
+func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
+	v := c.req.Param(0)
+	if v == nil {
+		return dst, missingParam(0)
+	}
+	raw, perr := jsonrpc.ParseData(c.sc.buf[:0], v)
+	c.sc.buf = raw[:0]
+	if perr != nil {
+		return dst, perr
+	}
+	var timeoutMs uint64
+	if p := c.req.Param(1); p != nil {
+		if timeoutMs, perr = jsonrpc.ParseQuantity(p); perr != nil {
+			return dst, perr
+		}
+		timeoutMs = min(timeoutMs, SendTimeoutMaxMs)
+	}
+	tx, err := ethtx.Decode(raw)
+	if err != nil {
+		return dst, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
+	}
+	from, err := ethtx.Sender(tx)
+	if err != nil {
+		return dst, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
+	}
+	ctx, perr := toCoreTx(tx, core.Address(from))
+	if perr != nil {
+		return dst, perr
+	}
+	if c.w == nil {
+		return c.sendBlocking(dst, &ctx, timeoutMs)
+	}
+	c.sendDeferred(c.w.Defer(), &ctx, timeoutMs)
+	return dst, errDeferred
+}
+
+// sendBlocking submits and waits in place (goroutine path).
+func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeoutMs uint64) ([]byte, *jsonrpc.Error) {
+	durable := make(chan error, 1)
+	rej, err := c.s.node.SubmitTx(tx, func(_ *node.Entry, err error) { durable <- err })
+	if err == nil {
+		if !rej.OK() {
+			return dst, rejectError(&rej)
+		}
+		err = <-durable
+	}
+	if err != nil {
+		return dst, internalError(err)
+	}
+	hash := tx.Hash
+	if timeoutMs > 0 {
+		attested := make(chan struct{})
+		c.s.node.OnAttested(hash, func() { close(attested) })
+		select {
+		case <-attested:
+		case <-time.After(time.Duration(timeoutMs) * time.Millisecond):
+			hash = core.Hash{} // the spec's "not yet available"
+		}
+	}
+	return jsonrpc.AppendData(dst, hash[:]), nil
+}
+
+// reply answers a deferred eth_sendRawTransaction exactly once.
+type reply struct {
+	d       *server.Deferred
+	id      []byte // copied: the request buffer is gone by the time we answer
+	node    *node.Node
+	hash    core.Hash
+	timeout time.Duration
+	done    atomic.Bool
+}
+
+func (c *call) sendDeferred(d *server.Deferred, tx *core.Tx, timeoutMs uint64) {
+	r := &reply{d: d, node: c.s.node, hash: tx.Hash, timeout: time.Duration(timeoutMs) * time.Millisecond}
+	if c.req.ID != nil {
+		r.id = bytes.Clone(c.req.ID)
+	}
+	rej, err := c.s.node.SubmitTx(tx, r.durable)
+	switch {
+	case err != nil:
+		r.fail(internalError(err))
+	case !rej.OK():
+		r.fail(rejectError(&rej))
+	}
+}
+
+// durable runs on the node's writer once the transaction is on disk.
+func (r *reply) durable(_ *node.Entry, err error) {
+	switch {
+	case err != nil:
+		r.fail(internalError(err))
+	case r.timeout == 0:
+		r.answer(r.hash)
+	default:
+		r.node.OnAttested(r.hash, func() { r.answer(r.hash) })
+		time.AfterFunc(r.timeout, func() { r.answer(core.Hash{}) })
+	}
+}
+
+func (r *reply) answer(h core.Hash) {
+	if !r.done.CompareAndSwap(false, true) {
+		return
+	}
+	if r.id == nil { // a notification: executed, not answered
+		r.d.Complete(200, nil)
+		return
+	}
+	body := jsonrpc.AppendResultPrefix(make([]byte, 0, 128), r.id)
+	body = jsonrpc.AppendData(body, h[:])
+	r.d.Complete(200, jsonrpc.AppendResultSuffix(body))
+}
+
+func (r *reply) fail(e *jsonrpc.Error) {
+	if !r.done.CompareAndSwap(false, true) {
+		return
+	}
+	if r.id == nil {
+		r.d.Complete(200, nil)
+		return
+	}
+	r.d.Complete(200, jsonrpc.AppendError(nil, r.id, e))
+}
+
+// toCoreTx converts a decoded transaction to the ledger's input form.
+func toCoreTx(tx *types.Transaction, from core.Address) (core.Tx, *jsonrpc.Error) {
+	ct := core.Tx{
+		Hash:    core.Hash(tx.Hash()),
+		Type:    tx.Type(),
+		ChainID: ethtx.ChainID(tx),
+		Nonce:   tx.Nonce(),
+		From:    from,
+		Gas:     tx.Gas(),
+		Data:    bytes.Clone(tx.Data()),
+	}
+	if to := tx.To(); to != nil {
+		ct.To, ct.HasTo = core.Address(*to), true
+	}
+	v, r, s := tx.RawSignatureValues()
+	for _, f := range []struct {
+		dst *uint256.Int
+		src *big.Int
+	}{{&ct.Value, tx.Value()}, {&ct.GasTipCap, tx.GasTipCap()}, {&ct.GasFeeCap, tx.GasFeeCap()}, {&ct.V, v}, {&ct.R, r}, {&ct.S, s}} {
+		if f.dst.SetFromBig(f.src) {
+			return ct, errFieldOverflow
+		}
+	}
+	for _, t := range tx.AccessList() {
+		at := core.AccessTuple{Address: core.Address(t.Address)}
+		for _, k := range t.StorageKeys {
+			at.StorageKeys = append(at.StorageKeys, core.Hash(k))
+		}
+		ct.AccessList = append(ct.AccessList, at)
+	}
+	return ct, nil
+}
