@@ -1,0 +1,54 @@
+package core
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCoreStaysPure enforces the package doc's promise on every non-test
+// file under core/: no clock, no I/O, no unseeded randomness, no
+// reflection-based encoding, no goroutines, and no imports from the rest of
+// this repository (imports point into core, never out of it).
+func TestCoreStaysPure(t *testing.T) {
+	banned := map[string]string{
+		"time": "the clock is an input", "os": "no I/O", "net": "no I/O", "net/http": "no I/O",
+		"io/ioutil": "no I/O", "math/rand": "no unseeded randomness", "math/rand/v2": "no unseeded randomness",
+		"crypto/rand": "no randomness", "encoding/json": "no reflection on hot paths", "reflect": "no reflection",
+	}
+	const module = "github.com/ledgervenue/node/"
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if why, ok := banned[p]; ok {
+				t.Errorf("%s imports %q: %s", path, p, why)
+			}
+			if strings.HasPrefix(p, module) && !strings.HasPrefix(p, module+"core") {
+				t.Errorf("%s imports %q: core imports nothing from the rest of the repository", path, p)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok {
+				t.Errorf("%s: goroutine started at %s: core is single-threaded", path, fset.Position(g.Pos()))
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
