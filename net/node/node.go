@@ -80,8 +80,8 @@ type admission struct {
 
 // Open replays the log in cfg.DataDir and starts the pipeline.
 func Open(cfg Config) (*Node, error) {
-	if cfg.Validators < 1 {
-		return nil, fmt.Errorf("committee needs at least one validator, got %d", cfg.Validators)
+	if cfg.Validators < 1 || cfg.Validators > attest.MaxCommitteeSize {
+		return nil, fmt.Errorf("committee size must be 1..%d, got %d", attest.MaxCommitteeSize, cfg.Validators)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = WallClock{}

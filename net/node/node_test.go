@@ -169,3 +169,13 @@ func TestDevAccountsMatchTheStandardMnemonic(t *testing.T) {
 		}
 	}
 }
+
+func TestCommitteeSizeChecked(t *testing.T) {
+	for _, n := range []int{0, -1, attest.MaxCommitteeSize + 1} {
+		cfg := testConfig(t, t.TempDir())
+		cfg.Validators = n
+		if _, err := Open(cfg); err == nil {
+			t.Fatalf("committee of %d accepted", n)
+		}
+	}
+}
