@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/holiman/uint256"
+
+	"github.com/ledgervenue/node/bench/baseline"
+	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/rpc"
+	"github.com/ledgervenue/node/net/server"
+)
+
+// Chain settings of the in-process node, as ledgerd --dev uses them.
+const (
+	chainID    = 0x50d
+	baseFeeWei = 1_000_000_000
+	validators = 4
+)
+
+// env is the node and the baseline, both on loopback ports.
+type env struct {
+	dir      string
+	node     *node.Node
+	srv      *server.Server
+	base     *baseline.Server
+	token    string // admin bearer token of the node
+	oursAddr string
+	baseAddr string
+	// groups counts the node's group commits (one Badger transaction and
+	// fsync each), through its BeforeAppend hook.
+	groups atomic.Int64
+}
+
+func startEnv(clock string) (*env, error) {
+	dir, err := os.MkdirTemp("", "loadgen-")
+	if err != nil {
+		return nil, fmt.Errorf("cannot create datadir: %w", err)
+	}
+	e := &env{dir: dir}
+	if err := e.start(clock); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) start(clock string) error {
+	var token [16]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return err
+	}
+	e.token = hex.EncodeToString(token[:])
+	cfg := node.Config{DataDir: e.dir, ChainID: chainID, BaseFee: *uint256.NewInt(baseFeeWei),
+		Validators: validators, CommitteeSeed: []byte("loadgen"), Clock: node.WallClock{}, Genesis: node.DevGenesis(),
+		BeforeAppend: func() { e.groups.Add(1) }}
+	var manual *node.ManualClock
+	if clock == "manual" {
+		manual = node.NewManualClock(time.Now().UnixMicro())
+		cfg.Clock = manual
+	}
+	n, err := node.Open(cfg)
+	if err != nil {
+		return fmt.Errorf("cannot open node: %w", err)
+	}
+	e.node = n
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: e.token, Manual: manual}),
+		server.Config{Addr: "127.0.0.1:0", Multicore: true})
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("cannot start node server: %w", err)
+	}
+	e.srv, e.oursAddr = srv, srv.Addr()
+	balances := make(map[[20]byte]*big.Int)
+	for _, g := range node.DevGenesis() {
+		balances[g.Account] = g.Amount.ToBig()
+	}
+	if e.base, err = baseline.Start("127.0.0.1:0", baseline.NewHandler(chainID, balances)); err != nil {
+		return err
+	}
+	e.baseAddr = e.base.Addr()
+	return nil
+}
+
+func (e *env) close() {
+	if e.base != nil {
+		e.base.Close()
+	}
+	if e.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		e.srv.Stop(ctx)
+		cancel()
+	}
+	if e.node != nil {
+		e.node.Close()
+	}
+	os.RemoveAll(e.dir)
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/ledgervenue/node/bench/load"
+	"github.com/ledgervenue/node/core"
+)
+
+// Transfer settings. Each transfer moves 1 wei to a sink at a fee cap of
+// twice the base fee, so the node charges the base fee (no tip).
+const (
+	transferGas   = 21_000
+	feeCapWei     = 2 * baseFeeWei
+	warmupTxs     = 16 // per account, in the untimed warm-up run
+	fundConnsMax  = 32 // connections used to send the deposits
+	nativeTokenHx = "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE"
+)
+
+// runTransfers measures transfers/s on the node and relates them to the
+// sender-recovery bound, measured before each timed run (the machine's load
+// moves it) and taken as the median.
+func runTransfers(ctx context.Context, w io.Writer, e *env, o *options) error {
+	accounts := o.conns * o.pipeline
+	fmt.Fprintf(w, "\n== transfer: %d accounts (conns x pipeline), each sending its transactions one after another\n", accounts)
+	tFirst, err := measureRecovery(o.recoveryTxs, recoveryRuns)
+	if err != nil {
+		return err
+	}
+	bound := float64(runtime.GOMAXPROCS(0)) / tFirst.Seconds()
+	warm, _, err := transferOnce(ctx, w, e, o, 0, warmupTxs, warmupDuration(o.duration))
+	if err != nil {
+		return err
+	}
+	perAccount := o.txs
+	if perAccount == 0 {
+		perAccount = sizeTxs(min(warm.Rate(), bound), o.duration, accounts)
+	}
+	recoveries := []time.Duration{tFirst}
+	var results []*load.Result
+	for i := range o.runs {
+		t, err := measureRecovery(o.recoveryTxs, recoveryRuns)
+		if err != nil {
+			return err
+		}
+		recoveries = append(recoveries, t)
+		r, groups, err := transferOnce(ctx, w, e, o, i+1, perAccount, o.duration)
+		if err != nil {
+			return err
+		}
+		printRun(w, fmt.Sprintf("run %d ours", i+1), r)
+		printGroups(w, r, groups, perAccount)
+		results = append(results, r)
+		if o.txs == 0 && r.Exhausted { // the warm-up guessed low: size up
+			perAccount = max(perAccount, sizeTxs(min(r.Rate(), bound), o.duration, accounts))
+		}
+	}
+	s := summarize(results)
+	printSummary(w, "median ours", &s)
+	return reportBound(w, &s, recoveries, o.recoveryTxs)
+}
+
+func printGroups(w io.Writer, r *load.Result, groups int64, perAccount int) {
+	if groups == 0 {
+		return
+	}
+	fmt.Fprintf(w, "    %d transfers per account; %d group commits, %.1f inputs each, one per %v\n",
+		perAccount, groups, float64(r.Done)/float64(groups), round(r.Elapsed/time.Duration(groups)))
+}
+
+// reportBound prints the recovery bound and fails on transfer errors.
+func reportBound(w io.Writer, s *summary, recoveries []time.Duration, recoveryTxs int) error {
+	slices.Sort(recoveries)
+	t := recoveries[len(recoveries)/2]
+	procs := runtime.GOMAXPROCS(0)
+	bound := float64(procs) / t.Seconds()
+	fmt.Fprintf(w, "  sender recovery %v/tx (ethtx.Sender on freshly decoded txs; median of %d measurements of %d x %d)\n",
+		round(t), len(recoveries), recoveryRuns, recoveryTxs)
+	fmt.Fprintf(w, "  recovery bound GOMAXPROCS/t_recovery = %d/%v = %.0f tx/s; achieved %.0f tx/s = %.3f of it\n",
+		procs, round(t), bound, s.rate, s.rate/bound)
+	if s.errors > 0 {
+		return fmt.Errorf("%d transfer errors", s.errors)
+	}
+	return nil
+}
+
+// sizeTxs gives each account enough transfers to last a run at twice the
+// rate seen in the warm-up; a run that still runs out ends early and says so.
+func sizeTxs(rate float64, d time.Duration, accounts int) int {
+	n := math.Ceil(2*rate*d.Seconds()/float64(accounts)) + 1
+	return int(min(max(n, 1), txsMax))
+}
+
+// transferOnce funds fresh accounts (run index r), pre-signs perAccount
+// transfers each, and times sending them. It returns the node's group
+// commits during the timed part.
+func transferOnce(ctx context.Context, w io.Writer, e *env, o *options, r, perAccount int, d time.Duration) (*load.Result, int64, error) {
+	accounts := o.conns * o.pipeline
+	keys, addrs := deriveKeys(o.seed, r, accounts)
+	if err := fund(ctx, e, addrs, perAccount); err != nil {
+		return nil, 0, err
+	}
+	start := time.Now()
+	bodies, err := signTransfers(keys, perAccount, sinkAddress(o.seed))
+	if err != nil {
+		return nil, 0, err
+	}
+	if r == 1 {
+		fmt.Fprintf(w, "  signed %d transfers in %v (client side, before timing)\n", accounts*perAccount, round(time.Since(start)))
+	}
+	runtime.GC() // the signing garbage is the client's, not the run's
+	groupsBefore := e.groups.Load()
+	res, err := load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: o.conns, Pipeline: o.pipeline,
+		Requests: o.requests, Duration: d,
+		// Slot seq%pipeline of a connection is one account; its next
+		// transfer goes out only after the previous one was answered.
+		Next: func(conn int, seq uint64) []byte {
+			nonce := seq / uint64(o.pipeline)
+			if nonce >= uint64(perAccount) {
+				return nil
+			}
+			return bodies[conn*o.pipeline+int(seq%uint64(o.pipeline))][nonce]
+		},
+		Check: func(status int, body []byte) bool {
+			return status == 200 && bytes.Contains(body, []byte(`"result":"0x`))
+		}})
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, e.groups.Load() - groupsBefore, checkNonces(e, addrs, res)
+}
+
+// checkNonces pairs the client's count with the ledger's: the accounts'
+// nonces must add up to the transfers answered with a hash.
+func checkNonces(e *env, addrs []common.Address, r *load.Result) error {
+	var sum uint64
+	for _, a := range addrs {
+		sum += e.node.Nonce(core.Address(a))
+	}
+	if ok := uint64(r.Done - r.Errors); sum != ok {
+		return fmt.Errorf("ledger nonces add up to %d, but %d transfers were answered with a hash", sum, ok)
+	}
+	return nil
+}
+
+// deriveKeys returns count keys derived from seed and the run index.
+func deriveKeys(seed string, run, count int) ([]*ecdsa.PrivateKey, []common.Address) {
+	keys := make([]*ecdsa.PrivateKey, count)
+	addrs := make([]common.Address, count)
+	for i := range keys {
+		keys[i] = deriveKey(seed, uint64(run), uint64(i))
+		addrs[i] = crypto.PubkeyToAddress(keys[i].PublicKey)
+	}
+	return keys, addrs
+}
+
+func deriveKey(seed string, run, index uint64) *ecdsa.PrivateKey {
+	var b [24]byte
+	binary.BigEndian.PutUint64(b[:8], run)
+	binary.BigEndian.PutUint64(b[8:16], index)
+	for attempt := uint64(0); ; attempt++ {
+		binary.BigEndian.PutUint64(b[16:], attempt)
+		// A hash is a valid key unless it is zero or >= n: odds about 2^-128.
+		if k, err := crypto.ToECDSA(crypto.Keccak256([]byte("loadgen key"), []byte(seed), b[:])); err == nil {
+			return k
+		}
+	}
+}
+
+func sinkAddress(seed string) common.Address {
+	return common.BytesToAddress(crypto.Keccak256([]byte("loadgen sink"), []byte(seed)))
+}
+
+// fund deposits, for each address, the cost of perAccount transfers at the
+// full fee cap, through admin_deposit of the native token.
+func fund(ctx context.Context, e *env, addrs []common.Address, perAccount int) error {
+	amount := new(big.Int).Mul(big.NewInt(int64(perAccount)), big.NewInt(transferGas*feeCapWei+1))
+	bodies := make([][]byte, len(addrs))
+	for i, a := range addrs {
+		bodies[i] = []byte(`{"jsonrpc":"2.0","id":1,"method":"admin_deposit","params":[{"token":"` + nativeTokenHx +
+			`","to":"` + a.Hex() + `","amount":"0x` + amount.Text(16) + `"}]}`)
+	}
+	conns := min(len(addrs), fundConnsMax)
+	r, err := load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: conns, Pipeline: 1, Requests: int64(len(addrs)),
+		Duration: time.Minute, Header: "Authorization: Bearer " + e.token + "\r\n",
+		Next: func(conn int, seq uint64) []byte {
+			if i := int(seq)*conns + conn; i < len(bodies) {
+				return bodies[i]
+			}
+			return nil
+		},
+		Check: func(status int, body []byte) bool { return status == 200 && bytes.Contains(body, []byte(`"tx_hash"`)) }})
+	switch {
+	case err != nil:
+		return err
+	case r.Done != int64(len(addrs)) || r.Errors != 0:
+		return fmt.Errorf("funding: %d of %d deposits answered, %d errors (%v)", r.Done, len(addrs), r.Errors, r.FirstError)
+	}
+	return nil
+}
+
+// signTransfers returns, per key, perAccount eth_sendRawTransaction bodies
+// with nonces 0, 1, ...; the keys are signed in parallel on every core.
+func signTransfers(keys []*ecdsa.PrivateKey, perAccount int, to common.Address) ([][][]byte, error) {
+	bodies := make([][][]byte, len(keys))
+	workers := runtime.GOMAXPROCS(0)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for wi := range workers {
+		wg.Go(func() {
+			for k := wi; k < len(keys); k += workers {
+				if bodies[k], errs[wi] = signAccount(keys[k], perAccount, to); errs[wi] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return bodies, nil
+}
+
+func signAccount(key *ecdsa.PrivateKey, count int, to common.Address) ([][]byte, error) {
+	signer := types.LatestSignerForChainID(big.NewInt(chainID))
+	out := make([][]byte, count)
+	for nonce := range out {
+		raw, err := signedTransfer(key, signer, uint64(nonce), to)
+		if err != nil {
+			return nil, err
+		}
+		body := make([]byte, 0, 80+2*len(raw))
+		body = append(body, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x`...)
+		body = hex.AppendEncode(body, raw)
+		out[nonce] = append(body, `"]}`...)
+	}
+	return out, nil
+}
+
+// signedTransfer returns the raw EIP-1559 transfer of 1 wei to `to`.
+func signedTransfer(key *ecdsa.PrivateKey, signer types.Signer, nonce uint64, to common.Address) ([]byte, error) {
+	tx, err := types.SignNewTx(key, signer, &types.DynamicFeeTx{
+		ChainID: big.NewInt(chainID), Nonce: nonce, GasTipCap: new(big.Int), GasFeeCap: big.NewInt(feeCapWei),
+		Gas: transferGas, To: &to, Value: big.NewInt(1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cannot sign a transfer: %w", err)
+	}
+	return tx.MarshalBinary()
+}
