@@ -1,0 +1,244 @@
+package clob
+
+import "github.com/holiman/uint256"
+
+// This file is the contract between the engine (this package), the ABI
+// decoder (core/clob/abi) and the ledger (core): the decoded intent, the
+// rejection reasons, the ledger's side of the money, and what a tick
+// reports. Change it only together with all three.
+
+// Address is a 20-byte account or token address (core.Address converts).
+type Address [20]byte
+
+// Hash is a 32-byte id: orderbook ids, order ids, transaction hashes.
+type Hash [32]byte
+
+// Side of an order.
+type Side uint8
+
+const (
+	Buy Side = iota
+	Sell
+)
+
+// OrderType is the ABI's orderType argument.
+type OrderType uint8
+
+const (
+	Limit OrderType = iota
+	Market
+)
+
+// Order flags (the ABI's flags bit mask).
+const (
+	FlagReduceOnly uint8 = 0x01 // perpetual markets only
+	FlagIOC        uint8 = 0x02
+	FlagPostOnly   uint8 = 0x04
+	flagsKnown           = FlagReduceOnly | FlagIOC | FlagPostOnly
+)
+
+// Limits of the envelope, fixed by the live network.
+const (
+	// BatchIntentsMax bounds the inner calls of one submitBatch.
+	BatchIntentsMax = 64
+	// DeadlineAheadMaxUs bounds how far ahead of admission a deadline may be.
+	DeadlineAheadMaxUs = 10 * 60 * 1_000_000
+)
+
+// IntentKind says what an Intent asks for.
+type IntentKind uint8
+
+const (
+	IntentSubmit IntentKind = iota + 1
+	IntentCancel
+	IntentUpdate
+	IntentTransfer
+)
+
+// Intent is one decoded orderbook call. Fields not used by its Kind are zero.
+type Intent struct {
+	Kind     IntentKind
+	Book     Hash        // submit, cancel, update: the orderbook id
+	OrderID  Hash        // cancel, update: the target order
+	Side     Side        // submit: Sell when the signed size was negative
+	Size     uint256.Int // submit: |size|; update: newSize
+	Price    uint256.Int // submit: price; update: newPrice
+	Type     OrderType   // submit
+	Flags    uint8       // submit (the deprecated bool,bool form maps onto it)
+	Deadline uint64      // every kind, microseconds
+	TTL      uint64      // submit, microseconds; 0 = rests until filled or cancelled
+	Token    Address     // update: token backing extra collateral; transfer: token
+	To       Address     // transfer: recipient
+	Amount   uint256.Int // transfer
+}
+
+// Envelope is one decoded orderbook transaction: one intent, or the inner
+// calls of a submitBatch (Sequence i = Intents[i]), possibly wrapped in
+// delegated(). The decoder has checked the envelope rules (1..64 inner calls,
+// one shared deadline, no nesting) and the delegation signature.
+type Envelope struct {
+	Intents []Intent
+	// Owner is the account the intents act for: the delegation's master,
+	// else the transaction's signer. Order ids key on the signer.
+	Delegated  bool
+	Master     Address
+	ValidUntil uint64 // delegated: the authorisation's end, microseconds
+}
+
+// Reason is why an orderbook intent was refused. Its String is the text after
+// "CLOB validation failed: " in the revert.
+type Reason uint8
+
+const (
+	OK Reason = iota
+	// Decoder reasons.
+	ReasonUnknownFunction
+	ReasonMalformed
+	ReasonOrderType
+	ReasonValueRange // a uint128 or int256 argument outside what the venue represents
+	ReasonBatchSize
+	ReasonBatchNested
+	ReasonBatchDeadline
+	ReasonDelegationNested
+	ReasonDelegationSignature
+	ReasonDelegationExpired
+	// Engine reasons.
+	ReasonUnknownBook
+	ReasonDeadlineAlign
+	ReasonDeadlinePast
+	ReasonDeadlineFar
+	ReasonFlagsUnknown
+	ReasonIOCPostOnly
+	ReasonMarketNotIOC
+	ReasonMarketPostOnly
+	ReasonReduceOnlySpot
+	ReasonSizeZero
+	ReasonSizeLot
+	ReasonPriceZero
+	ReasonPriceStep
+	ReasonInsufficientBalance
+	ReasonUnknownOrder
+	ReasonNotOwner
+	ReasonUpdateToken
+	ReasonTransferZero
+	ReasonBookFull
+	ReasonValueNonZero
+	ReasonDeadlineMissed
+	reasonCount
+)
+
+var reasonText = [reasonCount]string{
+	OK:                        "ok",
+	ReasonUnknownFunction:     "unknown function selector",
+	ReasonMalformed:           "malformed call data",
+	ReasonOrderType:           "unknown order type",
+	ReasonValueRange:          "value out of range",
+	ReasonBatchSize:           "batch must carry 1 to 64 intents",
+	ReasonBatchNested:         "nested batches are not allowed",
+	ReasonBatchDeadline:       "batch intents must share one deadline",
+	ReasonDelegationNested:    "delegated calls cannot be nested or batched",
+	ReasonDelegationSignature: "invalid delegation signature",
+	ReasonDelegationExpired:   "delegation expired",
+	ReasonUnknownBook:         "unknown orderbook",
+	ReasonDeadlineAlign:       "Deadline is not aligned to auction interval",
+	ReasonDeadlinePast:        "deadline already executed",
+	ReasonDeadlineFar:         "deadline more than 10 minutes ahead",
+	ReasonFlagsUnknown:        "unknown flag bits",
+	ReasonIOCPostOnly:         "IOC and POST_ONLY cannot be combined",
+	ReasonMarketNotIOC:        "market orders must be IOC",
+	ReasonMarketPostOnly:      "market orders cannot be POST_ONLY",
+	ReasonReduceOnlySpot:      "REDUCE_ONLY is only allowed on perpetual markets",
+	ReasonSizeZero:            "size is zero",
+	ReasonSizeLot:             "size is not a multiple of the lot size",
+	ReasonPriceZero:           "price is zero",
+	ReasonPriceStep:           "price is not a multiple of the tick precision",
+	ReasonInsufficientBalance: "insufficient balance",
+	ReasonUnknownOrder:        "unknown order",
+	ReasonNotOwner:            "order owned by another account",
+	ReasonUpdateToken:         "token does not back this order",
+	ReasonTransferZero:        "transfer amount is zero",
+	ReasonBookFull:            "orderbook is full",
+	ReasonValueNonZero:        "transaction value must be 0",
+	ReasonDeadlineMissed:      "deadline passed before the intent's tick",
+}
+
+func (r Reason) String() string {
+	if r < reasonCount {
+		return reasonText[r]
+	}
+	return "unknown reason"
+}
+
+// Accounts is the ledger's side of the money: balances by (token, owner),
+// split into cash and the part of it locked behind resting orders and
+// pending transfers. The engine never holds money itself; every amount it
+// moves goes through these calls, so the ledger's conservation check covers
+// the orderbook too. Implementations must not allocate on these calls.
+type Accounts interface {
+	// Available is cash minus locked.
+	Available(token, owner Address) uint256.Int
+	// Lock reserves amount of the owner's available cash.
+	// REQUIRES: amount ≤ Available(token, owner).
+	Lock(token, owner Address, amount *uint256.Int)
+	// Unlock releases a reservation made by Lock.
+	Unlock(token, owner Address, amount *uint256.Int)
+	// SpendLocked removes amount from both the owner's cash and locked.
+	SpendLocked(token, owner Address, amount *uint256.Int)
+	// Credit adds amount to the owner's cash.
+	Credit(token, owner Address, amount *uint256.Int)
+	// CollectFee records a fee taken out of the orderbook (a value sink).
+	CollectFee(token Address, amount *uint256.Int)
+}
+
+// EventKind says what happened to an order or transfer in a tick.
+type EventKind uint8
+
+const (
+	EventPlaced          EventKind = iota + 1 // an order created in this tick entered its book
+	EventFill                                 // part or all of an order traded
+	EventCancel                               // cancelled by its owner, or an IOC/market remainder
+	EventExpire                               // ttl ran out, or its deadline passed before its tick
+	EventPostOnlyRefused                      // a POST_ONLY order would have traded in its admitting tick
+	EventUpdate                               // size or price changed by update()
+	EventTransfer                             // an account-to-account transfer settled
+)
+
+// Event is one outcome of a tick, in the order the engine produced it:
+// books in ascending id order; within a book, intents in admission order,
+// then expiries, then fills in allocation order, then IOC remainders.
+// Amounts are 18-decimal wei.
+type Event struct {
+	Kind    EventKind
+	Book    Hash // zero for transfers
+	OrderID Hash
+	Owner   Address // transfers: from
+	Side    Side
+	// Fill: what this fill filled (base = lots × lot size, quote = base ×
+	// price / 1e18) and the fee it paid, in the quote token.
+	Base, Quote, Fee uint256.Int
+	// Running totals of the order after this event (filled base, filled
+	// quote, fees); set on every event.
+	TotalBase, TotalQuote, TotalFee uint256.Int
+	// Terminal: the order left the book with this event (a fill bearing st,
+	// cancel, expire, post-only refusal).
+	Terminal bool
+	// Maker: the fill's order rested from an earlier tick.
+	Maker bool
+	// Transfer: token, recipient and amount.
+	Token  Address
+	To     Address
+	Amount uint256.Int
+}
+
+// BookTick summarises one book's auction in a tick.
+type BookTick struct {
+	Book        Hash
+	Price       uint256.Int // clearing price; the previous one when nothing traded
+	HasPrice    bool        // false until the book has ever cleared
+	Traded      bool        // volume > 0 in this tick
+	VolumeBase  uint256.Int
+	VolumeQuote uint256.Int
+	NewOrders   int // orders created in this tick
+	FirstEvent  int // Events[FirstEvent:EndEvent] belong to this book
+	EndEvent    int
+}
