@@ -43,6 +43,8 @@ const (
 	BatchIntentsMax = 64
 	// DeadlineAheadMaxUs bounds how far ahead of admission a deadline may be.
 	DeadlineAheadMaxUs = 10 * 60 * 1_000_000
+	// TransferIntervalUs is the tick grid transfers are aligned to and settle on.
+	TransferIntervalUs = 500_000
 )
 
 // IntentKind says what an Intent asks for.
