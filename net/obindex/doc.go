@@ -1,0 +1,129 @@
+// Package obindex is the market-data indexer behind the ob_ JSON-RPC read
+// methods: ob_getMarkets, ob_getOrderbook, ob_getOrders, ob_getCandles and
+// ob_getPositions. Result shapes follow the live network's openapi
+// (pod-sdk doc/api-reference/json-rpc/openapi.yaml); decisions where it is
+// silent are listed below.
+//
+// # Model
+//
+// The node feeds one Index, under its own lock: the Index is not safe for
+// concurrent use. It is deterministic: it reads no clock, and its "now" is
+// the latest tick time it was given (NowUs).
+//
+//   - AddMarket registers a market (clob.MarketConfig).
+//   - Admitted records every order an admitted transaction creates
+//     (OrderMeta: id, book, owner, signer, tx hash, nonce, side, type, flags,
+//     price, size, deadline, ttl, admission time). Status "pending".
+//   - Tick applies a clob.TickResult: per book, the events in
+//     Events[FirstEvent:EndEvent] move orders through the statuses
+//     placed → "active"; fill → totals from the event's running totals, and
+//     "filled" on the terminal fill; cancel → "canceled" (owner cancels and
+//     IOC/market remainders alike); expire → "expired" (ttl, or a deadline
+//     missed before the order's tick); post-only refusal →
+//     "post_only_refused"; update → the new price and expiry read from
+//     LiveOrders (the engine) when New was given one. A terminal status
+//     never changes again. The book's clearing price, last tick time and
+//     new-order count come from its BookTick; a tick that traded
+//     (BookTick.Traded) folds its clearing price and base volume into the
+//     candles of every resolution.
+//
+// # Queries
+//
+// Each query returns data; an Append function encodes it as JSON, appending
+// to a buffer (no reflection, no encoding/json). uint256 amounts are hex
+// quantities ("0x0" for zero) except where the openapi shows decimal strings:
+// order initial_size (signed, "-" for sells) and book level keys.
+//
+//   - Markets / AppendMarkets (ob_getMarkets): every market ascending by id,
+//     with the openapi Market fields; max_leverage 1 and the perp fields
+//     null.
+//   - Orderbook / AppendOrderbook (ob_getOrderbook): the caller passes the
+//     engine's aggregated levels (clob.Engine.AppendLevels, best first); the
+//     index adds clearing_price, grouping_precision (the tick precision:
+//     levels are exact prices), timestamp (the book's last tick, 0 before
+//     its first), new_orders_count (orders created in that tick), and
+//     buys_count/sells_count (resting orders per side, whatever the depth).
+//     Levels are keyed by decimal price strings, buys highest first and
+//     sells lowest first, as the openapi example.
+//   - Orders / AppendOrders (ob_getOrders): one account's orders, terminal
+//     ones included, newest first by (admission time µs, nonce, order id).
+//     next_cursor is "{ts}:{nonce}:{order_id_hex}" of the page's last order
+//     (64 hex digits, no 0x; 0x is accepted on input) and is null when no
+//     further order matches; the next page holds the orders strictly after
+//     it, so pages neither skip nor repeat. total_count is present only when
+//     the query set with_total. Filters: orderbook_id, status.
+//   - Candles / AppendCandles (ob_getCandles): OHLCV of one market, newest
+//     first, for candles whose start lies in [from_ts, to_ts].
+//   - Positions / AppendPositions (ob_getPositions): the account's holding of
+//     each market's base token, from a Balances function the caller passes
+//     (the ledger's cash and locked).
+//   - ParseOrderbookID, ParseDepth, ParseOrdersQuery, ParseCandlesQuery,
+//     ParseCursor decode the parameters from fastjson values; errors are
+//     preallocated -32602 jsonrpc errors whose data names the field.
+//
+// # Limits
+//
+//   - AccountOrdersMax (1024) terminal orders per account: past it the
+//     oldest terminal order is forgotten (it leaves ob_getOrders and its
+//     total_count). Live orders are never dropped; the engine's OrdersMax per
+//     book bounds them.
+//   - OrderFillsMax (64) per-tick fill rows per order, oldest dropped; the
+//     order's cumulative amounts stay exact.
+//   - CandleBucketsMax (1500) buckets per market and resolution, oldest
+//     dropped: 25 h of 1m candles, 125 h of 5m, ..., 1500 days of 1d.
+//   - OrdersLimitMax (200) orders per page (larger limits are clamped; the
+//     default is OrdersLimitDefault, 50); CandlesLimitMax (1500) candles per
+//     answer, also the default when the query names no limit.
+//
+// The number of accounts and markets is bounded by the ledger, not here.
+//
+// # Decisions where the openapi is silent
+//
+//   - Order timestamps: every order carries "timestamp", its admission time
+//     (µs), the ts of its cursor (not in the openapi Order schema). "end" is
+//     the ttl expiry (the tick it entered its book plus ttl) and null when
+//     the order has no ttl or is still pending. "fills" is [] unless the
+//     query set with_fills; a fill row sums one order's fills of one tick, at
+//     that tick's clearing price. "fee" is the order's accumulated fee in the
+//     quote token (the live network says "always zero"; ours charges fees).
+//     "price" is the current limit price (an update changes it);
+//     "initial_size" stays the admitted size. effective_price is
+//     filled_quote × 1e18 / filled_base, rounded down, "0x0" before any fill.
+//     reduce_only and ioc are omitted (perp only); post_only appears only
+//     when true; kind is always "user_signed"; direction is the side.
+//   - Statuses: pending, active, filled, expired, canceled,
+//     post_only_refused are produced; margin_canceled and invalid are
+//     accepted as filters and match nothing (no perps; refused intents never
+//     create orders).
+//   - Candles: a bucket exists only if some tick inside it traded. Empty
+//     buckets are omitted, never filled with a flat candle: no trade is
+//     invented. The bucket still forming is returned too. Open/close are the
+//     first/last traded tick's clearing price, high/low the extremes, volume
+//     the summed base volume. to_ts defaults to no upper bound (there is no
+//     clock). Resolutions: the openapi enum 1m, 5m, 15m, 1h, 4h, 1d; buckets
+//     are aligned to multiples of their width since the Unix epoch (UTC days).
+//   - 24h statistics: from the 1m buckets overlapping (now − 24 h, now], now
+//     being the latest tick time seen by the index (any book), so stats roll
+//     off even while a market is idle. volume_24h is base volume; high/low
+//     are "0x0" without trades in the window. price_change_24h is in basis
+//     points: (last clearing price − open of the window's oldest traded
+//     bucket) × 10000 / that open, truncated toward zero, 0 without trades
+//     in the window (an integer as the schema says; an absolute wei change
+//     would not fit int64).
+//   - last_clearing_price and clearing_price are "0x0" until the book first
+//     clears. base_token_name/quote_token_name repeat the symbols (the market
+//     configuration has no names). Addresses are lowercase hex.
+//   - Positions: one SpotHolding per market whose base token the account
+//     holds (cash or locked non-zero): balance = cash, locked_balance =
+//     locked, free_balance = cash − locked; mark_price is the last clearing
+//     price (null before the first). The index sees no deposits or
+//     withdrawals, so cost_basis, unrealized_pnl, realized_pnl and the
+//     aggregate fields (total_unrealized_pnl, total_realized_pnl,
+//     perps_equity, account_value, cash, withdrawable_cash, net_deposits)
+//     are null rather than guessed. Two markets sharing a base token each
+//     report it.
+//   - Parameters: JSON null counts as absent; integers may be JSON integers
+//     or 0x quantities; unknown members of a query object are ignored.
+//     depth must be ≥ 1 when given; a query limit must be ≥ 1 (larger than
+//     the maximum is clamped); to_ts < from_ts is an error.
+package obindex

@@ -1,0 +1,328 @@
+package obindex
+
+import (
+	"strconv"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core/clob"
+)
+
+// JSON encoders of the ob_ results. Each appends one JSON value to dst and
+// returns the extended slice; none uses reflection or encoding/json. uint256
+// amounts are hex quantities ("0x0" for zero) unless the openapi shows a
+// decimal string (order sizes, book level keys).
+
+const perpFieldsNull = `"oracle_price":null,"funding_rate":null,"funding_index":null,"funding_last_updated":null`
+
+// AppendMarkets appends the ob_getMarkets array.
+func AppendMarkets(dst []byte, ms []Market) []byte {
+	dst = append(dst, '[')
+	for i := range ms {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendMarket(dst, &ms[i])
+	}
+	return append(dst, ']')
+}
+
+func appendMarket(dst []byte, m *Market) []byte {
+	c := m.Config
+	dst = append(dst, `{"id":`...)
+	dst = jsonrpc.AppendData(dst, c.ID[:])
+	dst = append(dst, `,"name":`...)
+	dst = jsonrpc.AppendString(dst, c.Name)
+	dst = append(dst, `,"base_token_address":`...)
+	dst = jsonrpc.AppendData(dst, c.Base[:])
+	dst = append(dst, `,"quote_token_address":`...)
+	dst = jsonrpc.AppendData(dst, c.Quote[:])
+	dst = append(dst, `,"base_token_symbol":`...)
+	dst = jsonrpc.AppendString(dst, c.BaseSymbol)
+	dst = append(dst, `,"quote_token_symbol":`...)
+	dst = jsonrpc.AppendString(dst, c.QuoteSymbol)
+	// The configuration carries no token names: the symbols stand in.
+	dst = append(dst, `,"base_token_name":`...)
+	dst = jsonrpc.AppendString(dst, c.BaseSymbol)
+	dst = append(dst, `,"quote_token_name":`...)
+	dst = jsonrpc.AppendString(dst, c.QuoteSymbol)
+	dst = append(dst, `,"market_type":`...)
+	dst = appendMarketType(dst, c.Kind)
+	dst = appendU256Field(dst, `,"last_clearing_price":`, &m.LastPrice)
+	dst = append(dst, `,"auction_interval":`...)
+	dst = strconv.AppendInt(dst, c.IntervalUs, 10)
+	dst = appendU256Field(dst, `,"volume_24h":`, &m.Volume24h)
+	dst = appendU256Field(dst, `,"high_24h":`, &m.High24h)
+	dst = appendU256Field(dst, `,"low_24h":`, &m.Low24h)
+	dst = append(dst, `,"price_change_24h":`...)
+	dst = strconv.AppendInt(dst, m.Change24hBps, 10)
+	dst = appendU256Field(dst, `,"maker_fee":`, &c.MakerFee)
+	dst = appendU256Field(dst, `,"taker_fee":`, &c.TakerFee)
+	dst = appendU256Field(dst, `,"tick_precision":`, &c.TickPrecision)
+	dst = appendU256Field(dst, `,"lot_size":`, &c.LotSize)
+	dst = append(dst, `,"max_leverage":1,"oracle_price":null,"mark_price":null,"funding_rate":null,`...)
+	return append(dst, `"funding_index":null,"funding_last_updated":null,"open_interest":null}`...)
+}
+
+func appendMarketType(dst []byte, k clob.MarketKind) []byte {
+	if k == clob.Perp {
+		return append(dst, `"perpetual"`...)
+	}
+	return append(dst, `"spot"`...)
+}
+
+// AppendOrderbook appends the ob_getOrderbook object. Levels are keyed by
+// their price as a decimal string, buys best (highest) first and sells best
+// (lowest) first, as the openapi example writes them.
+func AppendOrderbook(dst []byte, s *Snapshot) []byte {
+	dst = append(dst, `{"orderbook_id":`...)
+	dst = jsonrpc.AppendData(dst, s.Book[:])
+	dst = append(dst, `,"buys":`...)
+	dst = appendLevels(dst, s.Buys)
+	dst = append(dst, `,"sells":`...)
+	dst = appendLevels(dst, s.Sells)
+	dst = appendU256Field(dst, `,"clearing_price":`, &s.ClearingPrice)
+	dst = appendU256Field(dst, `,"grouping_precision":`, &s.GroupingPrice)
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, s.TimestampUs, 10)
+	dst = append(dst, `,"new_orders_count":`...)
+	dst = strconv.AppendInt(dst, int64(s.NewOrdersCount), 10)
+	dst = append(dst, `,"buys_count":`...)
+	dst = strconv.AppendInt(dst, int64(s.BuysCount), 10)
+	dst = append(dst, `,"sells_count":`...)
+	dst = strconv.AppendInt(dst, int64(s.SellsCount), 10)
+	dst = append(dst, ',')
+	dst = append(dst, perpFieldsNull...)
+	return append(dst, '}')
+}
+
+func appendLevels(dst []byte, levels []clob.Level) []byte {
+	dst = append(dst, '{')
+	for i := range levels {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = appendDecimal(dst, &levels[i].Price)
+		dst = append(dst, `":{"volume":`...)
+		dst = jsonrpc.AppendQuantityU256(dst, &levels[i].Volume)
+		dst = append(dst, '}')
+	}
+	return append(dst, '}')
+}
+
+// AppendOrders appends the ob_getOrders object: orders, total_count (only
+// when the query asked with_total) and next_cursor (null on the last page).
+func AppendOrders(dst []byte, p *OrdersPage) []byte {
+	dst = append(dst, `{"orders":[`...)
+	for i, o := range p.Orders {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendOrder(dst, o, p.WithFills)
+	}
+	dst = append(dst, ']')
+	if p.WithTotal {
+		dst = append(dst, `,"total_count":`...)
+		dst = strconv.AppendInt(dst, int64(p.Total), 10)
+	}
+	dst = append(dst, `,"next_cursor":`...)
+	if p.HasNext {
+		dst = append(dst, '"')
+		dst = AppendCursor(dst, &p.Next)
+		dst = append(dst, '"')
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, '}')
+}
+
+// AppendCursor appends the cursor's wire text (unquoted):
+// "{ts}:{nonce}:{order_id_hex}", the id as 64 lowercase hex digits without 0x.
+func AppendCursor(dst []byte, c *Cursor) []byte {
+	dst = strconv.AppendInt(dst, c.TsUs, 10)
+	dst = append(dst, ':')
+	dst = strconv.AppendUint(dst, c.Nonce, 10)
+	dst = append(dst, ':')
+	for _, b := range c.ID {
+		dst = append(dst, hexDigits[b>>4], hexDigits[b&0xf])
+	}
+	return dst
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendOrder appends one Order object. fills is [] unless withFills.
+func AppendOrder(dst []byte, o *Order, withFills bool) []byte {
+	m := &o.Meta
+	dst = append(dst, `{"orderbook_id":`...)
+	dst = jsonrpc.AppendData(dst, m.Book[:])
+	dst = append(dst, `,"market_type":`...)
+	dst = appendMarketType(dst, o.MarketKind)
+	dst = append(dst, `,"kind":"user_signed","order_id":`...)
+	dst = jsonrpc.AppendData(dst, m.ID[:])
+	dst = append(dst, `,"tx_hash":`...)
+	dst = jsonrpc.AppendData(dst, m.TxHash[:])
+	dst = append(dst, `,"bidder":`...)
+	dst = jsonrpc.AppendData(dst, m.Owner[:])
+	dst = append(dst, `,"nonce":`...)
+	dst = strconv.AppendUint(dst, m.Nonce, 10)
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, m.AdmittedUs, 10)
+	if m.Type == clob.Market {
+		dst = append(dst, `,"order_type":"market","status":"`...)
+	} else {
+		dst = append(dst, `,"order_type":"limit","status":"`...)
+	}
+	dst = append(dst, o.Status.String()...)
+	dst = append(dst, `","side":`...)
+	dst = appendSide(dst, m.Side)
+	dst = appendU256Field(dst, `,"price":`, &o.Price)
+	dst = append(dst, `,"initial_size":"`...)
+	if m.Side == clob.Sell && !m.Size.IsZero() {
+		dst = append(dst, '-')
+	}
+	dst = appendDecimal(dst, &m.Size)
+	dst = append(dst, '"')
+	return appendOrderTail(dst, o, withFills)
+}
+
+func appendOrderTail(dst []byte, o *Order, withFills bool) []byte {
+	m := &o.Meta
+	dst = appendU256Field(dst, `,"filled_base_amount":`, &o.FilledBase)
+	dst = appendU256Field(dst, `,"filled_quote_amount":`, &o.FilledQuote)
+	dst = appendU256Field(dst, `,"fee":`, &o.Fee)
+	dst = append(dst, `,"deadline":`...)
+	dst = strconv.AppendInt(dst, m.DeadlineUs, 10)
+	dst = append(dst, `,"end":`...)
+	if o.EndUs > 0 {
+		dst = strconv.AppendInt(dst, o.EndUs, 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	var effective uint256.Int
+	effectivePrice(&effective, &o.FilledQuote, &o.FilledBase)
+	dst = appendU256Field(dst, `,"effective_price":`, &effective)
+	dst = append(dst, `,"fills":[`...)
+	if withFills {
+		for i := range o.Fills {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendFill(dst, &o.Fills[i])
+		}
+	}
+	dst = append(dst, `],"direction":`...)
+	dst = appendSide(dst, m.Side)
+	if m.Flags&clob.FlagPostOnly != 0 {
+		dst = append(dst, `,"post_only":true`...)
+	}
+	return append(dst, '}')
+}
+
+func appendFill(dst []byte, f *Fill) []byte {
+	dst = appendU256Field(dst, `{"base_amount":`, &f.Base)
+	dst = appendU256Field(dst, `,"quote_amount":`, &f.Quote)
+	dst = append(dst, `,"timestamp":`...)
+	dst = strconv.AppendInt(dst, f.TickUs, 10)
+	dst = appendU256Field(dst, `,"price":`, &f.Price)
+	return append(dst, '}')
+}
+
+func appendSide(dst []byte, s clob.Side) []byte {
+	if s == clob.Sell {
+		return append(dst, `"sell"`...)
+	}
+	return append(dst, `"buy"`...)
+}
+
+var wad = uint256.NewInt(1_000_000_000_000_000_000)
+
+// effectivePrice sets z to quote × 1e18 / base, rounded down; zero when
+// nothing filled.
+func effectivePrice(z, quote, base *uint256.Int) {
+	if _, overflow := z.MulDivOverflow(quote, wad, base); overflow {
+		z.SetAllOne()
+	}
+}
+
+// AppendCandles appends the ob_getCandles array.
+func AppendCandles(dst []byte, cs []Candle) []byte {
+	dst = append(dst, '[')
+	for i := range cs {
+		c := &cs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"timestamp":`...)
+		dst = strconv.AppendInt(dst, c.StartUs, 10)
+		dst = appendU256Field(dst, `,"open":`, &c.Open)
+		dst = appendU256Field(dst, `,"close":`, &c.Close)
+		dst = appendU256Field(dst, `,"high":`, &c.High)
+		dst = appendU256Field(dst, `,"low":`, &c.Low)
+		dst = appendU256Field(dst, `,"volume":`, &c.Volume)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// AppendPositions appends the ob_getPositions object. The index sees
+// neither deposits nor withdrawals, so cost basis, PnL and the account
+// aggregates are null rather than guessed.
+func AppendPositions(dst []byte, ps []Position) []byte {
+	dst = append(dst, `{"positions":[`...)
+	for i := range ps {
+		p := &ps[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"kind":"spot","orderbook_id":`...)
+		dst = jsonrpc.AppendData(dst, p.Book[:])
+		dst = append(dst, `,"base_symbol":`...)
+		dst = jsonrpc.AppendString(dst, p.BaseSymbol)
+		dst = append(dst, `,"quote_symbol":`...)
+		dst = jsonrpc.AppendString(dst, p.QuoteSymbol)
+		dst = appendU256Field(dst, `,"balance":`, &p.Balance)
+		dst = appendU256Field(dst, `,"free_balance":`, &p.Free)
+		dst = appendU256Field(dst, `,"locked_balance":`, &p.Locked)
+		dst = append(dst, `,"cost_basis":null,"mark_price":`...)
+		if p.HasMark {
+			dst = jsonrpc.AppendQuantityU256(dst, &p.MarkPrice)
+		} else {
+			dst = append(dst, "null"...)
+		}
+		dst = append(dst, `,"unrealized_pnl":null,"realized_pnl":null}`...)
+	}
+	dst = append(dst, `],"total_unrealized_pnl":null,"total_realized_pnl":null,"perps_equity":null,`...)
+	return append(dst, `"account_value":null,"cash":null,"withdrawable_cash":null,"net_deposits":null}`...)
+}
+
+func appendU256Field(dst []byte, key string, v *uint256.Int) []byte {
+	dst = append(dst, key...)
+	return jsonrpc.AppendQuantityU256(dst, v)
+}
+
+// appendDecimal appends v in decimal, without quotes.
+func appendDecimal(dst []byte, v *uint256.Int) []byte {
+	if v.IsUint64() {
+		return strconv.AppendUint(dst, v.Uint64(), 10)
+	}
+	const chunkDigits = 19
+	var chunk, rest uint256.Int
+	chunk.SetUint64(10_000_000_000_000_000_000)
+	rest.Set(v)
+	var buf [80]byte
+	i := len(buf)
+	for !rest.IsUint64() {
+		var r uint256.Int
+		rest.DivMod(&rest, &chunk, &r)
+		low := r.Uint64()
+		for range chunkDigits {
+			i--
+			buf[i] = byte('0' + low%10)
+			low /= 10
+		}
+	}
+	dst = strconv.AppendUint(dst, rest.Uint64(), 10)
+	return append(dst, buf[i:]...)
+}

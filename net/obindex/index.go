@@ -1,0 +1,368 @@
+package obindex
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
+)
+
+// Limits of the index's memory. See doc.go for what happens at each.
+const (
+	// AccountOrdersMax bounds the terminal orders kept per account; the
+	// oldest terminal order is dropped first. Live orders are never dropped
+	// (the engine's OrdersMax per book bounds them).
+	AccountOrdersMax = 1024
+	// OrderFillsMax bounds the per-tick fill rows kept per order; the oldest
+	// row is dropped first (the cumulative totals stay exact).
+	OrderFillsMax = 64
+	// CandleBucketsMax bounds the buckets kept per market and resolution;
+	// the oldest bucket is dropped first. It covers more than 24 h of 1m
+	// buckets, from which the 24h statistics are computed.
+	CandleBucketsMax = 1500
+	// OrdersLimitMax bounds one ob_getOrders page.
+	OrdersLimitMax = 200
+	// OrdersLimitDefault is the page size when the query names none.
+	OrdersLimitDefault = 50
+	// CandlesLimitMax bounds one ob_getCandles answer.
+	CandlesLimitMax = CandleBucketsMax
+)
+
+const (
+	dayUs    = 24 * 60 * 60 * 1_000_000
+	minuteUs = 60 * 1_000_000
+)
+
+// The 24h statistics need a full day of 1m buckets plus the one straddling
+// the window's start.
+var _ [CandleBucketsMax - (dayUs/minuteUs + 1)]struct{}
+
+// Status is an order's state, named as the openapi OrderStatus enum.
+type Status uint8
+
+const (
+	StatusAny Status = iota // a query filter that matches every status
+	StatusPending
+	StatusActive
+	StatusFilled
+	StatusExpired
+	StatusCanceled
+	StatusMarginCanceled // perps only; never set on spot
+	StatusPostOnlyRefused
+	StatusInvalid // refused at execution; never set by this engine
+	statusCount
+)
+
+var statusText = [statusCount]string{
+	StatusAny:             "",
+	StatusPending:         "pending",
+	StatusActive:          "active",
+	StatusFilled:          "filled",
+	StatusExpired:         "expired",
+	StatusCanceled:        "canceled",
+	StatusMarginCanceled:  "margin_canceled",
+	StatusPostOnlyRefused: "post_only_refused",
+	StatusInvalid:         "invalid",
+}
+
+func (s Status) String() string {
+	if s < statusCount {
+		return statusText[s]
+	}
+	return "unknown"
+}
+
+// Terminal reports whether the order has left (or never entered) its book.
+func (s Status) Terminal() bool { return s > StatusActive }
+
+// OrderMeta is one order created by an admitted transaction: what the node
+// knows at admission.
+type OrderMeta struct {
+	ID     clob.Hash
+	Book   clob.Hash
+	Owner  clob.Address // the account (the master when delegated)
+	Signer clob.Address // the key that signed; the id keys on it
+	TxHash clob.Hash
+	Nonce  uint64 // the signer's transaction nonce
+	Side   clob.Side
+	Type   clob.OrderType
+	Flags  uint8
+	Price  uint256.Int // limit price (a market order's cap), 18 decimals
+	Size   uint256.Int // base wei
+	// DeadlineUs and TTLUs are the intent's deadline and ttl (0: rests
+	// until filled or cancelled), in microseconds.
+	DeadlineUs int64
+	TTLUs      int64
+	AdmittedUs int64 // the sequencer's time at admission
+}
+
+// Fill is what one order traded in one tick (the engine's fill events of
+// that order in that tick, summed), at the tick's clearing price.
+type Fill struct {
+	TickUs int64
+	Base   uint256.Int
+	Quote  uint256.Int
+	Price  uint256.Int
+}
+
+// Order is the index's record of one order. The index owns it: callers
+// read it and never modify it; a pointer from a query is valid until the
+// next call to Admitted or Tick.
+type Order struct {
+	Meta       OrderMeta
+	MarketKind clob.MarketKind
+	Status     Status
+	// Price is the current limit price: Meta.Price until an update()
+	// changes it.
+	Price       uint256.Int
+	FilledBase  uint256.Int
+	FilledQuote uint256.Int
+	Fee         uint256.Int
+	EnteredUs   int64 // the tick the order entered its book; 0 while pending
+	EndUs       int64 // ttl expiry; 0 when the order has no ttl
+	Fills       []Fill
+}
+
+// LiveOrders looks up a live order; *clob.Engine implements it.
+type LiveOrders interface {
+	Order(id clob.Hash) (clob.OrderInfo, bool)
+}
+
+// book is the index's view of one market.
+type book struct {
+	cfg        clob.MarketConfig
+	ran        bool  // some tick has run this book
+	lastTickUs int64 // the last tick that ran it
+	newOrders  int   // orders created in that tick
+	price      uint256.Int
+	hasPrice   bool
+	// activeCount counts orders with StatusActive, by side.
+	activeCount [2]int
+	candles     [resolutionCount]candleRing
+}
+
+// account is one owner's order history.
+type account struct {
+	// Invariant: orders is sorted ascending by orderKey.
+	orders        []*Order
+	terminalCount int
+}
+
+// Index is the market-data indexer behind the ob_ read methods. Not safe
+// for concurrent use: the node calls it under its own lock.
+type Index struct {
+	live     LiveOrders
+	books    map[clob.Hash]*book
+	bookIDs  []clob.Hash // ascending
+	orders   map[clob.Hash]*Order
+	accounts map[clob.Address]*account
+	nowUs    int64 // the latest tick time seen
+}
+
+// New returns an empty index. live (may be nil) is asked for an order's new
+// price after an update event; without it updates change nothing but the
+// fill totals the event carries.
+func New(live LiveOrders) *Index {
+	return &Index{
+		live:     live,
+		books:    make(map[clob.Hash]*book),
+		orders:   make(map[clob.Hash]*Order),
+		accounts: make(map[clob.Address]*account),
+	}
+}
+
+// AddMarket registers a market. Adding a market twice replaces its
+// configuration and keeps its history.
+func (x *Index) AddMarket(cfg *clob.MarketConfig) {
+	if b, ok := x.books[cfg.ID]; ok {
+		b.cfg = *cfg
+		return
+	}
+	x.books[cfg.ID] = &book{cfg: *cfg}
+	i, _ := slices.BinarySearchFunc(x.bookIDs, cfg.ID, compareHash)
+	x.bookIDs = slices.Insert(x.bookIDs, i, cfg.ID)
+}
+
+// NowUs returns the latest tick time the index has seen: the "now" of the
+// 24h statistics.
+func (x *Index) NowUs() int64 { return x.nowUs }
+
+// Admitted records an order created by an admitted transaction. An id
+// already known is ignored.
+//
+// REQUIRES: the market was added.
+func (x *Index) Admitted(m *OrderMeta) {
+	b, ok := x.books[m.Book]
+	if !ok {
+		panic("BUG: obindex: order admitted to an unknown market")
+	}
+	if _, ok := x.orders[m.ID]; ok {
+		return
+	}
+	o := &Order{Meta: *m, MarketKind: b.cfg.Kind, Status: StatusPending, Price: m.Price}
+	x.orders[m.ID] = o
+	a := x.accounts[m.Owner]
+	if a == nil {
+		a = &account{}
+		x.accounts[m.Owner] = a
+	}
+	i, _ := slices.BinarySearchFunc(a.orders, o, compareOrders)
+	a.orders = slices.Insert(a.orders, i, o)
+}
+
+// Tick applies one tick's outcome: order events and each book's clearing
+// price and volume.
+func (x *Index) Tick(res *clob.TickResult) {
+	if res.TickUs > x.nowUs {
+		x.nowUs = res.TickUs
+	}
+	for i := range res.Books {
+		bt := &res.Books[i]
+		b, ok := x.books[bt.Book]
+		if !ok {
+			continue
+		}
+		b.ran = true
+		b.lastTickUs = res.TickUs
+		b.newOrders = bt.NewOrders
+		if bt.HasPrice {
+			b.price, b.hasPrice = bt.Price, true
+		}
+		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
+			x.apply(b, &res.Events[j], res.TickUs, &bt.Price)
+		}
+		if bt.Traded {
+			for r := range b.candles {
+				b.candles[r].add(Resolution(r).Us(), res.TickUs, &bt.Price, &bt.VolumeBase)
+			}
+		}
+	}
+}
+
+// apply folds one event into its order's record.
+func (x *Index) apply(b *book, e *clob.Event, tickUs int64, price *uint256.Int) {
+	o, ok := x.orders[e.OrderID]
+	if !ok {
+		return // never admitted through this index, or dropped from history
+	}
+	o.FilledBase, o.FilledQuote, o.Fee = e.TotalBase, e.TotalQuote, e.TotalFee
+	switch e.Kind {
+	case clob.EventPlaced:
+		o.EnteredUs = tickUs
+		if o.Meta.TTLUs > 0 {
+			o.EndUs = tickUs + o.Meta.TTLUs
+		}
+		x.setStatus(b, o, StatusActive)
+	case clob.EventFill:
+		o.addFill(tickUs, e, price)
+		if e.Terminal {
+			x.setStatus(b, o, StatusFilled)
+		}
+	case clob.EventCancel:
+		x.setStatus(b, o, StatusCanceled)
+	case clob.EventExpire:
+		x.setStatus(b, o, StatusExpired)
+	case clob.EventPostOnlyRefused:
+		x.setStatus(b, o, StatusPostOnlyRefused)
+	case clob.EventUpdate:
+		if x.live == nil {
+			return
+		}
+		if info, ok := x.live.Order(o.Meta.ID); ok {
+			o.Price = info.Price
+			if info.ExpiresUs > 0 {
+				o.EndUs = info.ExpiresUs
+			}
+		}
+	}
+}
+
+// setStatus moves an order to s, keeping the book's active counts and the
+// account's history bound.
+func (x *Index) setStatus(b *book, o *Order, s Status) {
+	if o.Status == s || o.Status.Terminal() {
+		return
+	}
+	side := o.Meta.Side & 1
+	if o.Status == StatusActive {
+		b.activeCount[side]--
+	}
+	if s == StatusActive {
+		b.activeCount[side]++
+	}
+	o.Status = s
+	if s.Terminal() {
+		a := x.accounts[o.Meta.Owner]
+		a.terminalCount++
+		if a.terminalCount > AccountOrdersMax {
+			x.dropOldestTerminal(a)
+		}
+	}
+}
+
+// dropOldestTerminal forgets the account's oldest terminal order.
+func (x *Index) dropOldestTerminal(a *account) {
+	for i, o := range a.orders {
+		if o.Status.Terminal() {
+			delete(x.orders, o.Meta.ID)
+			a.orders = slices.Delete(a.orders, i, i+1)
+			a.terminalCount--
+			return
+		}
+	}
+	panic("BUG: obindex: terminal count without a terminal order")
+}
+
+// addFill folds one fill event into the order's per-tick fill rows.
+func (o *Order) addFill(tickUs int64, e *clob.Event, price *uint256.Int) {
+	if n := len(o.Fills); n > 0 && o.Fills[n-1].TickUs == tickUs {
+		f := &o.Fills[n-1]
+		f.Base.Add(&f.Base, &e.Base)
+		f.Quote.Add(&f.Quote, &e.Quote)
+		return
+	}
+	if len(o.Fills) == OrderFillsMax {
+		o.Fills = slices.Delete(o.Fills, 0, 1)
+	}
+	o.Fills = append(o.Fills, Fill{TickUs: tickUs, Base: e.Base, Quote: e.Quote, Price: *price})
+}
+
+// Cursor is a position in an account's newest-first order history: the
+// wire's "{ts}:{nonce}:{order_id_hex}", ts being the admission time.
+type Cursor struct {
+	TsUs  int64
+	Nonce uint64
+	ID    clob.Hash
+}
+
+func keyOf(o *Order) Cursor {
+	return Cursor{TsUs: o.Meta.AdmittedUs, Nonce: o.Meta.Nonce, ID: o.Meta.ID}
+}
+
+func compareCursor(a, b Cursor) int {
+	switch {
+	case a.TsUs != b.TsUs:
+		return cmpInt(a.TsUs, b.TsUs)
+	case a.Nonce != b.Nonce:
+		if a.Nonce < b.Nonce {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.ID[:], b.ID[:])
+}
+
+func compareOrders(a, b *Order) int { return compareCursor(keyOf(a), keyOf(b)) }
+
+func compareHash(a, b clob.Hash) int { return bytes.Compare(a[:], b[:]) }
+
+func cmpInt(a, b int64) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,187 @@
+package obindex
+
+import (
+	"slices"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
+)
+
+// Market is one ob_getMarkets entry.
+type Market struct {
+	Config    *clob.MarketConfig // owned by the index; read-only
+	LastPrice uint256.Int        // zero until the book has cleared
+	HasPrice  bool
+	Volume24h uint256.Int // base wei
+	High24h   uint256.Int // zero without trades in the window
+	Low24h    uint256.Int
+	// Change24hBps is the last clearing price against the open of the
+	// window's oldest traded bucket, in basis points.
+	Change24hBps int64
+}
+
+// Markets appends every market, ascending by id. Config pointers are valid
+// until the next AddMarket of that id.
+func (x *Index) Markets(dst []Market) []Market {
+	for _, id := range x.bookIDs {
+		b := x.books[id]
+		s := b.stats24h(x.nowUs)
+		dst = append(dst, Market{
+			Config: &b.cfg, LastPrice: b.price, HasPrice: b.hasPrice,
+			Volume24h: s.volume, High24h: s.high, Low24h: s.low, Change24hBps: s.changeBps,
+		})
+	}
+	return dst
+}
+
+// Snapshot is one ob_getOrderbook answer. Buys and Sells alias the
+// caller's level slices.
+type Snapshot struct {
+	Book           clob.Hash
+	Buys, Sells    []clob.Level // best first
+	ClearingPrice  uint256.Int  // zero until the book has cleared
+	GroupingPrice  uint256.Int  // the tick precision: levels are exact prices
+	TimestampUs    int64        // the book's last tick; 0 before its first
+	NewOrdersCount int          // orders created in that tick
+	BuysCount      int          // resting buy orders, whatever the depth
+	SellsCount     int
+}
+
+// Orderbook completes a snapshot around the engine's aggregated levels
+// (best first, as clob.Engine.AppendLevels returns them), keeping at most
+// depth levels per side (depth ≤ 0: all). It reports false for an unknown
+// market.
+func (x *Index) Orderbook(bookID clob.Hash, buys, sells []clob.Level, depth int) (Snapshot, bool) {
+	b, ok := x.books[bookID]
+	if !ok {
+		return Snapshot{}, false
+	}
+	if depth > 0 {
+		buys = buys[:min(depth, len(buys))]
+		sells = sells[:min(depth, len(sells))]
+	}
+	s := Snapshot{
+		Book: bookID, Buys: buys, Sells: sells,
+		GroupingPrice:  b.cfg.TickPrecision,
+		NewOrdersCount: b.newOrders,
+		BuysCount:      b.activeCount[clob.Buy],
+		SellsCount:     b.activeCount[clob.Sell],
+	}
+	if b.hasPrice {
+		s.ClearingPrice = b.price
+	}
+	if b.ran {
+		s.TimestampUs = b.lastTickUs
+	}
+	return s, true
+}
+
+// OrdersQuery is the decoded ob_getOrders query.
+type OrdersQuery struct {
+	Book      clob.Hash
+	HasBook   bool
+	Limit     int // 1..OrdersLimitMax; ≤ 0 means OrdersLimitDefault
+	Cursor    Cursor
+	HasCursor bool // page strictly after (older than) Cursor
+	Status    Status
+	WithTotal bool
+	WithFills bool
+}
+
+// OrdersPage is one ob_getOrders answer. Orders point into the index: valid
+// until the next call to Admitted or Tick.
+type OrdersPage struct {
+	Orders    []*Order // newest first
+	Total     int      // set when the query asked WithTotal
+	WithTotal bool
+	WithFills bool
+	Next      Cursor // the last returned order's key, when HasNext
+	HasNext   bool
+}
+
+// Orders returns one page of an account's orders, newest first by
+// (admission time, nonce, order id), the page's slice appended to dst.
+func (x *Index) Orders(dst []*Order, owner clob.Address, q *OrdersQuery) OrdersPage {
+	p := OrdersPage{Orders: dst, WithTotal: q.WithTotal, WithFills: q.WithFills}
+	a := x.accounts[owner]
+	if a == nil {
+		return p
+	}
+	if q.WithTotal {
+		for _, o := range a.orders {
+			if q.matches(o) {
+				p.Total++
+			}
+		}
+	}
+	end := len(a.orders)
+	if q.HasCursor {
+		end, _ = slices.BinarySearchFunc(a.orders, q.Cursor, func(o *Order, c Cursor) int {
+			return compareCursor(keyOf(o), c)
+		})
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = OrdersLimitDefault
+	}
+	limit = min(limit, OrdersLimitMax)
+	returned := 0
+	for i := end - 1; i >= 0; i-- {
+		o := a.orders[i]
+		if !q.matches(o) {
+			continue
+		}
+		if returned == limit {
+			p.HasNext = true
+			p.Next = keyOf(p.Orders[len(p.Orders)-1])
+			break
+		}
+		p.Orders = append(p.Orders, o)
+		returned++
+	}
+	return p
+}
+
+func (q *OrdersQuery) matches(o *Order) bool {
+	if q.HasBook && o.Meta.Book != q.Book {
+		return false
+	}
+	return q.Status == StatusAny || o.Status == q.Status
+}
+
+// Balances returns an account's cash in a token and the part of it locked
+// behind live orders and pending transfers (the ledger's figures).
+type Balances func(token, owner clob.Address) (cash, locked uint256.Int)
+
+// Position is one spot holding: an account's base token of one market.
+type Position struct {
+	Book        clob.Hash
+	BaseSymbol  string
+	QuoteSymbol string
+	Balance     uint256.Int // cash, free plus locked
+	Free        uint256.Int
+	Locked      uint256.Int
+	MarkPrice   uint256.Int // the market's last clearing price
+	HasMark     bool
+}
+
+// Positions appends the account's holding of every market's base token,
+// ascending by market id; markets where it holds nothing are left out.
+func (x *Index) Positions(dst []Position, owner clob.Address, balance Balances) []Position {
+	for _, id := range x.bookIDs {
+		b := x.books[id]
+		cash, locked := balance(b.cfg.Base, owner)
+		if cash.IsZero() && locked.IsZero() {
+			continue
+		}
+		p := Position{
+			Book: id, BaseSymbol: b.cfg.BaseSymbol, QuoteSymbol: b.cfg.QuoteSymbol,
+			Balance: cash, Locked: locked, MarkPrice: b.price, HasMark: b.hasPrice,
+		}
+		if !locked.Gt(&cash) {
+			p.Free.Sub(&cash, &locked)
+		}
+		dst = append(dst, p)
+	}
+	return dst
+}
