@@ -1,0 +1,60 @@
+package clob
+
+import "testing"
+
+// TestSteadyStateAllocs locks the hot paths to zero allocations: a submit,
+// a cancel, a tick that drains them, and a tick that matches.
+func TestSteadyStateAllocs(t *testing.T) {
+	h := newHarness(t, Limits{OrdersMax: 256, PendingMax: 64})
+	h.fund("a", 1<<30, 1<<40)
+	h.fund("b", 1<<30, 1<<40)
+	a := &Admission{Signer: owner("a"), Owner: owner("a")}
+	env := &Envelope{Intents: make([]Intent, 1)}
+	buy, sell := h.limit(Buy, 1, 10, 0), h.limit(Sell, 1, 10, 0)
+	cancel := Intent{Kind: IntentCancel, Book: tBookID}
+	T := int64(0)
+	admit := func(who string, in *Intent) {
+		a.Signer, a.Owner = owner(who), owner(who)
+		a.Nonce++
+		a.NowUs = T + 1
+		in.Deadline = uint64(T + h.iv)
+		env.Intents[0] = *in
+		if r := h.e.Admit(a, env, h.acc); r != OK {
+			t.Fatalf("admit: %v", r)
+		}
+	}
+	submitCancel := func() {
+		admit("a", &buy)
+		orderID(h.e.hasher, &h.e.hashIn, &cancel.OrderID, a.Signer, a.Nonce, 0)
+		admit("a", &cancel)
+		T += h.iv
+		h.e.Tick(T, h.acc, &h.out)
+	}
+	match := func() {
+		admit("a", &buy)
+		admit("b", &sell)
+		T += h.iv
+		h.e.Tick(T, h.acc, &h.out)
+		if !h.out.Books[0].Traded {
+			t.Fatal("no trade")
+		}
+	}
+	for range 100 { // warm up: scratch buffers reach their steady size
+		submitCancel()
+		match()
+	}
+	f := func(name string, fn func()) {
+		t.Helper()
+		if n := testing.AllocsPerRun(200, fn); n != 0 {
+			t.Fatalf("%s: %v allocations per run", name, n)
+		}
+	}
+	f("submit+cancel+tick", submitCancel)
+	f("match tick", match)
+	if err := h.acc.check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkEngine(h.e, h.acc); err != nil {
+		t.Fatal(err)
+	}
+}

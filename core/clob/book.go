@@ -1,0 +1,316 @@
+package clob
+
+import (
+	"bytes"
+
+	"github.com/holiman/uint256"
+)
+
+// orderRef is a handle to an order: slot index (low 32 bits) and the slot's
+// generation when the handle was taken (high 32 bits). Slot 0 is nil.
+type orderRef uint64
+
+func makeRef(slot, gen uint32) orderRef { return orderRef(uint64(gen)<<32 | uint64(slot)) }
+func (r orderRef) slot() uint32         { return uint32(r) }
+func (r orderRef) gen() uint32          { return uint32(r >> 32) }
+
+// Order states.
+const (
+	stateFree    uint8 = iota
+	statePending       // admitted, waiting in the pending ring
+	stateNew           // drained in this tick, not yet queued in a level
+	stateResting       // queued in a level
+)
+
+// node is the hot part of an order: what the matching walk touches.
+type node struct {
+	next, prev uint32 // queue neighbours in its level; 0 = none
+	gen        uint32
+	heapPos    int32 // index in the expiry heap, -1 = not in it
+	state      uint8
+	side       Side
+	typ        OrderType
+	flags      uint8
+	remLots    int64
+	priceSteps int64 // limit, or a market order's cap
+	queueTick  int64 // the tick it (re-)entered its level: taker iff == the current tick
+}
+
+// order is the cold part of an order.
+type order struct {
+	id                           Hash
+	owner                        Address
+	reserved                     uint256.Int // what it still holds locked
+	filledBase, filledQuote, fee uint256.Int
+	admitTickUs, expiresUs       int64 // expiresUs 0 = never
+	deadlineUs                   uint64
+	ttlUs                        uint64
+	sizeBase                     uint256.Int // filled + remaining, base wei (for OrderInfo)
+	// pendingUpdates counts updates admitted and not yet drained. While it
+	// is > 0, reserved already holds the last one's target and settled holds
+	// the reservation of the order as it actually is; the drain of the last
+	// one reconciles the two (see drainUpdate).
+	pendingUpdates uint32
+	settled        uint256.Int
+}
+
+// level is one price of one side: a FIFO of orders linked through node.
+type level struct {
+	priceSteps int64
+	head, tail uint32
+	count      int32
+	vol        volume
+}
+
+// pendingIntent is an admitted book intent waiting for its tick.
+type pendingIntent struct {
+	kind       IntentKind
+	ref        orderRef // submit: the new order; cancel, update: the target
+	deadlineUs uint64
+	landUs     int64       // landing(admission time)
+	seq, tag   uint64      // envelope admission sequence and tag
+	newLots    int64       // update: new remaining size
+	newSteps   int64       // update: new price
+	reserve    uint256.Int // update: the reservation of the updated order
+}
+
+// book is one market's shard: arena, sides, pending ring, expiry heap.
+type book struct {
+	cfg   MarketConfig
+	u     units
+	nodes []node  // arena, hot half; nodes[0] unused
+	ords  []order // arena, cold half
+	free  []uint32
+	index idIndex
+	// Invariant: sides[s] is sorted by key(s, price) ascending, best last,
+	// and holds no empty level.
+	sides      [2][]level
+	pending    ring[pendingIntent]
+	expiry     []uint32 // min-heap on (expiresUs, id)
+	tickNew    []orderRef
+	lastTickUs int64
+	hasPrice   bool
+	priceHalf  int64
+}
+
+func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
+	n := l.OrdersMax
+	b := &book{
+		cfg: *cfg, u: *u,
+		nodes: make([]node, n+1), ords: make([]order, n+1), free: make([]uint32, n),
+		index:   newIDIndex(n),
+		pending: newRing[pendingIntent](l.PendingMax),
+		expiry:  make([]uint32, 0, n), tickNew: make([]orderRef, 0, l.PendingMax),
+	}
+	b.sides[Buy] = make([]level, 0, levelsCap(n))
+	b.sides[Sell] = make([]level, 0, levelsCap(n))
+	for i := range b.free {
+		b.free[i] = uint32(n - i)
+	}
+	return b
+}
+
+// levelsCap is the initial capacity of a side: levels grow by append up to
+// at most OrdersMax, then never again.
+func levelsCap(ordersMax int) int { return min(ordersMax, 1<<12) }
+
+func (b *book) live() int { return len(b.nodes) - 1 - len(b.free) }
+
+// alloc takes a free slot.
+// REQUIRES: live() < OrdersMax.
+func (b *book) alloc() orderRef {
+	s := b.free[len(b.free)-1]
+	b.free = b.free[:len(b.free)-1]
+	n := &b.nodes[s]
+	gen := n.gen
+	*n = node{gen: gen, heapPos: -1}
+	b.ords[s] = order{}
+	return makeRef(s, gen)
+}
+
+// release frees a slot: its handles go stale.
+func (b *book) release(s uint32) {
+	n := &b.nodes[s]
+	b.index.remove(&b.ords[s].id, b.ords)
+	n.state = stateFree
+	n.gen++
+	b.free = append(b.free, s)
+}
+
+// deref returns the slot of a handle that still names a live order, or 0.
+func (b *book) deref(r orderRef) uint32 {
+	s := r.slot()
+	if s == 0 || int(s) >= len(b.nodes) {
+		return 0
+	}
+	if n := &b.nodes[s]; n.gen != r.gen() || n.state == stateFree {
+		return 0
+	}
+	return s
+}
+
+// key orders a side's levels so that the best price is the largest key.
+func key(side Side, priceSteps int64) int64 {
+	if side == Buy {
+		return priceSteps
+	}
+	return -priceSteps
+}
+
+// findLevel returns the index of the level at priceSteps, or where it
+// would be inserted, and whether it exists.
+func (b *book) findLevel(side Side, priceSteps int64) (int, bool) {
+	lv := b.sides[side]
+	k := key(side, priceSteps)
+	lo, hi := 0, len(lv)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if key(side, lv[m].priceSteps) < k {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(lv) && lv[lo].priceSteps == priceSteps
+}
+
+// levelFor returns the index of the level at priceSteps, creating it.
+func (b *book) levelFor(side Side, priceSteps int64) int {
+	i, ok := b.findLevel(side, priceSteps)
+	if !ok {
+		lv := append(b.sides[side], level{})
+		copy(lv[i+1:], lv[i:])
+		lv[i] = level{priceSteps: priceSteps}
+		b.sides[side] = lv
+	}
+	return i
+}
+
+// enqueue appends (front = false) or prepends the order at slot s to its
+// price level and marks it resting.
+func (b *book) enqueue(s uint32, front bool) {
+	n := &b.nodes[s]
+	li := b.levelFor(n.side, n.priceSteps)
+	l := &b.sides[n.side][li]
+	n.state, n.next, n.prev = stateResting, 0, 0
+	switch {
+	case l.head == 0:
+		l.head, l.tail = s, s
+	case front:
+		n.next = l.head
+		b.nodes[l.head].prev = s
+		l.head = s
+	default:
+		n.prev = l.tail
+		b.nodes[l.tail].next = s
+		l.tail = s
+	}
+	l.count++
+	l.vol.add(n.remLots)
+}
+
+// unlink removes a resting order from its level, dropping the level when it
+// empties.
+func (b *book) unlink(s uint32) {
+	n := &b.nodes[s]
+	li, ok := b.findLevel(n.side, n.priceSteps)
+	if !ok {
+		panic("BUG: resting order without a level")
+	}
+	l := &b.sides[n.side][li]
+	if n.prev != 0 {
+		b.nodes[n.prev].next = n.next
+	} else {
+		l.head = n.next
+	}
+	if n.next != 0 {
+		b.nodes[n.next].prev = n.prev
+	} else {
+		l.tail = n.prev
+	}
+	l.count--
+	l.vol.sub(n.remLots)
+	n.next, n.prev = 0, 0
+	if l.count == 0 {
+		lv := b.sides[n.side]
+		b.sides[n.side] = append(lv[:li], lv[li+1:]...)
+	}
+}
+
+// expiryLess orders the expiry heap by (expiresUs, id).
+func (b *book) expiryLess(i, j int) bool {
+	a, c := &b.ords[b.expiry[i]], &b.ords[b.expiry[j]]
+	if a.expiresUs != c.expiresUs {
+		return a.expiresUs < c.expiresUs
+	}
+	return bytes.Compare(a.id[:], c.id[:]) < 0
+}
+
+func (b *book) expirySwap(i, j int) {
+	h := b.expiry
+	h[i], h[j] = h[j], h[i]
+	b.nodes[h[i]].heapPos = int32(i)
+	b.nodes[h[j]].heapPos = int32(j)
+}
+
+func (b *book) expiryUp(i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !b.expiryLess(i, p) {
+			return
+		}
+		b.expirySwap(i, p)
+		i = p
+	}
+}
+
+func (b *book) expiryDown(i int) {
+	for {
+		c := 2*i + 1
+		if c >= len(b.expiry) {
+			return
+		}
+		if c+1 < len(b.expiry) && b.expiryLess(c+1, c) {
+			c++
+		}
+		if !b.expiryLess(c, i) {
+			return
+		}
+		b.expirySwap(i, c)
+		i = c
+	}
+}
+
+// expiryPush adds the order at slot s to the expiry heap.
+func (b *book) expiryPush(s uint32) {
+	b.expiry = append(b.expiry, s)
+	i := len(b.expiry) - 1
+	b.nodes[s].heapPos = int32(i)
+	b.expiryUp(i)
+}
+
+// expiryRemove takes the order at slot s out of the heap, if it is in it.
+func (b *book) expiryRemove(s uint32) {
+	i := int(b.nodes[s].heapPos)
+	if i < 0 {
+		return
+	}
+	last := len(b.expiry) - 1
+	if i != last {
+		b.expirySwap(i, last)
+	}
+	b.expiry = b.expiry[:last]
+	b.nodes[s].heapPos = -1
+	if i != last {
+		b.expiryDown(i)
+		b.expiryUp(i)
+	}
+}
+
+// expiryTop returns the earliest expiry, if any.
+func (b *book) expiryTop() (int64, bool) {
+	if len(b.expiry) == 0 {
+		return 0, false
+	}
+	return b.ords[b.expiry[0]].expiresUs, true
+}

@@ -1,0 +1,137 @@
+// Package clob is the venue's batch-auction engine: one book per market,
+// each clearing all of its crossing orders at one price per tick. The rule
+// book is docs/auction.md; this package implements it literally, and a
+// differential test (differential_test.go) runs it event by event against
+// the naive reference engine in internal/refbook.
+//
+// # Model
+//
+// The engine is a pure function of its inputs: Admit (an envelope of
+// intents stamped with the sequencer's time), Tick (a tick time) and
+// CreateMarket. It keeps no money: every lock, spend and credit goes through
+// the caller's Accounts, so the ledger's own conservation check covers the
+// books. No clock, goroutines, I/O or randomness; no map iteration.
+//
+// Admit validates the whole envelope first — each intent against the state
+// left by the ones before it, tracking the orders the envelope creates, the
+// projected reservation of each order it updates, its running locks and
+// releases per token, and its use of each book's capacity — and only then
+// applies it, so an envelope is admitted whole or not at all. Applied
+// intents go onto their book's pending ring (transfers onto the engine's
+// transfer ring) in admission order; an order is live, and reserves its
+// funds, from admission.
+//
+// A book's tick drains its pending ring, expires orders whose ttl ran out,
+// matches, and cancels what is left of IOC and market orders. Matching is a
+// walk of the two sides in queue priority that records (bid, ask, lots)
+// chunks without changing the book; the clearing price is derived from the
+// walk, POST_ONLY orders that would trade are refused and the walk repeats
+// without them, and only then are the chunks settled.
+//
+// # Data layout
+//
+// Each book is a shard that allocates everything at CreateMarket from
+// Limits: an arena of OrdersMax+1 order slots split into a hot half (node:
+// queue links, remaining lots, price, flags — what the walk touches) and a
+// cold half (order: id, owner, money), addressed by uint32 index with 0 as
+// nil and a generation per slot (orderRef packs both, so a handle to a freed
+// slot is detected); a free list; an open-addressing id index (index.go); a
+// pending ring of PendingMax; an expiry min-heap on (ExpiresUs, id) with
+// each order's heap position; and per side a slice of price levels sorted
+// with the best price last, so that the levels that change most (near the
+// best price) are cheap to insert and remove, each level a FIFO of orders
+// linked through the arena. The engine owns the scratch buffers the tick
+// reuses (chunks, the sort of new orders, landed envelopes). In steady state
+// nothing allocates (alloc_test.go).
+//
+// Queue priority: new orders (and re-queued updates) are appended to their
+// level at the end of the drain in ascending id order, behind every order
+// from an earlier tick; market orders are put at the front of the level of
+// their cap, also by id. They are removed in the same tick, so levels hold
+// limit orders only between ticks.
+//
+// Numbers: sizes are int64 lots and prices int64 steps, each at most 2^53;
+// clearing prices are half-steps. Quote amounts are lots × half-steps ×
+// unitQuote, computed exactly in uint256 at the edges (units.go). Level
+// volumes are 128-bit sums of lots.
+//
+// # Invariants
+//
+//   - Invariant: for every (token, owner), the ledger's locked amount equals
+//     the reservations of the owner's live orders plus its pending
+//     transfers. An order's reservation is what it reserved minus what its
+//     fills consumed, released when it leaves the book. An admitted update
+//     moves the reservation to its target at once; the drain of an order's
+//     last pending update reconciles it with the order as it actually is
+//     (a no-op unless an update was dropped as late).
+//   - Invariant: levels are never empty; a side's levels are strictly
+//     sorted, best last; a level's count and volume equal the sum over its
+//     queue. Between ticks no order is in state new.
+//   - Invariant: every live order is in the id index; every resting order
+//     with an expiry is in the heap at its recorded position.
+//   - Every fill of a tick in one book is at the one clearing price, which
+//     lies within every filled order's own limit or cap.
+//   - Determinism: the same inputs give the same events and the same
+//     AppendSnapshot bytes.
+//
+// Order ids must be unique: the engine panics ("BUG: ...") if an admission
+// would create an id that is live, i.e. when a (signer, nonce) is admitted
+// twice. The id index trusts ids to be uniform (they are keccak outputs).
+//
+// # Decisions the rule book leaves open
+//
+//   - Ticks drain every pending intent of a due book, including any admitted
+//     after the tick's time (the rule book says "drain the pending ring";
+//     this also means an update's admission-time lock change always meets
+//     the order before its next match).
+//   - Landed lists an envelope in every tick that drains one of its intents;
+//     an envelope whose intents land on books with different schedules is
+//     listed in each of those ticks (once per tick).
+//   - POST_ONLY refusals are emitted in the walk's allocation order (bid
+//     before ask in each chunk), before the fills; IOC and market
+//     remainders are cancelled in the order they entered the book.
+//   - A fill emits the buyer's event, then the seller's.
+//   - A re-queued update keeps its AdmitTickUs and ExpiresUs.
+//   - A market order with POST_ONLY (and no IOC) is refused as "cannot be
+//     POST_ONLY" before the IOC requirement is checked.
+//   - If a dropped (late) shrinking update's released funds are no longer
+//     available when its lock must be restored, the order is cancelled.
+//   - Transfers are dropped silently (no event) when late.
+//   - A book counts as having executed a tick only when it ran (had work).
+//   - Wire prices of half-steps (BookTick.Price, LastPrice) are
+//     floor(halfSteps × tick / 2): inexact only for a midpoint on a market
+//     whose tick precision is odd. Quote amounts are always exact.
+//
+// # Limits
+//
+// OrdersMax live orders and PendingMax pending intents per book
+// ("orderbook is full"; the transfer ring also has PendingMax entries);
+// OrdersMaxLimit, PendingMaxLimit and MarketsMax bound the configuration;
+// BatchIntentsMax intents per envelope; sizes and prices ≤ 2^53 lots and
+// steps ("value out of range"); lot size and unitQuote ≤ 2^128 (checked at
+// CreateMarket) so that every amount fits 256 bits.
+//
+// # Snapshot layout
+//
+// AppendSnapshot writes canonical bytes: books by id, levels best first,
+// orders in queue order, pending intents in admission order; never arena
+// slots or map order. Integers are big-endian; amounts are 32-byte uint256.
+//
+//	engine:   | "CLOB1" | seq u64 | transferLastUs u64 | nBooks u32 | book* | nTransfers u32 | transfer* |
+//	book:     | id 32 | kind u8 | base 20 | quote 20 | intervalUs u64 |
+//	          | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
+//	          | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
+//	          | lastTickUs u64 | hasPrice u8 | priceHalfSteps u64 |
+//	          | bids: nLevels u32 | level* | asks: nLevels u32 | level* |
+//	          | nPending u32 | pending* |
+//	level:    | priceSteps u64 | nOrders u32 | order* |
+//	order:    | id 32 | owner 20 | side u8 | type u8 | flags u8 | state u8 |
+//	          | priceSteps u64 | remLots u64 | queueTickUs u64 | admitTickUs u64 | expiresUs u64 |
+//	          | deadlineUs u64 | ttlUs u64 | pendingUpdates u32 |
+//	          | reserved 32 | settled 32 (zero unless pendingUpdates > 0) | size 32 |
+//	          | filledBase 32 | filledQuote 32 | fee 32 |
+//	pending:  | kind u8 | seq u64 | tag u64 | deadlineUs u64 | landUs u64 | body |
+//	          body: submit: order; cancel: target id 32 (zero if gone);
+//	                update: target id 32 | newLots u64 | newSteps u64 | reserve 32
+//	transfer: | owner 20 | token 20 | to 20 | amount 32 | deadlineUs u64 | landUs u64 | seq u64 | tag u64 |
+package clob

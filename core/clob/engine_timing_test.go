@@ -1,0 +1,166 @@
+package clob
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/holiman/uint256"
+)
+
+// benchBook is a book of resting orders kept in steady state: every
+// iteration runs two ticks of benchIntents new intents each. Tick 1: taker
+// buys (IOC, 1 lot) take the best `take` ask levels while makers add as many
+// bid levels just above the best bid; tick 2: taker sells take those bids
+// back while makers restore the ask levels. After both ticks the book holds
+// the same orders at the same prices.
+type benchBook struct {
+	h      *harness
+	acc    *benchAccounts
+	a      Admission
+	env    Envelope
+	nowUs  int64
+	bestB  int64 // best bid, steps
+	bestA  int64 // best ask, steps
+	take   int   // levels each tick takes
+	owners [8]Address
+}
+
+const (
+	benchPerLevel = 100
+	benchIntents  = 10_000 // new intents per tick
+	benchTakeMax  = 50     // levels one tick takes at most: half the intents take, half make
+)
+
+func newBenchBook(b *testing.B, resting int) *benchBook {
+	h := newHarness(b, Limits{OrdersMax: resting + 2*benchIntents, PendingMax: 1 << 14})
+	bb := &benchBook{h: h, acc: &benchAccounts{}, env: Envelope{Intents: make([]Intent, 1)}, nowUs: 100}
+	for i := range bb.owners {
+		bb.owners[i] = Address{byte(i + 1)}
+		bb.acc.bal[tBase[0]][i+1].cash.Lsh(uint256.NewInt(1), 200)
+		bb.acc.bal[tQuote[0]][i+1].cash.Lsh(uint256.NewInt(1), 200)
+	}
+	levels := max(resting/2/benchPerLevel, 1)
+	bb.take = min(levels, benchTakeMax)
+	bb.bestB = 1_000_000
+	bb.bestA = bb.bestB + 2*benchTakeMax + 1
+	T := h.iv
+	n := 0
+	for lv := range levels {
+		for range benchPerLevel {
+			bb.admit(Sell, bb.bestA+int64(lv), 0, n)
+			bb.admit(Buy, bb.bestB-int64(lv), 0, n+1)
+			n += 2
+			if n%(1<<13) == 0 {
+				h.e.Tick(T, bb.acc, &h.out)
+				T += h.iv
+				bb.nowUs = T - h.iv + 1
+			}
+		}
+	}
+	h.e.Tick(T, bb.acc, &h.out)
+	bb.nowUs = T + 1
+	return bb
+}
+
+// admit submits one 1-lot limit order.
+func (bb *benchBook) admit(side Side, steps int64, flags uint8, i int) {
+	a := &bb.a
+	a.Signer = bb.owners[i%len(bb.owners)]
+	a.Owner, a.NowUs = a.Signer, bb.nowUs
+	a.Nonce++
+	in := &bb.env.Intents[0]
+	*in = Intent{Kind: IntentSubmit, Book: tBookID, Side: side, Type: Limit, Flags: flags,
+		Deadline: uint64(landing(bb.nowUs, bb.h.iv))}
+	in.Size.Set(e15)
+	in.Price.SetUint64(uint64(steps))
+	in.Price.Mul(&in.Price, &bb.h.e.books[0].u.tick)
+	if r := bb.h.e.Admit(a, &bb.env, bb.acc); r != OK {
+		panic(fmt.Sprintf("bench admit: %v", r))
+	}
+}
+
+// tick admits bb.take×benchPerLevel crossing takers and as many makers on
+// the same side, plus idle IOC orders that cross nothing (cancelled at the
+// tick's end) up to benchIntents, then runs one tick.
+func (bb *benchBook) tick(side Side, takerSteps, idleSteps int64, makerSteps func(i int) int64) {
+	k := bb.take * benchPerLevel
+	for i := range k {
+		bb.admit(side, takerSteps, FlagIOC, i)
+		bb.admit(side, makerSteps(i), 0, i+1)
+	}
+	for i := range benchIntents - 2*k {
+		bb.admit(side, idleSteps, FlagIOC, i)
+	}
+	T := landing(bb.nowUs, bb.h.iv)
+	bb.h.e.Tick(T, bb.acc, &bb.h.out)
+	bb.nowUs = T + 1
+}
+
+// round runs the two ticks that bring the book back to where it was.
+func (bb *benchBook) round() {
+	bA, bB, take := bb.bestA, bb.bestB, int64(bb.take)
+	// Tick 1: buys take asks [bA, bA+take); new bids at [bB+1, bB+take].
+	bb.tick(Buy, bA+take-1, bB, func(i int) int64 { return bB + 1 + int64(i/benchPerLevel) })
+	// Tick 2: sells take the new bids; new asks at [bA, bA+take) again.
+	bb.tick(Sell, bB+1, bA, func(i int) int64 { return bA + int64(i/benchPerLevel) })
+}
+
+func BenchmarkTick(b *testing.B) {
+	for _, resting := range []int{1_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("resting=%d", resting), func(b *testing.B) {
+			bb := newBenchBook(b, resting)
+			bb.round() // warm up scratch buffers
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				bb.round()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(2*benchIntents), "ns/order")
+			if !bb.h.out.Books[0].Traded || bb.h.e.books[0].live() < resting {
+				b.Fatalf("book not in steady state: %d live", bb.h.e.books[0].live())
+			}
+			sink = bb.h.out.Books[0].VolumeBase
+		})
+	}
+}
+
+var sink uint256.Int
+
+// benchAccounts is a flat ledger for benchmarks: tokens and owners are told
+// apart by their first byte, so that the engine, not a map, is measured.
+type benchAccounts struct {
+	bal  [256][256]testBalance
+	fees [256]uint256.Int
+}
+
+func (a *benchAccounts) Available(token, owner Address) uint256.Int {
+	var v uint256.Int
+	b := &a.bal[token[0]][owner[0]]
+	v.Sub(&b.cash, &b.locked)
+	return v
+}
+
+func (a *benchAccounts) Lock(token, owner Address, amount *uint256.Int) {
+	b := &a.bal[token[0]][owner[0]]
+	b.locked.Add(&b.locked, amount)
+}
+
+func (a *benchAccounts) Unlock(token, owner Address, amount *uint256.Int) {
+	b := &a.bal[token[0]][owner[0]]
+	b.locked.Sub(&b.locked, amount)
+}
+
+func (a *benchAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
+	b := &a.bal[token[0]][owner[0]]
+	b.locked.Sub(&b.locked, amount)
+	b.cash.Sub(&b.cash, amount)
+}
+
+func (a *benchAccounts) Credit(token, owner Address, amount *uint256.Int) {
+	b := &a.bal[token[0]][owner[0]]
+	b.cash.Add(&b.cash, amount)
+}
+
+func (a *benchAccounts) CollectFee(token Address, amount *uint256.Int) {
+	a.fees[token[0]].Add(&a.fees[token[0]], amount)
+}

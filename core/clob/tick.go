@@ -1,0 +1,316 @@
+package clob
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"slices"
+)
+
+// tickScratch holds buffers reused by every tick.
+type tickScratch struct {
+	chunks []chunk
+	sorted []newEntry
+	landed []landedTag
+}
+
+// newEntry is an order entering its level in this tick, sorted by id. key
+// is the id's first 8 bytes: it decides almost every comparison, and keeps
+// the sorted items small (sorting 40-byte items with whole ids was slower).
+type newEntry struct {
+	key  uint64
+	slot uint32
+}
+
+// landedTag is an envelope one of whose intents drained in this tick.
+type landedTag struct{ seq, tag uint64 }
+
+func (t *tickScratch) init(l *Limits) {
+	t.chunks = make([]chunk, 0, l.OrdersMax)
+	t.sorted = make([]newEntry, 0, l.PendingMax)
+	t.landed = make([]landedTag, 0, l.PendingMax)
+}
+
+// NextTickDue returns the earliest tick time ≤ nowUs at which some book has
+// work (pending intents or due expiries), or the transfer ring has work.
+func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
+	best := int64(math.MaxInt64)
+	for _, b := range e.books {
+		best = min(best, b.nextDue())
+	}
+	if e.transfers.len() > 0 {
+		best = min(best, max(e.transfers.at(0).landUs, e.transferLastUs+TransferIntervalUs))
+	}
+	return best, best <= nowUs
+}
+
+// nextDue is the book's next tick with work, MaxInt64 if none.
+func (b *book) nextDue() int64 {
+	iv := b.cfg.IntervalUs
+	due := int64(math.MaxInt64)
+	if b.pending.len() > 0 {
+		due = max(b.pending.at(0).landUs, b.lastTickUs+iv)
+	}
+	if exp, ok := b.expiryTop(); ok && exp <= math.MaxInt64-iv {
+		t := (exp + iv - 1) / iv * iv
+		due = min(due, max(t, b.lastTickUs+iv))
+	}
+	return due
+}
+
+// due reports whether the book runs at tickUs.
+func (b *book) due(tickUs int64) bool {
+	if tickUs%b.cfg.IntervalUs != 0 || tickUs <= b.lastTickUs {
+		return false
+	}
+	exp, ok := b.expiryTop()
+	return b.pending.len() > 0 || ok && exp <= tickUs
+}
+
+// Tick runs the auction of every book due at tickUs, then the transfers.
+// out is truncated and refilled; its slices stay valid until the next call
+// with the same out.
+// REQUIRES: tickUs ≥ 0.
+func (e *Engine) Tick(tickUs int64, acc Accounts, out *TickResult) {
+	if tickUs < 0 {
+		panic("BUG: negative tick time")
+	}
+	out.TickUs = tickUs
+	out.Books, out.Events, out.Landed = out.Books[:0], out.Events[:0], out.Landed[:0]
+	e.tk.landed = e.tk.landed[:0]
+	for _, b := range e.books {
+		if b.due(tickUs) {
+			e.runBook(b, tickUs, acc, out)
+		}
+	}
+	if tickUs%TransferIntervalUs == 0 && tickUs > e.transferLastUs && e.transfers.len() > 0 {
+		e.runTransfers(tickUs, acc, out)
+	}
+	e.finishLanded(out)
+}
+
+// runBook runs one book's tick: drain, expire, match, IOC.
+func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
+	b.lastTickUs = tickUs
+	bt := BookTick{Book: b.cfg.ID, FirstEvent: len(out.Events)}
+	bt.NewOrders = e.drain(b, tickUs, acc, out)
+	e.queueNew(b)
+	for {
+		exp, ok := b.expiryTop()
+		if !ok || exp > tickUs {
+			break
+		}
+		e.removeOrder(b, b.expiry[0], EventExpire, acc, out)
+	}
+	e.match(b, tickUs, acc, out, &bt)
+	for _, r := range b.tickNew {
+		s := b.deref(r)
+		if s != 0 && (b.nodes[s].typ == Market || b.nodes[s].flags&FlagIOC != 0) {
+			e.removeOrder(b, s, EventCancel, acc, out)
+		}
+	}
+	b.tickNew = b.tickNew[:0]
+	bt.HasPrice = b.hasPrice
+	if b.hasPrice {
+		b.u.priceWei(&bt.Price, b.priceHalf)
+	}
+	bt.EndEvent = len(out.Events)
+	out.Books = append(out.Books, bt)
+}
+
+// event appends an event for the order at slot s, with its running totals.
+func (b *book) event(out *TickResult, s uint32, kind EventKind, terminal bool) *Event {
+	o := &b.ords[s]
+	out.Events = append(out.Events, Event{Kind: kind, Book: b.cfg.ID, OrderID: o.id, Owner: o.owner,
+		Side: b.nodes[s].side, TotalBase: o.filledBase, TotalQuote: o.filledQuote, TotalFee: o.fee, Terminal: terminal})
+	return &out.Events[len(out.Events)-1]
+}
+
+// removeOrder takes a live order out of its book for good: event, unlink,
+// unlock what it still reserves, free its slot.
+func (e *Engine) removeOrder(b *book, s uint32, kind EventKind, acc Accounts, out *TickResult) {
+	b.event(out, s, kind, true)
+	e.discard(b, s, acc)
+}
+
+// discard frees a live order's slot, unlocking its reservation.
+func (e *Engine) discard(b *book, s uint32, acc Accounts) {
+	n, o := &b.nodes[s], &b.ords[s]
+	if n.state == stateResting {
+		b.unlink(s)
+	}
+	b.expiryRemove(s)
+	if !o.reserved.IsZero() {
+		acc.Unlock(b.u.backing(n.side), o.owner, &o.reserved)
+	}
+	b.release(s)
+}
+
+// drain applies the pending ring in admission order; it returns how many
+// orders entered the book.
+func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int {
+	placed := 0
+	lastSeq := uint64(math.MaxUint64)
+	for b.pending.len() > 0 {
+		p := b.pending.pop()
+		if p.seq != lastSeq {
+			e.tk.landed = append(e.tk.landed, landedTag{p.seq, p.tag})
+			lastSeq = p.seq
+		}
+		late := p.deadlineUs < uint64(tickUs)
+		s := b.deref(p.ref)
+		switch {
+		case s == 0: // the order left the book before this intent's turn
+		case p.kind == IntentSubmit && late:
+			e.removeOrder(b, s, EventExpire, acc, out)
+		case p.kind == IntentSubmit:
+			e.place(b, s, p.ref, tickUs, out)
+			placed++
+		case p.kind == IntentCancel && !late:
+			e.removeOrder(b, s, EventCancel, acc, out)
+		case p.kind == IntentUpdate:
+			e.drainUpdate(b, s, p, tickUs, late, acc, out)
+		}
+	}
+	return placed
+}
+
+// place moves a pending order into this tick's new orders.
+func (e *Engine) place(b *book, s uint32, r orderRef, tickUs int64, out *TickResult) {
+	n, o := &b.nodes[s], &b.ords[s]
+	n.state, n.queueTick, o.admitTickUs = stateNew, tickUs, tickUs
+	if o.ttlUs > 0 {
+		o.expiresUs = tickUs + int64(min(o.ttlUs, uint64(math.MaxInt64-tickUs)))
+		b.expiryPush(s)
+	}
+	b.event(out, s, EventPlaced, false)
+	b.tickNew = append(b.tickNew, r)
+}
+
+// drainUpdate applies (or, late, drops) an update. Repricing or growing a
+// resting order re-queues it as new in this tick; shrinking keeps its place.
+// The drain of an order's last pending update reconciles its ledger lock
+// with the reservation of the order as it now is: a no-op unless an update
+// was dropped.
+func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, late bool, acc Accounts, out *TickResult) {
+	n, o := &b.nodes[s], &b.ords[s]
+	o.pendingUpdates--
+	if !late {
+		if n.state == stateResting {
+			if p.newSteps != n.priceSteps || p.newLots > n.remLots {
+				b.unlink(s)
+				n.state, n.queueTick = stateNew, tickUs
+				b.tickNew = append(b.tickNew, p.ref)
+			} else {
+				li, _ := b.findLevel(n.side, n.priceSteps)
+				b.sides[n.side][li].vol.sub(n.remLots - p.newLots)
+			}
+		}
+		n.remLots, n.priceSteps = p.newLots, p.newSteps
+		b.u.baseOf(&o.sizeBase, p.newLots)
+		o.sizeBase.Add(&o.sizeBase, &o.filledBase)
+		o.settled = p.reserve
+		b.event(out, s, EventUpdate, false)
+	}
+	if o.pendingUpdates == 0 && o.reserved != o.settled {
+		e.reconcile(b, s, acc, out)
+	}
+}
+
+// reconcile moves the order's lock to its settled reservation; when the
+// owner no longer has the cash to restore a dropped shrink's release, the
+// order is cancelled instead.
+func (e *Engine) reconcile(b *book, s uint32, acc Accounts, out *TickResult) {
+	n, o := &b.nodes[s], &b.ords[s]
+	token := b.u.backing(n.side)
+	d := &e.tmp[0]
+	if o.settled.Lt(&o.reserved) {
+		d.Sub(&o.reserved, &o.settled)
+		acc.Unlock(token, o.owner, d)
+		o.reserved = o.settled
+		return
+	}
+	d.Sub(&o.settled, &o.reserved)
+	if avail := acc.Available(token, o.owner); avail.Lt(d) {
+		e.removeOrder(b, s, EventCancel, acc, out)
+		return
+	}
+	acc.Lock(token, o.owner, d)
+	o.reserved = o.settled
+}
+
+// queueNew enqueues this tick's new orders: limit orders at the back of
+// their level by ascending id, market orders at the front (ahead of limit
+// orders at their cap), also by ascending id.
+func (e *Engine) queueNew(b *book) {
+	sorted := e.tk.sorted[:0]
+	for _, r := range b.tickNew {
+		if s := b.deref(r); s != 0 && b.nodes[s].state == stateNew {
+			b.nodes[s].state = stateResting // dedupe: an order can be listed twice
+			sorted = append(sorted, newEntry{binary.BigEndian.Uint64(b.ords[s].id[:8]), s})
+		}
+	}
+	slices.SortFunc(sorted, func(x, y newEntry) int {
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return bytes.Compare(b.ords[x.slot].id[:], b.ords[y.slot].id[:])
+	})
+	for _, ne := range sorted {
+		if b.nodes[ne.slot].typ == Limit {
+			b.enqueue(ne.slot, false)
+		}
+	}
+	for i := len(sorted) - 1; i >= 0; i-- {
+		if b.nodes[sorted[i].slot].typ == Market {
+			b.enqueue(sorted[i].slot, true)
+		}
+	}
+	e.tk.sorted = sorted[:0]
+}
+
+// runTransfers settles (or, late, drops) every pending transfer.
+func (e *Engine) runTransfers(tickUs int64, acc Accounts, out *TickResult) {
+	e.transferLastUs = tickUs
+	lastSeq := uint64(math.MaxUint64)
+	for e.transfers.len() > 0 {
+		t := e.transfers.pop()
+		if t.seq != lastSeq {
+			e.tk.landed = append(e.tk.landed, landedTag{t.seq, t.tag})
+			lastSeq = t.seq
+		}
+		if t.deadlineUs < uint64(tickUs) {
+			acc.Unlock(t.token, t.owner, &t.amount)
+			continue
+		}
+		acc.SpendLocked(t.token, t.owner, &t.amount)
+		acc.Credit(t.token, t.to, &t.amount)
+		out.Events = append(out.Events, Event{Kind: EventTransfer, Owner: t.owner, Token: t.token, To: t.to, Amount: t.amount})
+	}
+}
+
+// finishLanded reports each envelope that landed once, in admission order.
+func (e *Engine) finishLanded(out *TickResult) {
+	l := e.tk.landed
+	if !slices.IsSortedFunc(l, cmpLanded) {
+		slices.SortFunc(l, cmpLanded)
+	}
+	for i := range l {
+		if i == 0 || l[i].seq != l[i-1].seq {
+			out.Landed = append(out.Landed, l[i].tag)
+		}
+	}
+}
+
+func cmpLanded(x, y landedTag) int {
+	switch {
+	case x.seq < y.seq:
+		return -1
+	case x.seq > y.seq:
+		return 1
+	}
+	return 0
+}

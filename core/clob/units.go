@@ -1,0 +1,128 @@
+package clob
+
+import (
+	"math/bits"
+
+	"github.com/holiman/uint256"
+)
+
+// Number limits. Inside a book sizes are int64 lots and prices int64 steps;
+// both are capped at 2^53 so that half-steps (2 × steps), lots × half-steps
+// (a 107-bit product) and their sums stay exact.
+const (
+	// unitsMax is the largest lot or step count an intent may carry.
+	unitsMax = 1 << 53
+	// unitQuoteMaxBits bounds unitQuote and the lot size (in bits) so that
+	// every quote amount (< 2^235) and base amount (< 2^181) fits a uint256.
+	unitQuoteMaxBits = 128
+)
+
+// wad is 1e18, the fee and price denominator.
+var wad = uint256.NewInt(1_000_000_000_000_000_000)
+
+// units are a market's conversion constants, derived once at CreateMarket.
+type units struct {
+	lot, tick, unitQuote uint256.Int
+	makerFee, takerFee   uint256.Int
+	feeMaxRate           uint256.Int // max(makerFee, takerFee)
+	base, quote          Address
+	intervalUs           int64
+}
+
+// toUnits converts a wire amount into a whole count of unit, or the reason
+// it cannot: zero, not a multiple, or more than unitsMax units.
+func toUnits(v, unit *uint256.Int, zero, notMultiple Reason) (int64, Reason) {
+	if v.IsZero() {
+		return 0, zero
+	}
+	var q, r uint256.Int
+	q.DivMod(v, unit, &r)
+	if !r.IsZero() {
+		return 0, notMultiple
+	}
+	if !q.IsUint64() || q.Uint64() > unitsMax {
+		return 0, ReasonValueRange
+	}
+	return int64(q.Uint64()), OK
+}
+
+// quoteOf sets dst to the quote amount of lots at halfSteps: lots ×
+// halfSteps × unitQuote, exact.
+// REQUIRES: 0 ≤ lots ≤ 2^53, 0 ≤ halfSteps ≤ 2^54.
+func (u *units) quoteOf(dst *uint256.Int, lots, halfSteps int64) {
+	hi, lo := bits.Mul64(uint64(lots), uint64(halfSteps))
+	*dst = uint256.Int{lo, hi, 0, 0}
+	dst.Mul(dst, &u.unitQuote)
+}
+
+// feeOf sets dst to floor(quote × rate / 1e18).
+func feeOf(dst, quote, rate *uint256.Int) {
+	dst.MulDivOverflow(quote, rate, wad)
+}
+
+// baseOf sets dst to lots × lot size.
+func (u *units) baseOf(dst *uint256.Int, lots int64) {
+	dst.SetUint64(uint64(lots))
+	dst.Mul(dst, &u.lot)
+}
+
+// buyReserve sets dst to what a buy of lots at priceSteps reserves:
+// quote(lots, 2×steps) + feeMax of it. tmp is scratch.
+func (u *units) buyReserve(dst, tmp *uint256.Int, lots, priceSteps int64) {
+	u.quoteOf(dst, lots, 2*priceSteps)
+	feeOf(tmp, dst, &u.feeMaxRate)
+	dst.Add(dst, tmp)
+}
+
+// reserve sets dst to the reservation of an order of lots at priceSteps.
+func (u *units) reserve(dst, tmp *uint256.Int, side Side, lots, priceSteps int64) {
+	if side == Buy {
+		u.buyReserve(dst, tmp, lots, priceSteps)
+		return
+	}
+	u.baseOf(dst, lots)
+}
+
+// backing is the token an order of side locks.
+func (u *units) backing(side Side) Address {
+	if side == Buy {
+		return u.quote
+	}
+	return u.base
+}
+
+// priceWei sets dst to the wire price of halfSteps: halfSteps × tick / 2.
+func (u *units) priceWei(dst *uint256.Int, halfSteps int64) {
+	dst.SetUint64(uint64(halfSteps))
+	dst.Mul(dst, &u.tick)
+	dst.Rsh(dst, 1)
+}
+
+// landing is the first tick of interval strictly after nowUs: the tick an
+// intent admitted at nowUs is scheduled for.
+// REQUIRES: nowUs ≥ 0.
+func landing(nowUs, intervalUs int64) int64 {
+	return (nowUs/intervalUs + 1) * intervalUs
+}
+
+// volume is a level's resting size in lots as a 128-bit sum (hi, lo): up to
+// 2^31 orders of up to 2^53 lots do not fit an int64.
+type volume struct{ hi, lo uint64 }
+
+func (v *volume) add(lots int64) {
+	var c uint64
+	v.lo, c = bits.Add64(v.lo, uint64(lots), 0)
+	v.hi += c
+}
+
+func (v *volume) sub(lots int64) {
+	var b uint64
+	v.lo, b = bits.Sub64(v.lo, uint64(lots), 0)
+	v.hi -= b
+}
+
+// wei sets dst to the volume in base wei.
+func (v *volume) wei(dst *uint256.Int, u *units) {
+	*dst = uint256.Int{v.lo, v.hi, 0, 0}
+	dst.Mul(dst, &u.lot)
+}
