@@ -10,12 +10,14 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 
 // ApplyTx validates tx against the current state and, if it passes, applies
 // it completely: value and fee move, the nonce advances and the sender is
-// marked pending until Settle. On rejection nothing changes and rec is nil.
+// marked pending until Settle; an orderbook call is admitted by the engine
+// (timeUs is the sequencer's admission time). On rejection nothing changes
+// and rec is nil.
 //
 // Checks run in the spec's order: chain id, past nonce, future nonce,
 // pending transaction, balance, base fee; then the ledger's own gas rules
 // and, last, application-level reverts for enshrined addresses.
-func (l *Ledger) ApplyTx(tx *Tx) (rec *TxRecord, rej Reject) {
+func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
 	}
@@ -25,13 +27,23 @@ func (l *Ledger) ApplyTx(tx *Tx) (rec *TxRecord, rej Reject) {
 	price := l.effectiveGasPrice(tx)
 	var fee uint256.Int
 	fee.Mul(uint256.NewInt(gasUsed), &price)
-	acc.Native.Sub(&acc.Native, &fee)
-	acc.Native.Sub(&acc.Native, &tx.Value)
+	acc.Native.Cash.Sub(&acc.Native.Cash, &fee)
+	var logs []Log
+	if tx.To == OrderbookAddress {
+		// The gas is paid first so the orderbook sees what is left to lock.
+		if logs, rej = l.admitOrderbook(tx, timeUs); !rej.OK() {
+			acc.Native.Cash.Add(&acc.Native.Cash, &fee)
+			l.seq--
+			return nil, rej
+		}
+	}
+	acc.Native.Cash.Sub(&acc.Native.Cash, &tx.Value)
 	acc.Nonce++
 	acc.pendingSeq = l.seq
-	l.account(tx.To).Native.Add(&l.account(tx.To).Native, &tx.Value)
+	to := &l.account(tx.To).Native
+	to.Cash.Add(&to.Cash, &tx.Value)
 	l.feesBurned.Add(&l.feesBurned, &fee)
-	return &TxRecord{Kind: RecordTx, Seq: l.seq, Tx: *tx, Status: 1, GasUsed: gasUsed, EffectiveGasPrice: price}, rej
+	return &TxRecord{Kind: RecordTx, Seq: l.seq, Tx: *tx, Status: 1, GasUsed: gasUsed, EffectiveGasPrice: price, Logs: logs}, rej
 }
 
 // Settle marks the transaction of rec durable: its sender may send again.
@@ -83,16 +95,17 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 	if !tx.HasTo {
 		return Reject{Code: RejectContractCreation}
 	}
-	if tx.To == OrderbookAddress || tx.To == BridgeAddress || tx.To == RecoveryAddress {
-		// The enshrined applications are not built into this ledger yet:
+	if tx.To == BridgeAddress || tx.To == RecoveryAddress {
+		// These enshrined applications are not built into this ledger yet:
 		// revert rather than silently accept value sent to them.
 		return Reject{Code: RejectApp, App: tx.To}
 	}
 	return Reject{}
 }
 
-// covers reports whether acc can pay value + gas × fee cap, the most the
-// transaction can cost (Ethereum's rule, so wallets' expectations hold).
+// covers reports whether acc's available native cash can pay value + gas ×
+// fee cap, the most the transaction can cost (Ethereum's rule, so wallets'
+// expectations hold). Cash locked behind orders cannot pay for gas.
 func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 	if acc == nil {
 		return tx.Value.IsZero() && (tx.Gas == 0 || tx.GasFeeCap.IsZero())
@@ -104,7 +117,8 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 	if _, overflow := cost.AddOverflow(&cost, &tx.Value); overflow {
 		return false
 	}
-	return !acc.Native.Lt(&cost)
+	avail := acc.Native.Available()
+	return !avail.Lt(&cost)
 }
 
 // effectiveGasPrice is min(fee cap, base fee + tip).

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/holiman/uint256"
+import (
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
+)
 
 // InputKind says which kind of input an Input carries.
 type InputKind uint8
@@ -12,6 +15,10 @@ const (
 	InputDeposit
 	// InputSetBaseFee changes the base fee (a test-venue control).
 	InputSetBaseFee
+	// InputTick runs the orderbook's auction tick at TimeUs.
+	InputTick
+	// InputCreateMarket adds an orderbook (a test-venue control).
+	InputCreateMarket
 )
 
 // Input is one entry of the sequencer's log: everything that changes the
@@ -19,6 +26,10 @@ const (
 type Input struct {
 	Kind InputKind
 	Tx   Tx // InputTx
+	// TimeUs is the sequencer's clock when it admitted an InputTx (the
+	// orderbook checks deadlines against it), or the tick time of an
+	// InputTick. Time reaches the ledger only this way.
+	TimeUs int64
 	// InputDeposit: the deposit's id, token, recipient and amount.
 	DepositID Hash
 	Token     Address
@@ -26,19 +37,28 @@ type Input struct {
 	Amount    uint256.Int
 	// InputSetBaseFee: the new base fee.
 	BaseFee uint256.Int
+	// InputCreateMarket: the new market.
+	Market clob.MarketConfig
 }
 
-// Apply applies one input. Transactions may be rejected (rec nil, rej set);
-// deposits and base-fee changes always apply. A base-fee change produces no
-// record.
+// Apply applies one input. Transactions and market creations may be
+// rejected (rec nil, rej set); deposits, base-fee changes and ticks always
+// apply. Base-fee changes and market creations produce no record.
 func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 	switch in.Kind {
 	case InputTx:
-		return l.ApplyTx(&in.Tx)
+		return l.ApplyTx(&in.Tx, in.TimeUs)
 	case InputDeposit:
 		return l.Deposit(in.DepositID, in.Token, in.To, &in.Amount), Reject{}
 	case InputSetBaseFee:
 		l.SetBaseFee(&in.BaseFee)
+		return nil, Reject{}
+	case InputTick:
+		return l.Tick(in.TimeUs), Reject{}
+	case InputCreateMarket:
+		if err := l.CreateMarket(&in.Market); err != nil {
+			return nil, Reject{Code: RejectMarket, Detail: err.Error()}
+		}
 		return nil, Reject{}
 	}
 	panic("BUG: unknown input kind")

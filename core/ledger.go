@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
 )
 
 // Gas rules. The ledger has no EVM: a transaction's gas is its intrinsic gas,
@@ -20,14 +21,31 @@ const (
 type Config struct {
 	ChainID uint64
 	BaseFee uint256.Int
+	// Orderbook bounds the engine's memory per market.
+	Orderbook clob.Limits
+}
+
+// Balance is an account's holding of one token: its cash, and the part of
+// the cash locked behind live orders and pending transfers.
+// Invariant: Locked ≤ Cash.
+type Balance struct {
+	Cash   uint256.Int
+	Locked uint256.Int
+}
+
+// Available is the cash not locked.
+func (b *Balance) Available() uint256.Int {
+	var a uint256.Int
+	a.Sub(&b.Cash, &b.Locked)
+	return a
 }
 
 // Account is one account's state.
 type Account struct {
 	Nonce  uint64
-	Native uint256.Int
+	Native Balance
 	// tokens holds non-native token balances; never iterated unsorted.
-	tokens map[Address]*uint256.Int
+	tokens map[Address]*Balance
 	// pendingSeq is the Seq of an applied, not yet durable transaction, 0 if
 	// none. Transient: not part of the snapshot.
 	pendingSeq uint64
@@ -44,14 +62,25 @@ type Ledger struct {
 	// feesBurned accumulates all gas fees (the venue has no block producer
 	// to pay them to).
 	feesBurned uint256.Int
-	// nativeIssued is genesis plus native deposits: the right-hand side of
-	// the conservation invariant.
-	nativeIssued uint256.Int
+	// issued is genesis plus deposits, per token (native included): the
+	// right-hand side of the conservation invariant.
+	issued map[Address]*uint256.Int
+	// obFees are the orderbook's fees, per token: a value sink like
+	// feesBurned.
+	obFees map[Address]*uint256.Int
+	// engine runs the orderbook; tick is its reused result.
+	engine *clob.Engine
+	tick   clob.TickResult
+	env    clob.Envelope
 }
 
 // NewLedger returns an empty ledger.
 func NewLedger(cfg Config) *Ledger {
-	return &Ledger{chainID: cfg.ChainID, baseFee: cfg.BaseFee, accounts: make(map[Address]*Account)}
+	return &Ledger{
+		chainID: cfg.ChainID, baseFee: cfg.BaseFee, accounts: make(map[Address]*Account),
+		issued: make(map[Address]*uint256.Int), obFees: make(map[Address]*uint256.Int),
+		engine: clob.NewEngine(cfg.Orderbook),
+	}
 }
 
 // ChainID returns the chain id transactions must be signed for.
@@ -74,20 +103,42 @@ func (l *Ledger) Nonce(a Address) uint64 {
 	return 0
 }
 
-// Balance returns the account's balance of token (NativeToken for the native
-// collateral); zero for unknown accounts and tokens.
-func (l *Ledger) Balance(token, a Address) uint256.Int {
-	acc := l.accounts[a]
-	if acc == nil {
-		return uint256.Int{}
-	}
-	if token == NativeToken {
-		return acc.Native
-	}
-	if b := acc.tokens[token]; b != nil {
+// Balance returns the account's holding of token (NativeToken for the
+// native collateral); zero for unknown accounts and tokens.
+func (l *Ledger) Balance(token, a Address) Balance {
+	if b := l.balance(token, a); b != nil {
 		return *b
 	}
-	return uint256.Int{}
+	return Balance{}
+}
+
+// balance returns the holding, nil if the account or token was never seen.
+func (l *Ledger) balance(token, a Address) *Balance {
+	acc := l.accounts[a]
+	if acc == nil {
+		return nil
+	}
+	if token == NativeToken {
+		return &acc.Native
+	}
+	return acc.tokens[token]
+}
+
+// holding returns the holding, creating the account and token entry.
+func (l *Ledger) holding(token, a Address) *Balance {
+	acc := l.account(a)
+	if token == NativeToken {
+		return &acc.Native
+	}
+	if acc.tokens == nil {
+		acc.tokens = make(map[Address]*Balance)
+	}
+	b := acc.tokens[token]
+	if b == nil {
+		b = new(Balance)
+		acc.tokens[token] = b
+	}
+	return b
 }
 
 func (l *Ledger) account(a Address) *Account {
@@ -108,22 +159,21 @@ func (l *Ledger) Genesis(token, a Address, amount *uint256.Int) {
 	l.credit(token, a, amount)
 }
 
+// credit issues amount of token to a (genesis or a deposit).
 func (l *Ledger) credit(token, a Address, amount *uint256.Int) {
-	acc := l.account(a)
-	if token == NativeToken {
-		acc.Native.Add(&acc.Native, amount)
-		l.nativeIssued.Add(&l.nativeIssued, amount)
-		return
+	b := l.holding(token, a)
+	b.Cash.Add(&b.Cash, amount)
+	addTo(l.issued, token, amount)
+}
+
+// addTo adds amount to m[token], creating the entry.
+func addTo(m map[Address]*uint256.Int, token Address, amount *uint256.Int) {
+	v := m[token]
+	if v == nil {
+		v = new(uint256.Int)
+		m[token] = v
 	}
-	if acc.tokens == nil {
-		acc.tokens = make(map[Address]*uint256.Int)
-	}
-	b := acc.tokens[token]
-	if b == nil {
-		b = new(uint256.Int)
-		acc.tokens[token] = b
-	}
-	b.Add(b, amount)
+	v.Add(v, amount)
 }
 
 // SetBaseFee changes the base fee for transactions applied from now on.

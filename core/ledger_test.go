@@ -37,7 +37,7 @@ func TestApplyTxRejections(t *testing.T) {
 		tx := transfer(0, 1000)
 		mutate(l, tx)
 		before := l.StateHash()
-		rec, rej := l.ApplyTx(tx)
+		rec, rej := l.ApplyTx(tx, 0)
 		if rej.Code != want || rec != nil {
 			t.Fatalf("%s: got code %d rec %v, want %d", name, rej.Code, rec, want)
 		}
@@ -48,11 +48,11 @@ func TestApplyTxRejections(t *testing.T) {
 	f("chain id", func(_ *Ledger, tx *Tx) { tx.ChainID = 1 }, RejectChainID)
 	f("future nonce", func(_ *Ledger, tx *Tx) { tx.Nonce = 3 }, RejectFutureNonce)
 	f("past nonce", func(l *Ledger, tx *Tx) {
-		rec, _ := l.ApplyTx(transfer(0, 1))
+		rec, _ := l.ApplyTx(transfer(0, 1), 0)
 		l.Settle(rec)
 	}, RejectPastNonce)
 	f("pending", func(l *Ledger, tx *Tx) {
-		l.ApplyTx(transfer(0, 1))
+		l.ApplyTx(transfer(0, 1), 0)
 		tx.Nonce = 1
 	}, RejectPending)
 	f("insufficient", func(_ *Ledger, tx *Tx) { tx.Value.SetUint64(1e18) }, RejectInsufficientBalance)
@@ -73,7 +73,7 @@ func TestApplyTxMovesValueAndFee(t *testing.T) {
 	tx.GasTipCap.SetUint64(5)
 	tx.Data = []byte{0, 1}
 	tx.Gas = 50_000
-	rec, rej := l.ApplyTx(tx)
+	rec, rej := l.ApplyTx(tx, 0)
 	if !rej.OK() {
 		t.Fatalf("rejected: %+v", rej)
 	}
@@ -85,10 +85,10 @@ func TestApplyTxMovesValueAndFee(t *testing.T) {
 	fee := new(uint256.Int).Mul(uint256.NewInt(wantGas), wantPrice)
 	wantAlice := new(uint256.Int).Sub(uint256.NewInt(1e18), fee)
 	wantAlice.Sub(wantAlice, uint256.NewInt(1000))
-	if got := l.Balance(NativeToken, alice); !got.Eq(wantAlice) {
+	if got := l.Balance(NativeToken, alice).Cash; !got.Eq(wantAlice) {
 		t.Fatalf("alice %s want %s", got.Dec(), wantAlice.Dec())
 	}
-	if got := l.Balance(NativeToken, bob); got.Uint64() != 1000 {
+	if got := l.Balance(NativeToken, bob).Cash; got.Uint64() != 1000 {
 		t.Fatalf("bob %s", got.Dec())
 	}
 	if l.Nonce(alice) != 1 || !l.CheckSupply() {
@@ -98,7 +98,7 @@ func TestApplyTxMovesValueAndFee(t *testing.T) {
 	l.Settle(rec)
 	tx2 := transfer(1, 1)
 	tx2.GasTipCap.SetUint64(2e9)
-	rec2, _ := l.ApplyTx(tx2)
+	rec2, _ := l.ApplyTx(tx2, 0)
 	if rec2.EffectiveGasPrice.Uint64() != 2e9 {
 		t.Fatalf("capped price %s", rec2.EffectiveGasPrice.Dec())
 	}
@@ -108,7 +108,7 @@ func TestDepositEmitsLogAndIssues(t *testing.T) {
 	l := newTestLedger(t)
 	token := Address{0xaa}
 	rec := l.Deposit(Hash{7}, token, bob, uint256.NewInt(42))
-	if got := l.Balance(token, bob); got.Uint64() != 42 {
+	if got := l.Balance(token, bob).Cash; got.Uint64() != 42 {
 		t.Fatalf("token balance %s", got.Dec())
 	}
 	if len(rec.Logs) != 1 || rec.Logs[0].Topics[0] != DepositTopic() || rec.Logs[0].Address != BridgeAddress {
@@ -160,7 +160,7 @@ func randomRun(seed uint64, n int) []Hash {
 			tx := &Tx{Type: TxTypeDynamicFee, ChainID: testChainID, Nonce: l.Nonce(from) + uint64(r.IntN(3)) - 1,
 				From: from, To: accts[r.IntN(4)], HasTo: true, Gas: TxGas + r.Uint64N(3),
 				Value: *uint256.NewInt(r.Uint64N(1e14)), GasFeeCap: *uint256.NewInt(r.Uint64N(3e9)), GasTipCap: *uint256.NewInt(r.Uint64N(10))}
-			if rec, rej := l.ApplyTx(tx); rej.OK() {
+			if rec, rej := l.ApplyTx(tx, 0); rej.OK() {
 				pending = append(pending, rec)
 			}
 		}

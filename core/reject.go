@@ -1,6 +1,9 @@
 package core
 
-import "github.com/holiman/uint256"
+import (
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
+)
 
 // RejectCode says why the ledger refused an input. It is a result code, not
 // an error: rejections are ordinary outcomes on the write path.
@@ -22,11 +25,14 @@ const (
 	RejectGasLimit
 	RejectContractCreation
 	RejectApp
+	// RejectMarket refuses a market creation (Detail says why).
+	RejectMarket
 )
 
 // Reject describes a refused input. Which fields are meaningful depends on
 // Code: Have/Want for chain id, nonces and gas; Fee/BaseFee for underpriced
-// transactions; App for RejectApp.
+// transactions; App and Reason for RejectApp (Reason is clob.OK when the
+// application is not built on this node); Detail for RejectMarket.
 type Reject struct {
 	Code    RejectCode
 	Have    uint64
@@ -34,6 +40,8 @@ type Reject struct {
 	Fee     uint256.Int
 	BaseFee uint256.Int
 	App     Address
+	Reason  clob.Reason
+	Detail  string
 }
 
 // OK reports whether the input was accepted.

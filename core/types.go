@@ -68,6 +68,9 @@ const (
 	// RecordDeposit is a bridge deposit observed on the bridged chain; it has
 	// no signature and is keyed by a hash derived from the deposit.
 	RecordDeposit
+	// RecordTick is an orderbook auction tick: its logs are the tick's
+	// settlements, it is keyed by the tick hash and sent by the orderbook.
+	RecordTick
 )
 
 // TxRecord is the outcome of one applied input: everything a receipt needs
@@ -80,4 +83,5 @@ type TxRecord struct {
 	GasUsed           uint64
 	EffectiveGasPrice uint256.Int
 	Logs              []Log
+	TickUs            int64 // RecordTick: the tick's time
 }

@@ -12,17 +12,26 @@
 //	key:   'i' | seq (u64, big-endian)          -- seq starts at 1, no gaps
 //	value: kind (u8) | body
 //
-//	kind 1, transaction (all integers big-endian, u256 as 32 bytes):
-//	+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+
-//	| hash | type | chainID | nonce | from | hasTo |  to  | value | gas | tipCap | feeCap |
-//	| 32   |  1   |   8     |   8   |  20  |   1   |  20  |  32   |  8  |  32    |  32    |
-//	+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+
+//	kind 1, transaction (all integers big-endian, u256 as 32 bytes; timeUs is
+//	the sequencer's admission time, which the orderbook checks deadlines against):
+//	+--------+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+
+//	| timeUs | hash | type | chainID | nonce | from | hasTo |  to  | value | gas | tipCap | feeCap |
+//	|   8    | 32   |  1   |   8     |   8   |  20  |   1   |  20  |  32   |  8  |  32    |  32    |
+//	+--------+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+
 //	| alAddrs | alKeys |  v  |  r  |  s  | dataLen |  data   |
 //	|   4     |   4    | 32  | 32  | 32  |   4     | dataLen |
 //	+---------+--------+-----+-----+-----+---------+---------+
 //
 //	kind 2, deposit:      | id 32 | token 20 | to 20 | amount 32 |
 //	kind 3, base fee:     | fee 32 |
+//	kind 4, auction tick: | tickUs 8 |
+//	kind 5, new market:
+//	+----+------+------+-------+------------+---------------+---------+----------+----------+
+//	| id | kind | base | quote | intervalUs | tickPrecision | lotSize | makerFee | takerFee |
+//	| 32 |  1   |  20  |  20   |     8      |      32       |   32    |    32    |    32    |
+//	+----+------+------+-------+------------+---------------+---------+----------+----------+
+//	| nameLen 1 | name | baseSymbolLen 1 | baseSymbol | quoteSymbolLen 1 | quoteSymbol |
+//	+-----------+------+-----------------+------------+------------------+-------------+
 //
 // A value that does not decode exactly (wrong length, unknown kind) is
 // corruption: Replay stops with an error rather than guess.

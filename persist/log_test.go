@@ -6,6 +6,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
 )
 
 func sampleInputs() []*core.Input {
@@ -17,10 +18,15 @@ func sampleInputs() []*core.Input {
 	tx.R.SetAllOne()
 	tx.S.SetUint64(12345)
 	return []*core.Input{
-		{Kind: core.InputTx, Tx: tx},
+		{Kind: core.InputTx, Tx: tx, TimeUs: 1_700_000_000_123_456},
 		{Kind: core.InputTx, Tx: core.Tx{Hash: core.Hash{9}}},
 		{Kind: core.InputDeposit, DepositID: core.Hash{4}, Token: core.NativeToken, To: core.Address{5}, Amount: *uint256.NewInt(1e18)},
 		{Kind: core.InputSetBaseFee, BaseFee: *uint256.NewInt(7e9)},
+		{Kind: core.InputTick, TimeUs: 1_700_000_000_500_000},
+		{Kind: core.InputCreateMarket, Market: clob.MarketConfig{
+			ID: clob.Hash{1}, Name: "WETH/USD", BaseSymbol: "WETH", QuoteSymbol: "USD", Base: clob.Address{2},
+			Quote: clob.Address(core.NativeToken), IntervalUs: 500_000, TickPrecision: *uint256.NewInt(1e16),
+			LotSize: *uint256.NewInt(1e15), MakerFee: *uint256.NewInt(1e14), TakerFee: *uint256.NewInt(3e14)}},
 	}
 }
 

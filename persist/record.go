@@ -6,6 +6,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
 )
 
 // MaxDataBytes bounds the calldata of a logged transaction (the HTTP body
@@ -13,12 +14,18 @@ import (
 const MaxDataBytes = 8 << 20
 
 const (
-	txFixedBytes      = 32 + 1 + 8 + 8 + 20 + 1 + 20 + 32 + 8 + 32 + 32 + 32*3 + 4 + 4
-	depositBytes      = 32 + 20 + 20 + 32
-	baseFeeBytes      = 32
-	kindTx       byte = 1
-	kindDeposit  byte = 2
-	kindBaseFee  byte = 3
+	txFixedBytes          = 8 + 32 + 1 + 8 + 8 + 20 + 1 + 20 + 32 + 8 + 32 + 32 + 32*3 + 4 + 4
+	depositBytes          = 32 + 20 + 20 + 32
+	baseFeeBytes          = 32
+	tickBytes             = 8
+	marketFixedBytes      = 32 + 1 + 20 + 20 + 8 + 32*4 + 3
+	kindTx           byte = 1
+	kindDeposit      byte = 2
+	kindBaseFee      byte = 3
+	kindTick         byte = 4
+	kindMarket       byte = 5
+	// MarketNameBytesMax bounds each of a market's name and symbols.
+	MarketNameBytesMax = 255
 )
 
 // ErrCorrupt reports a log value that does not decode exactly.
@@ -28,7 +35,8 @@ var ErrCorrupt = errors.New("persist: corrupt log record")
 func AppendRecord(dst []byte, in *core.Input) []byte {
 	switch in.Kind {
 	case core.InputTx:
-		return appendTx(append(dst, kindTx), &in.Tx)
+		dst = binary.BigEndian.AppendUint64(append(dst, kindTx), uint64(in.TimeUs))
+		return appendTx(dst, &in.Tx)
 	case core.InputDeposit:
 		dst = append(dst, kindDeposit)
 		dst = append(dst, in.DepositID[:]...)
@@ -37,8 +45,58 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 		return appendU256(dst, &in.Amount)
 	case core.InputSetBaseFee:
 		return appendU256(append(dst, kindBaseFee), &in.BaseFee)
+	case core.InputTick:
+		return binary.BigEndian.AppendUint64(append(dst, kindTick), uint64(in.TimeUs))
+	case core.InputCreateMarket:
+		return appendMarket(append(dst, kindMarket), &in.Market)
 	}
 	panic("BUG: unknown input kind")
+}
+
+// appendMarket encodes a market.
+// REQUIRES: name and symbols are at most MarketNameBytesMax bytes.
+func appendMarket(dst []byte, m *clob.MarketConfig) []byte {
+	dst = append(dst, m.ID[:]...)
+	dst = append(dst, byte(m.Kind))
+	dst = append(dst, m.Base[:]...)
+	dst = append(dst, m.Quote[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(m.IntervalUs))
+	dst = appendU256(dst, &m.TickPrecision)
+	dst = appendU256(dst, &m.LotSize)
+	dst = appendU256(dst, &m.MakerFee)
+	dst = appendU256(dst, &m.TakerFee)
+	for _, s := range [3]string{m.Name, m.BaseSymbol, m.QuoteSymbol} {
+		if len(s) > MarketNameBytesMax {
+			panic("BUG: market name longer than MarketNameBytesMax")
+		}
+		dst = append(append(dst, byte(len(s))), s...)
+	}
+	return dst
+}
+
+func decodeMarket(body []byte, m *clob.MarketConfig) error {
+	r := reader{b: body}
+	r.bytes(m.ID[:])
+	m.Kind = clob.MarketKind(r.u8())
+	r.bytes(m.Base[:])
+	r.bytes(m.Quote[:])
+	m.IntervalUs = int64(r.u64())
+	r.u256(&m.TickPrecision)
+	r.u256(&m.LotSize)
+	r.u256(&m.MakerFee)
+	r.u256(&m.TakerFee)
+	for _, s := range [3]*string{&m.Name, &m.BaseSymbol, &m.QuoteSymbol} {
+		if len(r.b) < 1 || len(r.b) < 1+int(r.b[0]) {
+			return ErrCorrupt
+		}
+		n := int(r.u8())
+		*s = string(r.b[:n])
+		r.b = r.b[n:]
+	}
+	if len(r.b) != 0 {
+		return ErrCorrupt
+	}
+	return nil
 }
 
 func appendTx(dst []byte, tx *core.Tx) []byte {
@@ -83,7 +141,15 @@ func DecodeRecord(b []byte) (core.Input, error) {
 	switch {
 	case kind == kindTx && len(body) >= txFixedBytes:
 		in.Kind = core.InputTx
-		return in, decodeTx(body, &in.Tx)
+		in.TimeUs = int64(binary.BigEndian.Uint64(body))
+		return in, decodeTx(body[8:], &in.Tx)
+	case kind == kindTick && len(body) == tickBytes:
+		in.Kind = core.InputTick
+		in.TimeUs = int64(binary.BigEndian.Uint64(body))
+		return in, nil
+	case kind == kindMarket && len(body) >= marketFixedBytes:
+		in.Kind = core.InputCreateMarket
+		return in, decodeMarket(body, &in.Market)
 	case kind == kindDeposit && len(body) == depositBytes:
 		in.Kind = core.InputDeposit
 		r := reader{b: body}

@@ -66,6 +66,7 @@ func run(f *flags) error {
 	}
 	if f.dev {
 		cfg.Genesis = node.DevGenesis()
+		cfg.Markets = node.DevMarkets()
 	}
 	if f.adminToken == "" {
 		var b [16]byte
@@ -104,10 +105,14 @@ func printBanner(f *flags, addr string, n *node.Node) {
 	fmt.Printf("ledgerd listening on http://%s (JSON-RPC on any path)\n", addr)
 	fmt.Printf("chain id %d (0x%x), data in %s, clock %s, committee of %d\n", ChainID, ChainID, f.datadir, f.clock, f.validators)
 	if f.dev {
-		fmt.Println("dev accounts (10000 native each):")
+		fmt.Println("dev accounts (10000 native, 100 WETH, 10 WBTC each):")
 		for i, k := range node.DevKeys {
 			a := node.DevAddress(i)
 			fmt.Printf("  (%d) 0x%x  key 0x%s\n", i, a[:], k)
+		}
+		fmt.Println("dev markets (orderbook 0x50d0000000000000000000000000000000000002):")
+		for _, m := range node.DevMarkets() {
+			fmt.Printf("  %-9s id 0x%x  base 0x%x\n", m.Name, m.ID[:], m.Base[:])
 		}
 	}
 	fmt.Printf("admin token: %s   (Authorization: Bearer <token>)\n", f.adminToken)

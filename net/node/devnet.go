@@ -4,6 +4,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
 )
 
 // DevKeys are the private keys of the first ten accounts of the standard
@@ -35,11 +36,48 @@ func DevAddress(i int) core.Address {
 	return core.Address(crypto.PubkeyToAddress(key.PublicKey))
 }
 
-// DevGenesis prefunds every dev account with DevBalanceWei of the native token.
+// Dev tokens: the base tokens of the dev markets, prefunded to every dev
+// account (DevTokenBalances).
+var (
+	DevWETH = core.Address{0x50, 19: 0x01}
+	DevWBTC = core.Address{0x50, 19: 0x02}
+)
+
+// DevTokenBalances is each dev account's prefund of DevWETH and DevWBTC.
+var DevTokenBalances = map[core.Address]*uint256.Int{
+	DevWETH: new(uint256.Int).Mul(uint256.NewInt(100), uint256.NewInt(1e18)),
+	DevWBTC: new(uint256.Int).Mul(uint256.NewInt(10), uint256.NewInt(1e18)),
+}
+
+// DevGenesis prefunds every dev account with DevBalanceWei of the native
+// token and the DevTokenBalances of the dev markets' base tokens.
 func DevGenesis() []Alloc {
-	out := make([]Alloc, len(DevKeys))
+	out := make([]Alloc, 0, 3*len(DevKeys))
 	for i := range DevKeys {
-		out[i] = Alloc{Token: core.NativeToken, Account: DevAddress(i), Amount: *DevBalanceWei}
+		a := DevAddress(i)
+		out = append(out, Alloc{Token: core.NativeToken, Account: a, Amount: *DevBalanceWei},
+			Alloc{Token: DevWETH, Account: a, Amount: *DevTokenBalances[DevWETH]},
+			Alloc{Token: DevWBTC, Account: a, Amount: *DevTokenBalances[DevWBTC]})
 	}
 	return out
+}
+
+// DevMarkets are the spot markets of dev mode, quoted in the native token
+// ("USD"), auctioned every 500 ms:
+//
+//	id 0x…01  WETH/USD  price step 0.01, lot 0.001 WETH, maker 0.01 %, taker 0.03 %
+//	id 0x…02  WBTC/USD  price step 1,    lot 0.0001 WBTC, maker 0,     taker 0.05 %
+func DevMarkets() []clob.MarketConfig {
+	native := clob.Address(core.NativeToken)
+	return []clob.MarketConfig{{
+		ID: clob.Hash{31: 1}, Name: "WETH/USD", BaseSymbol: "WETH", QuoteSymbol: "USD",
+		Base: clob.Address(DevWETH), Quote: native, IntervalUs: 500_000,
+		TickPrecision: *uint256.NewInt(1e16), LotSize: *uint256.NewInt(1e15),
+		MakerFee: *uint256.NewInt(1e14), TakerFee: *uint256.NewInt(3e14),
+	}, {
+		ID: clob.Hash{31: 2}, Name: "WBTC/USD", BaseSymbol: "WBTC", QuoteSymbol: "USD",
+		Base: clob.Address(DevWBTC), Quote: native, IntervalUs: 500_000,
+		TickPrecision: *uint256.NewInt(1e18), LotSize: *uint256.NewInt(1e14),
+		TakerFee: *uint256.NewInt(5e14),
+	}}
 }

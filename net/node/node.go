@@ -9,11 +9,19 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
+	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/persist"
 )
 
 // MaxInflight bounds the inputs waiting for durability or attestation.
 const MaxInflight = 1 << 16
+
+// Default orderbook limits per market: live orders, and intents waiting for
+// their tick (a power of two).
+const (
+	DefaultOrdersMax  = 1 << 18
+	DefaultPendingMax = 1 << 14
+)
 
 // writerGroupMax bounds one group commit (one Badger transaction).
 const writerGroupMax = 4096
@@ -42,6 +50,10 @@ type Config struct {
 	CommitteeSeed []byte
 	Clock         Clock
 	Genesis       []Alloc
+	// Markets are created at genesis, before the log is replayed.
+	Markets []clob.MarketConfig
+	// Orderbook bounds the engine's memory per market.
+	Orderbook clob.Limits
 	// BeforeAppend, when set, runs on the writer before each group commit.
 	// Tests use it to hold inputs in the applied-but-not-durable state.
 	BeforeAppend func()
@@ -63,9 +75,17 @@ type Node struct {
 	stopped  bool
 	lastAtt  int64 // timestamp of the newest attestation batch
 	metrics  metrics
+	// lastStamp is the newest admission time given to an input: the
+	// sequencer's clock never runs backwards.
+	lastStamp int64
+	// awaiting maps the Seq of each admitted orderbook transaction to its
+	// entry until the tick it lands in has run.
+	awaiting map[uint64]*Entry
+	market   *marketViews
 
 	admitQ    *queue[admission]
 	attestQ   *queue[*Entry]
+	quit      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
@@ -86,6 +106,12 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = WallClock{}
 	}
+	if cfg.Orderbook.OrdersMax == 0 {
+		cfg.Orderbook.OrdersMax = DefaultOrdersMax
+	}
+	if cfg.Orderbook.PendingMax == 0 {
+		cfg.Orderbook.PendingMax = DefaultPendingMax
+	}
 	lg, err := persist.Open(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -94,14 +120,24 @@ func Open(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		committee: attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
 		log:       lg,
-		ledger:    core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee}),
+		ledger:    core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook}),
 		entries:   make(map[core.Hash]*Entry),
+		awaiting:  make(map[uint64]*Entry),
 		admitQ:    newQueue[admission](),
 		attestQ:   newQueue[*Entry](),
+		quit:      make(chan struct{}),
 	}
+	n.market = newMarketViews(n.ledger.Orderbook())
 	for i := range cfg.Genesis {
 		g := &cfg.Genesis[i]
 		n.ledger.Genesis(g.Token, g.Account, &g.Amount)
+	}
+	for i := range cfg.Markets {
+		if err := n.ledger.GenesisMarket(&cfg.Markets[i]); err != nil {
+			lg.Close()
+			return nil, fmt.Errorf("genesis market %d: %w", i, err)
+		}
+		n.market.addMarket(&cfg.Markets[i])
 	}
 	if err := n.replay(); err != nil {
 		lg.Close()
@@ -110,6 +146,10 @@ func Open(cfg Config) (*Node, error) {
 	n.wg.Add(2)
 	go n.writer()
 	go n.attester()
+	if _, manual := cfg.Clock.(*ManualClock); !manual {
+		n.wg.Add(1)
+		go n.ticker()
+	}
 	return n, nil
 }
 
@@ -124,9 +164,15 @@ func (n *Node) replay() error {
 		if rec == nil {
 			return nil
 		}
+		n.lastStamp = max(n.lastStamp, in.TimeUs)
+		if rec == nil {
+			n.afterApply(in, nil)
+			return nil
+		}
 		n.ledger.Settle(rec)
 		e := &Entry{Rec: rec, durable: true, acceptedAt: time.Now()}
 		n.entries[rec.Tx.Hash] = e
+		n.afterApply(in, e)
 		n.inflight++
 		n.attestQ.push(e)
 		return nil
@@ -140,6 +186,7 @@ func (n *Node) Close() error {
 		n.mu.Lock()
 		n.stopped = true
 		n.mu.Unlock()
+		close(n.quit)
 		n.admitQ.close()
 		n.wg.Wait()
 		n.closeErr = n.log.Close()
@@ -153,6 +200,11 @@ func (n *Node) Close() error {
 func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	return n.submitLocked(in, done)
+}
+
+// REQUIRES: n.mu held.
+func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reject, error) {
 	if n.stopped {
 		return core.Reject{}, ErrStopped
 	}
@@ -167,6 +219,10 @@ func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, er
 			return core.Reject{}, ErrDuplicateDeposit
 		}
 	}
+	if in.Kind == core.InputTx {
+		n.lastStamp = max(n.lastStamp, n.cfg.Clock.NowMicros())
+		in.TimeUs = n.lastStamp
+	}
 	rec, rej := n.ledger.Apply(in)
 	if !rej.OK() {
 		return rej, nil
@@ -177,6 +233,7 @@ func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, er
 		n.entries[rec.Tx.Hash] = e
 		n.inflight++
 	}
+	n.afterApply(in, e)
 	n.admitQ.push(admission{in: in, entry: e, done: done})
 	return rej, nil
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/clob/abi"
 )
 
 func testConfig(t *testing.T, dir string) Config {
@@ -71,7 +73,7 @@ func TestSubmitAttestVerify(t *testing.T) {
 	if attest.Verify(info, Commitment(&tampered).Leaf(), r.Batch.Proof(r.Index), r.Batch.Root, atts) == nil {
 		t.Fatal("tampered receipt verified")
 	}
-	if got := n.Balance(core.NativeToken, DevAddress(1)); !got.Eq(new(uint256.Int).Add(DevBalanceWei, uint256.NewInt(5))) {
+	if got := n.Balance(core.NativeToken, DevAddress(1)).Cash; !got.Eq(new(uint256.Int).Add(DevBalanceWei, uint256.NewInt(5))) {
 		t.Fatalf("recipient balance %s", got.Dec())
 	}
 }
@@ -178,4 +180,94 @@ func TestCommitteeSizeChecked(t *testing.T) {
 			t.Fatalf("committee of %d accepted", n)
 		}
 	}
+}
+
+// obTx is an orderbook transaction from dev account i with the given calldata.
+func obTx(i int, nonce uint64, data []byte) *core.Tx {
+	return &core.Tx{Hash: core.Hash{byte(i), byte(nonce), 0x0b}, Type: core.TxTypeDynamicFee, ChainID: 0x50d,
+		Nonce: nonce, From: DevAddress(i), To: core.OrderbookAddress, HasTo: true, Gas: 500_000,
+		GasFeeCap: *uint256.NewInt(2e9), Data: data}
+}
+
+func submitOrder(book clob.Hash, side clob.Side, lots, priceSteps uint64, deadline uint64) []byte {
+	in := clob.Intent{Kind: clob.IntentSubmit, Book: book, Side: side, Deadline: deadline}
+	in.Size.Mul(uint256.NewInt(lots), uint256.NewInt(1e15))
+	in.Price.Mul(uint256.NewInt(priceSteps), uint256.NewInt(1e16))
+	return abi.AppendSubmitOrder(nil, &in)
+}
+
+// TestReplayRebuildsOrderbook: orders, ticks and a market creation go
+// through the log; a restart replays them to the same state hash, the
+// same book and the same receipts' ticks.
+func TestReplayRebuildsOrderbook(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.Markets = DevMarkets()
+	clock := cfg.Clock.(*ManualClock)
+	n := openNode(t, cfg)
+	book := DevMarkets()[0].ID
+	var landed core.Hash
+	for round := range uint64(5) {
+		deadline := uint64((clock.NowMicros()/500_000 + 1) * 500_000)
+		for i := range 4 {
+			side := clob.Side(i % 2)
+			tx := obTx(i, round, submitOrder(book, side, 3+uint64(i), 200_000-uint64(side)*100+round*10, deadline))
+			submitWait(t, n, tx)
+			landed = tx.Hash
+		}
+		clock.Advance(500_000)
+		durable, err := n.RunDueTicks()
+		if err != nil || durable == nil {
+			t.Fatalf("round %d: tick %v %v", round, durable, err)
+		}
+		if err := <-durable; err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	m := clob.MarketConfig{ID: clob.Hash{7}, Name: "X/USD", Base: clob.Address{7}, Quote: clob.Address(core.NativeToken),
+		IntervalUs: 1_000_000, TickPrecision: *uint256.NewInt(1e16), LotSize: *uint256.NewInt(1e15)}
+	if err := n.CreateMarket(&m, func(err error) { done <- err }); err != nil || <-done != nil {
+		t.Fatalf("create market: %v", err)
+	}
+	before, levels := n.StateHash(), n.levels(book)
+	r, _ := n.Lookup(landed)
+	if _, traded := n.ledger.Orderbook().LastPrice(book); !traded {
+		t.Fatal("the crossing orders never traded")
+	}
+	if !r.InTick || !n.ledger.CheckSupply() {
+		t.Fatalf("last order: in tick %v; supply conserved %v", r.InTick, n.ledger.CheckSupply())
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	n = openNode(t, cfg)
+	defer n.Close()
+	if got := n.StateHash(); got != before {
+		t.Fatalf("state hash after replay %x, before %x", got, before)
+	}
+	if got := n.levels(book); got != levels {
+		t.Fatalf("book after replay %s, before %s", got, levels)
+	}
+	r2, _ := n.Lookup(landed)
+	if !r2.InTick || r2.TickUs != r.TickUs || r2.TickHash != r.TickHash {
+		t.Fatalf("receipt tick after replay %+v, before %+v", r2, r)
+	}
+	if _, ok := n.ledger.Orderbook().Market(clob.Hash{7}); !ok {
+		t.Fatal("created market lost in replay")
+	}
+}
+
+// levels renders both sides of a book for comparison.
+func (n *Node) levels(book clob.Hash) string {
+	var out string
+	n.ReadMarkets(func(v MarketView) {
+		for _, side := range []clob.Side{clob.Buy, clob.Sell} {
+			for _, l := range v.Engine.AppendLevels(nil, book, side, 0) {
+				out += l.Price.Dec() + ":" + l.Volume.Dec() + " "
+			}
+			out += "| "
+		}
+	})
+	return out
 }

@@ -17,6 +17,9 @@ type Entry struct {
 	batch      *attest.Batch // nil until attested
 	index      int           // leaf index in batch
 	waiters    []func()
+	// tick is the auction tick an orderbook transaction landed in, nil
+	// until that tick has run (and for every other transaction).
+	tick *Entry
 }
 
 // LogRef locates one attested log.

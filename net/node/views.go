@@ -15,8 +15,9 @@ func (n *Node) Committee() attest.Info { return n.committee.Info() }
 // Clock returns the node's clock.
 func (n *Node) Clock() Clock { return n.cfg.Clock }
 
-// Balance returns the account's balance of token.
-func (n *Node) Balance(token, a core.Address) uint256.Int {
+// Balance returns the account's holding of token: cash, and how much of it
+// is locked behind orders and pending transfers.
+func (n *Node) Balance(token, a core.Address) core.Balance {
 	n.mu.RLock()
 	b := n.ledger.Balance(token, a)
 	n.mu.RUnlock()
@@ -66,6 +67,11 @@ type Receipt struct {
 	Index    int
 	Epoch    uint64
 	Attested bool
+	// InTick: an orderbook transaction whose auction tick has run and is
+	// durable; TickUs and TickHash name that tick (blockNumber, blockHash).
+	InTick   bool
+	TickUs   int64
+	TickHash core.Hash
 }
 
 // Lookup returns what the node knows of hash; ok is false for unknown or
@@ -82,7 +88,11 @@ func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
 
 // REQUIRES: n.mu held.
 func (n *Node) receiptLocked(e *Entry) Receipt {
-	return Receipt{Rec: e.Rec, Durable: e.durable, Batch: e.batch, Index: e.index, Epoch: n.committee.Epoch, Attested: e.batch != nil}
+	r := Receipt{Rec: e.Rec, Durable: e.durable, Batch: e.batch, Index: e.index, Epoch: n.committee.Epoch, Attested: e.batch != nil}
+	if t := e.tick; t != nil && t.durable {
+		r.InTick, r.TickHash, r.TickUs = true, t.Rec.Tx.Hash, t.Rec.TickUs
+	}
+	return r
 }
 
 // OnAttested runs fn once hash's record is attested (at once if it already

@@ -68,10 +68,15 @@ func (c *call) orderbookView(dst []byte, data []byte) ([]byte, *jsonrpc.Error) {
 	if !okToken || !okAccount || len(data) != 4+64 {
 		return dst, revertError("CLOB validation failed: malformed arguments, want (address token, address account)")
 	}
-	// Without perpetual positions the withdrawable balance is the whole
-	// cash balance, so both views agree for now.
+	// balanceOf is the cash (an int256 that spot holdings keep
+	// non-negative); withdrawableBalance leaves out what orders and pending
+	// transfers lock.
 	b := c.s.node.Balance(token, account)
-	word := b.Bytes32()
+	v := b.Cash
+	if sel == selWithdrawableBalance {
+		v = b.Available()
+	}
+	word := v.Bytes32()
 	return jsonrpc.AppendData(dst, word[:]), nil
 }
 

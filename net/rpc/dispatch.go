@@ -80,7 +80,9 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.getCommittee(dst), nil
 	case "svc_metrics":
 		return c.metrics(dst), nil
-	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime":
+	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions":
+		return c.orderbookRead(dst)
+	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket":
 		if !c.admin {
 			return dst, errUnauthorized
 		}
@@ -95,8 +97,10 @@ func (c *call) getBalance(dst []byte) ([]byte, *jsonrpc.Error) {
 		return dst, err
 	}
 	// The block identifier is accepted and ignored: answers are for now.
+	// The withdrawable balance: cash not locked behind orders (the spec).
 	b := c.s.node.Balance(core.NativeToken, a)
-	return jsonrpc.AppendQuantityU256(dst, &b), nil
+	w := b.Available()
+	return jsonrpc.AppendQuantityU256(dst, &w), nil
 }
 
 // address parses array param i as an address.

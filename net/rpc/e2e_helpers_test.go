@@ -48,7 +48,7 @@ func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 	t.Helper()
 	clock := node.NewManualClock(1_767_225_600_000_000) // 2026-01-01T00:00:00Z
 	cfg := node.Config{DataDir: t.TempDir(), ChainID: chainID, BaseFee: *uint256.NewInt(1e9), Validators: 4,
-		CommitteeSeed: []byte("e2e"), Clock: clock, Genesis: node.DevGenesis()}
+		CommitteeSeed: []byte("e2e"), Clock: clock, Genesis: node.DevGenesis(), Markets: node.DevMarkets()}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -192,10 +192,10 @@ func TestValidationErrors(t *testing.T) {
 	wantRPCError(t, send(dynTx(t, key, chainID, 0, to, big.NewInt(2), gwei, fee)), -32000, failed, "Past nonce: tx nonce 0, expected 1")
 
 	// An enshrined application that is not built yet reverts with code 3.
-	err := send(dynTx(t, key, chainID, 1, common.Address(core.OrderbookAddress), big.NewInt(0), gwei, fee))
+	err := send(dynTx(t, key, chainID, 1, common.Address(core.BridgeAddress), big.NewInt(0), gwei, fee))
 	wantRPCError(t, err, 3, "execution reverted", nil)
 	reason, uerr := abi.UnpackRevert(common.FromHex(errorData(err).(string)))
-	if uerr != nil || !strings.HasPrefix(reason, "CLOB validation failed: ") {
+	if uerr != nil || !strings.HasPrefix(reason, "Bridge validation failed: ") {
 		t.Fatalf("revert reason %q %v", reason, uerr)
 	}
 	// Nothing was consumed by the refusals.
@@ -239,8 +239,14 @@ func TestPendingTransactionRefused(t *testing.T) {
 
 var orderbookABI = func() abi.ABI {
 	a, err := abi.JSON(strings.NewReader(`[
-	{"name":"balanceOf","type":"function","stateMutability":"view","inputs":[{"name":"token","type":"address"},{"name":"account","type":"address"}],"outputs":[{"type":"uint256"}]},
-	{"name":"withdrawableBalance","type":"function","stateMutability":"view","inputs":[{"name":"token","type":"address"},{"name":"account","type":"address"}],"outputs":[{"type":"uint256"}]}]`))
+	{"name":"balanceOf","type":"function","stateMutability":"view","inputs":[{"name":"token","type":"address"},{"name":"account","type":"address"}],"outputs":[{"type":"int256"}]},
+	{"name":"withdrawableBalance","type":"function","stateMutability":"view","inputs":[{"name":"token","type":"address"},{"name":"account","type":"address"}],"outputs":[{"type":"uint256"}]},
+	{"name":"submitOrder","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"size","type":"int256"},{"name":"price","type":"uint256"},{"name":"orderType","type":"uint8"},{"name":"deadline","type":"uint128"},{"name":"ttl","type":"uint128"},{"name":"flags","type":"uint8"}],"outputs":[]},
+	{"name":"cancel","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"orderId","type":"bytes32"},{"name":"deadline","type":"uint128"}],"outputs":[]},
+	{"name":"update","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"orderId","type":"bytes32"},{"name":"newSize","type":"uint256"},{"name":"newPrice","type":"uint256"},{"name":"token","type":"address"},{"name":"deadline","type":"uint128"}],"outputs":[]},
+	{"name":"transfer","type":"function","inputs":[{"name":"token","type":"address"},{"name":"to","type":"address"},{"name":"amount","type":"uint256"},{"name":"deadline","type":"uint128"}],"outputs":[]},
+	{"name":"submitBatch","type":"function","inputs":[{"name":"inner","type":"bytes[]"}],"outputs":[]},
+	{"name":"delegated","type":"function","inputs":[{"name":"master","type":"address"},{"name":"validUntil","type":"uint64"},{"name":"signature","type":"bytes"},{"name":"inner","type":"bytes"}],"outputs":[]}]`))
 	if err != nil {
 		panic(err)
 	}

@@ -26,7 +26,8 @@ func appendTx(dst []byte, r *node.Receipt) []byte {
 	dst = jsonrpc.AppendQuantity(dst, tx.ChainID)
 	dst = append(dst, `,"nonce":`...)
 	dst = jsonrpc.AppendQuantity(dst, tx.Nonce)
-	dst = append(dst, `,"blockHash":null,"blockNumber":null,"transactionIndex":null,"from":`...)
+	dst = appendBlockRef(dst, r)
+	dst = append(dst, `,"transactionIndex":null,"from":`...)
 	dst = jsonrpc.AppendData(dst, tx.From[:])
 	dst = append(dst, `,"to":`...)
 	dst = appendTo(dst, tx)
@@ -111,13 +112,28 @@ func appendReceipt(dst []byte, r *node.Receipt) []byte {
 	dst = jsonrpc.AppendData(dst, bloom[:])
 	dst = append(dst, `,"transactionHash":`...)
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.Hash[:])
-	dst = append(dst, `,"transactionIndex":null,"blockHash":null,"blockNumber":null,"from":`...)
+	dst = append(dst, `,"transactionIndex":null`...)
+	dst = appendBlockRef(dst, r)
+	dst = append(dst, `,"from":`...)
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.From[:])
 	dst = append(dst, `,"to":`...)
 	dst = appendTo(dst, &r.Rec.Tx)
 	dst = append(dst, `,"contractAddress":null,"svc_metadata":`...)
 	dst = appendReceiptMetadata(dst, r)
 	return append(dst, '}')
+}
+
+// appendBlockRef appends ,"blockHash":…,"blockNumber":…: the auction tick an
+// orderbook transaction landed in (its time in µs is the block number), null
+// for every other transaction and for an intent whose tick has not run.
+func appendBlockRef(dst []byte, r *node.Receipt) []byte {
+	if !r.InTick {
+		return append(dst, `,"blockHash":null,"blockNumber":null`...)
+	}
+	dst = append(dst, `,"blockHash":`...)
+	dst = jsonrpc.AppendData(dst, r.TickHash[:])
+	dst = append(dst, `,"blockNumber":`...)
+	return jsonrpc.AppendQuantity(dst, uint64(r.TickUs))
 }
 
 // appendReceiptMetadata appends svc_metadata: the spec's attestations and

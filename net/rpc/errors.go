@@ -82,6 +82,9 @@ func rejectError(rej *core.Reject) *jsonrpc.Error {
 	case core.RejectContractCreation:
 		return validationError("Contract creation is not supported")
 	case core.RejectApp:
+		if rej.App == core.OrderbookAddress {
+			return revertError(appReason(rej.App) + rej.Reason.String())
+		}
 		reason := appReason(rej.App) + "application not available on this node"
 		if rej.App == core.RecoveryAddress { // recovery failures are protocol-level in the spec
 			return validationError(reason)

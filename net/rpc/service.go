@@ -133,7 +133,7 @@ func (s *Service) authorized(h []byte) bool {
 
 func isWrite(method []byte) bool {
 	switch string(method) {
-	case "eth_sendRawTransaction", "admin_deposit", "admin_setBaseFee":
+	case "eth_sendRawTransaction", "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket":
 		return true
 	}
 	return false

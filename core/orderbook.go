@@ -1,0 +1,138 @@
+package core
+
+import (
+	"encoding/binary"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/clob/abi"
+)
+
+// The orderbook application: calls to OrderbookAddress are decoded
+// (core/clob/abi), admitted by the engine (core/clob) and settled at its
+// ticks. The engine keeps no money: it moves the ledger's balances through
+// ledgerAccounts, so CheckSupply covers the orderbook too.
+
+// ledgerAccounts is the ledger as the engine's clob.Accounts.
+type ledgerAccounts Ledger
+
+var _ clob.Accounts = (*ledgerAccounts)(nil)
+
+func (a *ledgerAccounts) Available(token, owner clob.Address) uint256.Int {
+	if b := (*Ledger)(a).balance(Address(token), Address(owner)); b != nil {
+		return b.Available()
+	}
+	return uint256.Int{}
+}
+
+func (a *ledgerAccounts) Lock(token, owner clob.Address, amount *uint256.Int) {
+	b := (*Ledger)(a).holding(Address(token), Address(owner))
+	b.Locked.Add(&b.Locked, amount)
+}
+
+func (a *ledgerAccounts) Unlock(token, owner clob.Address, amount *uint256.Int) {
+	b := (*Ledger)(a).holding(Address(token), Address(owner))
+	b.Locked.Sub(&b.Locked, amount)
+}
+
+func (a *ledgerAccounts) SpendLocked(token, owner clob.Address, amount *uint256.Int) {
+	b := (*Ledger)(a).holding(Address(token), Address(owner))
+	b.Locked.Sub(&b.Locked, amount)
+	b.Cash.Sub(&b.Cash, amount)
+}
+
+func (a *ledgerAccounts) Credit(token, owner clob.Address, amount *uint256.Int) {
+	b := (*Ledger)(a).holding(Address(token), Address(owner))
+	b.Cash.Add(&b.Cash, amount)
+}
+
+func (a *ledgerAccounts) CollectFee(token clob.Address, amount *uint256.Int) {
+	addTo(a.obFees, Address(token), amount)
+}
+
+// Orderbook returns the engine for reads (levels, live orders, markets).
+// REQUIRES: the caller holds whatever serialises it with Apply.
+func (l *Ledger) Orderbook() *clob.Engine { return l.engine }
+
+// GenesisMarket adds a market outside any input.
+// REQUIRES: called before any other input (it is not logged).
+func (l *Ledger) GenesisMarket(cfg *clob.MarketConfig) error {
+	if l.seq != 0 {
+		panic("BUG: GenesisMarket after the first input")
+	}
+	return l.engine.CreateMarket(cfg)
+}
+
+// CreateMarket adds a market (a logged input). A refused market changes
+// nothing.
+func (l *Ledger) CreateMarket(cfg *clob.MarketConfig) error {
+	if err := l.engine.CreateMarket(cfg); err != nil {
+		return err
+	}
+	l.seq++
+	return nil
+}
+
+// NextTickDue returns the earliest auction tick at or before nowUs that has
+// work; the sequencer applies an InputTick for it.
+func (l *Ledger) NextTickDue(nowUs int64) (int64, bool) { return l.engine.NextTickDue(nowUs) }
+
+// LastTick is the result of the latest Tick: valid until the next one.
+func (l *Ledger) LastTick() *clob.TickResult { return &l.tick }
+
+// LastEnvelope is the envelope of the latest admitted orderbook
+// transaction: valid until the next one.
+func (l *Ledger) LastEnvelope() *clob.Envelope { return &l.env }
+
+// admitOrderbook decodes and admits an orderbook call. Its record's Seq is
+// l.seq, which the engine reports back as the envelope's tag when it lands.
+func (l *Ledger) admitOrderbook(tx *Tx, timeUs int64) ([]Log, Reject) {
+	reject := func(r clob.Reason) ([]Log, Reject) {
+		return nil, Reject{Code: RejectApp, App: OrderbookAddress, Reason: r}
+	}
+	if !tx.Value.IsZero() {
+		return reject(clob.ReasonValueNonZero)
+	}
+	if r := abi.Decode(tx.Data, l.chainID, clob.Address(tx.From), &l.env); r != clob.OK {
+		return reject(r)
+	}
+	adm := clob.Admission{Signer: clob.Address(tx.From), Owner: clob.Address(tx.From), Nonce: tx.Nonce, NowUs: timeUs, Tag: l.seq}
+	if l.env.Delegated {
+		if delegationExpired(l.env.ValidUntil, timeUs) {
+			return reject(clob.ReasonDelegationExpired)
+		}
+		adm.Owner = l.env.Master
+	}
+	if r := l.engine.Admit(&adm, &l.env, (*ledgerAccounts)(l)); r != clob.OK {
+		return reject(r)
+	}
+	return admissionLogs(&adm, &l.env), Reject{}
+}
+
+// delegationExpired compares a DelegationAuth's validUntil (µs, as the live
+// network signs it) with the admission time. The decoder has already
+// refused a validUntil before the envelope's own deadline.
+func delegationExpired(validUntil uint64, timeUs int64) bool {
+	return timeUs > 0 && validUntil < uint64(timeUs)
+}
+
+// Tick runs the orderbook's auction at tickUs and returns its record: the
+// tick's settlement logs, keyed by the tick hash. The engine's full result
+// stays readable through LastTick.
+func (l *Ledger) Tick(tickUs int64) *TxRecord {
+	l.seq++
+	l.engine.Tick(tickUs, (*ledgerAccounts)(l), &l.tick)
+	rec := &TxRecord{Kind: RecordTick, Seq: l.seq, Status: 1, Logs: tickLogs(&l.tick), TickUs: tickUs}
+	rec.Tx.Hash = TickHash(tickUs, l.seq)
+	rec.Tx.From, rec.Tx.To, rec.Tx.HasTo = OrderbookAddress, OrderbookAddress, true
+	return rec
+}
+
+// TickHash identifies the tick applied as input seq at tickUs: the
+// blockHash of the receipts that landed in it.
+func TickHash(tickUs int64, seq uint64) Hash {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(tickUs))
+	binary.BigEndian.PutUint64(b[8:], seq)
+	return Keccak256Hash([]byte("ledgerd tick"), b[:])
+}

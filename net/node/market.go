@@ -1,0 +1,181 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+)
+
+// Ticks. The orderbook clears at multiples of each market's auction
+// interval, but only when it has work: the sequencer asks the ledger for the
+// next due tick and applies it as an input (logged like any other, so a
+// replay runs the same ticks). With the wall clock a goroutine wakes at
+// every multiple of the tick grid; with the manual clock admin_advanceTime
+// runs the due ticks itself.
+
+// ErrTickStuck means the engine reported the same tick as due twice: a bug
+// guard that stops the tick loop instead of spinning.
+var ErrTickStuck = errors.New("BUG: the orderbook reported an executed tick as due again")
+
+// RunDueTicks applies every auction tick due at the clock's current time,
+// in order, each under the sequencer lock like any input. The returned
+// channel yields once the last of them is durable (the log keeps order, so
+// all are then); it is nil when no tick was due.
+func (n *Node) RunDueTicks() (<-chan error, error) {
+	now := n.cfg.Clock.NowMicros()
+	last := int64(-1)
+	var durable chan error
+	for {
+		n.mu.Lock()
+		tickUs, ok := n.ledger.NextTickDue(now)
+		if !ok || n.stopped {
+			n.mu.Unlock()
+			return durable, nil
+		}
+		if tickUs <= last {
+			n.mu.Unlock()
+			return nil, ErrTickStuck
+		}
+		last = tickUs
+		wait := make(chan error, 1)
+		_, err := n.submitLocked(&core.Input{Kind: core.InputTick, TimeUs: tickUs}, func(_ *Entry, err error) { wait <- err })
+		n.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		durable = wait
+	}
+}
+
+// tickGridUs is the greatest common divisor of every market's interval and
+// the transfer interval: every tick time is a multiple of it.
+func (n *Node) tickGridUs() int64 {
+	g := int64(clob.TransferIntervalUs)
+	n.mu.RLock()
+	ob := n.ledger.Orderbook()
+	for _, id := range ob.AppendMarkets(nil) {
+		if m, ok := ob.Market(id); ok {
+			g = gcd(g, m.IntervalUs)
+		}
+	}
+	n.mu.RUnlock()
+	return g
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// ticker drives ticks from the wall clock.
+func (n *Node) ticker() {
+	defer n.wg.Done()
+	for {
+		grid := n.tickGridUs()
+		now := n.cfg.Clock.NowMicros()
+		wait := time.Duration((now/grid+1)*grid-now) * time.Microsecond
+		select {
+		case <-n.quit:
+			return
+		case <-time.After(wait):
+		}
+		if _, err := n.RunDueTicks(); err != nil && n.cfg.Logf != nil {
+			n.cfg.Logf("tick: %v", err)
+		}
+	}
+}
+
+// CreateMarket adds a market; done runs once the creation is durable.
+func (n *Node) CreateMarket(cfg *clob.MarketConfig, done func(error)) error {
+	rej, err := n.submit(&core.Input{Kind: core.InputCreateMarket, Market: *cfg}, func(_ *Entry, err error) { done(err) })
+	if err != nil {
+		return err
+	}
+	if !rej.OK() {
+		return fmt.Errorf("market refused: %s", rej.Detail)
+	}
+	return nil
+}
+
+// afterApply keeps the node's views in step with an applied input; e is
+// its entry, nil for inputs without a record.
+// REQUIRES: n.mu held, called right after the ledger applied in.
+func (n *Node) afterApply(in *core.Input, e *Entry) {
+	switch in.Kind {
+	case core.InputTx:
+		if e != nil && in.Tx.To == core.OrderbookAddress {
+			n.awaiting[e.Rec.Seq] = e
+			n.market.admitted(e, in.TimeUs, n.ledger.LastEnvelope())
+		}
+	case core.InputTick:
+		res := n.ledger.LastTick()
+		for _, tag := range res.Landed {
+			if le := n.awaiting[tag]; le != nil {
+				le.tick = e
+				delete(n.awaiting, tag)
+			}
+		}
+		n.market.tick(res)
+	case core.InputCreateMarket:
+		n.market.addMarket(&in.Market)
+	}
+}
+
+// marketViews is the node's market-data index (net/obindex), fed under the
+// sequencer lock as inputs apply, read under the read lock.
+type marketViews struct {
+	idx *obindex.Index
+}
+
+func newMarketViews(live obindex.LiveOrders) *marketViews {
+	return &marketViews{idx: obindex.New(live)}
+}
+
+func (v *marketViews) addMarket(cfg *clob.MarketConfig) { v.idx.AddMarket(cfg) }
+
+func (v *marketViews) tick(res *clob.TickResult) { v.idx.Tick(res) }
+
+// admitted records the orders an admitted orderbook transaction created.
+func (v *marketViews) admitted(e *Entry, timeUs int64, env *clob.Envelope) {
+	tx := &e.Rec.Tx
+	owner := clob.Address(tx.From)
+	if env.Delegated {
+		owner = env.Master
+	}
+	for i := range env.Intents {
+		in := &env.Intents[i]
+		if in.Kind != clob.IntentSubmit {
+			continue
+		}
+		m := obindex.OrderMeta{
+			ID: clob.OrderID(clob.Address(tx.From), tx.Nonce, uint32(i)), Book: in.Book, Owner: owner,
+			Signer: clob.Address(tx.From), TxHash: clob.Hash(tx.Hash), Nonce: tx.Nonce, Side: in.Side,
+			Type: in.Type, Flags: in.Flags, Price: in.Price, Size: in.Size,
+			DeadlineUs: int64(in.Deadline), TTLUs: int64(in.TTL), AdmittedUs: timeUs,
+		}
+		v.idx.Admitted(&m)
+	}
+}
+
+// MarketView is what ReadMarkets lends: the index, the engine (read-only)
+// and the ledger's balances, all as of one applied input.
+type MarketView struct {
+	Index   *obindex.Index
+	Engine  *clob.Engine
+	Balance func(token, a core.Address) core.Balance
+}
+
+// ReadMarkets runs fn under the read lock. fn must not keep the view or
+// anything it returns beyond its own return (the index's pointers die with
+// the next applied input).
+func (n *Node) ReadMarkets(fn func(v MarketView)) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	fn(MarketView{Index: n.market.idx, Engine: n.ledger.Orderbook(), Balance: n.ledger.Balance})
+}

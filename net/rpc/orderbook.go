@@ -1,0 +1,102 @@
+package rpc
+
+import (
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/obindex"
+)
+
+// orderbookRead answers the ob_ methods from the node's market index and
+// the engine's live book, both read under the node's read lock so the
+// answer reflects one consistent tick.
+func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
+	var err *jsonrpc.Error
+	c.s.node.ReadMarkets(func(v node.MarketView) {
+		switch string(c.req.Method) {
+		case "ob_getMarkets":
+			dst = obindex.AppendMarkets(dst, v.Index.Markets(nil))
+		case "ob_getOrderbook":
+			dst, err = c.getOrderbook(dst, v)
+		case "ob_getOrders":
+			dst, err = c.getOrders(dst, v)
+		case "ob_getCandles":
+			dst, err = c.getCandles(dst, v)
+		case "ob_getPositions":
+			dst, err = c.getPositions(dst, v)
+		}
+	})
+	return dst, err
+}
+
+func (c *call) getOrderbook(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+	id, err := c.orderbookID(0)
+	if err != nil {
+		return dst, err
+	}
+	depth, err := obindex.ParseDepth(c.req.Param(1))
+	if err != nil {
+		return dst, err
+	}
+	buys := v.Engine.AppendLevels(nil, id, clob.Buy, depth)
+	sells := v.Engine.AppendLevels(nil, id, clob.Sell, depth)
+	snap, ok := v.Index.Orderbook(id, buys, sells, depth)
+	if !ok {
+		return dst, errUnknownOrderbook
+	}
+	return obindex.AppendOrderbook(dst, &snap), nil
+}
+
+var errUnknownOrderbook = jsonrpc.InvalidParams("unknown orderbook")
+
+// orderbookID reads param i as an orderbook id.
+func (c *call) orderbookID(i int) (clob.Hash, *jsonrpc.Error) {
+	v := c.req.Param(i)
+	if v == nil {
+		return clob.Hash{}, missingParam(i)
+	}
+	return obindex.ParseOrderbookID(v)
+}
+
+func (c *call) getOrders(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+	owner, err := c.address(0)
+	if err != nil {
+		return dst, err
+	}
+	q, err := obindex.ParseOrdersQuery(c.req.Param(1))
+	if err != nil {
+		return dst, err
+	}
+	page := v.Index.Orders(nil, clob.Address(owner), &q)
+	return obindex.AppendOrders(dst, &page), nil
+}
+
+func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+	id, err := c.orderbookID(0)
+	if err != nil {
+		return dst, err
+	}
+	q, err := obindex.ParseCandlesQuery(c.req.Param(1))
+	if err != nil {
+		return dst, err
+	}
+	candles, ok := v.Index.Candles(nil, id, &q)
+	if !ok {
+		return dst, errUnknownOrderbook
+	}
+	return obindex.AppendCandles(dst, candles), nil
+}
+
+func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+	owner, err := c.address(0)
+	if err != nil {
+		return dst, err
+	}
+	balances := func(token, a clob.Address) (cash, locked uint256.Int) {
+		b := v.Balance(core.Address(token), core.Address(a))
+		return b.Cash, b.Locked
+	}
+	return obindex.AppendPositions(dst, v.Index.Positions(nil, clob.Address(owner), balances)), nil
+}
