@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/net/node"
 )
 
 // BodyBytesMax bounds a request body, as any public server should.
@@ -158,4 +161,16 @@ func (s *Server) Close() error {
 	err := s.srv.Shutdown(ctx)
 	<-s.done
 	return err
+}
+
+// NativeBalances is the native-token part of a genesis as the baseline's
+// balance map: the baseline knows no other token.
+func NativeBalances(genesis []node.Alloc) map[[20]byte]*big.Int {
+	m := make(map[[20]byte]*big.Int)
+	for _, g := range genesis {
+		if g.Token == core.NativeToken {
+			m[g.Account] = g.Amount.ToBig()
+		}
+	}
+	return m
 }

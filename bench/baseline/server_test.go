@@ -21,13 +21,7 @@ import (
 const chainID = 0x50d
 
 // devBalances is the dev genesis as the baseline's balance map.
-func devBalances() map[[20]byte]*big.Int {
-	m := make(map[[20]byte]*big.Int)
-	for _, g := range node.DevGenesis() {
-		m[g.Account] = g.Amount.ToBig()
-	}
-	return m
-}
+func devBalances() map[[20]byte]*big.Int { return NativeBalances(node.DevGenesis()) }
 
 // startNode runs the whole node (pipeline, dispatcher, gnet server) on a
 // loopback port and returns its URL.

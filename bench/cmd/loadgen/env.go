@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"math/big"
 	"os"
 	"sync/atomic"
 	"time"
@@ -31,7 +30,8 @@ type env struct {
 	node     *node.Node
 	srv      *server.Server
 	base     *baseline.Server
-	token    string // admin bearer token of the node
+	token    string            // admin bearer token of the node
+	manual   *node.ManualClock // the node's clock under -clock manual, else nil
 	oursAddr string
 	baseAddr string
 	// groups counts the node's group commits (one Badger transaction and
@@ -60,12 +60,13 @@ func (e *env) start(clock string) error {
 	e.token = hex.EncodeToString(token[:])
 	cfg := node.Config{DataDir: e.dir, ChainID: chainID, BaseFee: *uint256.NewInt(baseFeeWei),
 		Validators: validators, CommitteeSeed: []byte("loadgen"), Clock: node.WallClock{}, Genesis: node.DevGenesis(),
-		BeforeAppend: func() { e.groups.Add(1) }}
+		Markets: node.DevMarkets(), BeforeAppend: func() { e.groups.Add(1) }}
 	var manual *node.ManualClock
 	if clock == "manual" {
 		manual = node.NewManualClock(time.Now().UnixMicro())
 		cfg.Clock = manual
 	}
+	e.manual = manual
 	n, err := node.Open(cfg)
 	if err != nil {
 		return fmt.Errorf("cannot open node: %w", err)
@@ -77,11 +78,7 @@ func (e *env) start(clock string) error {
 		return fmt.Errorf("cannot start node server: %w", err)
 	}
 	e.srv, e.oursAddr = srv, srv.Addr()
-	balances := make(map[[20]byte]*big.Int)
-	for _, g := range node.DevGenesis() {
-		balances[g.Account] = g.Amount.ToBig()
-	}
-	if e.base, err = baseline.Start("127.0.0.1:0", baseline.NewHandler(chainID, balances)); err != nil {
+	if e.base, err = baseline.Start("127.0.0.1:0", baseline.NewHandler(chainID, baseline.NativeBalances(node.DevGenesis()))); err != nil {
 		return err
 	}
 	e.baseAddr = e.base.Addr()
@@ -102,3 +99,6 @@ func (e *env) close() {
 	}
 	os.RemoveAll(e.dir)
 }
+
+// adminHeader is the request header line that authorizes admin_* calls.
+func (e *env) adminHeader() string { return "Authorization: Bearer " + e.token + "\r\n" }

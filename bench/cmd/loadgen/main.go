@@ -12,11 +12,23 @@
 //	transfer  EIP-1559 transfers from conns*pipeline fresh accounts, each
 //	          sending its pre-signed transactions one after another; plus
 //	          the sender-recovery bound GOMAXPROCS / t_recovery
-//	all       the three in turn
+//	orders    limit IOC submitOrder transactions on the WETH/USD dev market
+//	          from conns*pipeline fresh accounts (half buyers above a fixed
+//	          mid, half sellers below it, so they cross), each sending its
+//	          pre-signed orders one after another: orders/s admitted and the
+//	          send latency; then, for up to -fill-sample of the admitted
+//	          orders, the submit→tick latency (the receipt's blockNumber,
+//	          the tick time in µs, minus the wall time the order was sent)
+//	          and the fraction that received a fill (OrderFilled logs)
+//	all       the four in turn
 //
 // Every run stops by itself after -duration (or -requests); the whole
 // command needs about runs * (2 * duration) per read scenario and
-// runs * duration per transfer scenario, plus set-up.
+// runs * duration per write scenario, plus set-up (and, for orders, a
+// second or so per run to let the last orders' tick run and to read their
+// receipts). Orders need the auction clock to move: under -clock manual the
+// orders scenario advances the node's clock to the wall time through
+// admin_advanceTime every few milliseconds while it runs.
 package main
 
 import (
@@ -29,6 +41,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -42,7 +55,9 @@ type options struct {
 	runs       int
 	requests   int64  // per run
 	txs        int    // transfers per account per run; 0 sizes them from a warm-up
-	seed       string // derives the transfer accounts
+	seed       string // derives the transfer and order accounts
+	orders     int    // orders per account per run; 0 sizes them from a warm-up
+	fillSample int    // admitted orders per run whose receipts and fills are read
 	clock      string
 	cpuProfile string
 	// recoveryTxs sizes the recovery measurement; not a flag, tests shrink it.
@@ -54,18 +69,22 @@ const (
 	runsMax     = 100
 	durationMax = 10 * time.Minute
 	txsMax      = 1 << 20
+	// fillSampleMax bounds -fill-sample: the receipts read after each run.
+	fillSampleMax = 100_000
 )
 
 func main() {
 	o := options{recoveryTxs: recoveryTxs}
-	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer or all")
+	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders or all")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each timed run")
 	flag.IntVar(&o.conns, "conns", 16, "keep-alive connections")
 	flag.IntVar(&o.pipeline, "pipeline", 1, "requests in flight per connection")
 	flag.IntVar(&o.runs, "runs", 1, "timed runs per server (alternating ours, baseline)")
 	flag.Int64Var(&o.requests, "requests", 100_000_000, "requests per run at most")
 	flag.IntVar(&o.txs, "txs", 0, "transfers per account per run (0: sized from a warm-up run)")
-	flag.StringVar(&o.seed, "seed", "loadgen", "seed of the transfer accounts' keys")
+	flag.IntVar(&o.orders, "orders", 0, "orders per account per run (0: sized from a warm-up run)")
+	flag.IntVar(&o.fillSample, "fill-sample", 2000, "admitted orders per run whose submit→tick latency and fill are read")
+	flag.StringVar(&o.seed, "seed", "loadgen", "seed of the transfer and order accounts' keys")
 	flag.StringVar(&o.clock, "clock", "wall", "node clock: wall or manual")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process (client and servers) here")
 	flag.Parse()
@@ -84,8 +103,8 @@ func main() {
 
 func (o *options) check() error {
 	switch {
-	case o.scenario != "chainid" && o.scenario != "balance" && o.scenario != "transfer" && o.scenario != "all":
-		return fmt.Errorf("-scenario must be chainid, balance, transfer or all, got %q", o.scenario)
+	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "all"}, o.scenario):
+		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders or all, got %q", o.scenario)
 	case o.duration <= 0 || o.duration > durationMax:
 		return fmt.Errorf("-duration must be in (0, %v], got %v", durationMax, o.duration)
 	case o.runs < 1 || o.runs > runsMax:
@@ -94,6 +113,10 @@ func (o *options) check() error {
 		return fmt.Errorf("-requests must be positive, got %d", o.requests)
 	case o.txs < 0 || o.txs > txsMax:
 		return fmt.Errorf("-txs must be in 0..%d, got %d", txsMax, o.txs)
+	case o.orders < 0 || o.orders > txsMax:
+		return fmt.Errorf("-orders must be in 0..%d, got %d", txsMax, o.orders)
+	case o.fillSample < 0 || o.fillSample > fillSampleMax:
+		return fmt.Errorf("-fill-sample must be in 0..%d, got %d", fillSampleMax, o.fillSample)
 	case o.clock != "wall" && o.clock != "manual":
 		return fmt.Errorf("-clock must be wall or manual, got %q", o.clock)
 	}
@@ -133,7 +156,7 @@ func run(ctx context.Context, o *options, w io.Writer) error {
 	fmt.Fprintf(w, "ours %s, baseline %s, datadir %s\n", e.oursAddr, e.baseAddr, e.dir)
 	scenarios := []string{o.scenario}
 	if o.scenario == "all" {
-		scenarios = []string{"chainid", "balance", "transfer"}
+		scenarios = []string{"chainid", "balance", "transfer", "orders"}
 	}
 	for _, s := range scenarios {
 		if err := ctx.Err(); err != nil {
@@ -146,6 +169,8 @@ func run(ctx context.Context, o *options, w io.Writer) error {
 			err = runReads(ctx, w, e, o, "balance", balanceBodies())
 		case "transfer":
 			err = runTransfers(ctx, w, e, o)
+		case "orders":
+			err = runOrders(ctx, w, e, o)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)

@@ -41,6 +41,15 @@ func median(rs []*load.Result, f func(*load.Result) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r)
 	}
+	return medianOf(v)
+}
+
+// medianOf returns the median of v (sorting it); the mean of the middle two
+// for an even count, 0 for none.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
 	slices.Sort(v)
 	mid := len(v) / 2
 	if len(v)%2 == 0 {

@@ -126,35 +126,50 @@ func transferOnce(ctx context.Context, w io.Writer, e *env, o *options, r, perAc
 	}
 	runtime.GC() // the signing garbage is the client's, not the run's
 	groupsBefore := e.groups.Load()
-	res, err := load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: o.conns, Pipeline: o.pipeline,
-		Requests: o.requests, Duration: d,
-		// Slot seq%pipeline of a connection is one account; its next
-		// transfer goes out only after the previous one was answered.
-		Next: func(conn int, seq uint64) []byte {
-			nonce := seq / uint64(o.pipeline)
-			if nonce >= uint64(perAccount) {
-				return nil
-			}
-			return bodies[conn*o.pipeline+int(seq%uint64(o.pipeline))][nonce]
-		},
-		Check: func(status int, body []byte) bool {
-			return status == 200 && bytes.Contains(body, []byte(`"result":"0x`))
-		}})
+	res, err := sendSequences(ctx, e, o, bodies, d, nil, hashAnswer)
 	if err != nil {
 		return nil, 0, err
 	}
 	return res, e.groups.Load() - groupsBefore, checkNonces(e, addrs, res)
 }
 
+// sendSequences sends bodies[account][nonce] to the node over o.conns
+// connections with o.pipeline slots each: slot s of connection c is account
+// c*o.pipeline+s, whose next body goes out only after the previous one was
+// answered. sent, when set, is called just before each body is sent (on the
+// connection's goroutine); check judges each answer.
+func sendSequences(ctx context.Context, e *env, o *options, bodies [][][]byte, d time.Duration,
+	sent func(account, nonce int), check func(status int, body []byte) bool) (*load.Result, error) {
+	return load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: o.conns, Pipeline: o.pipeline,
+		Requests: o.requests, Duration: d,
+		Next: func(conn int, seq uint64) []byte {
+			account, nonce := conn*o.pipeline+int(seq%uint64(o.pipeline)), seq/uint64(o.pipeline)
+			if account >= len(bodies) || nonce >= uint64(len(bodies[account])) {
+				return nil
+			}
+			if sent != nil {
+				sent(account, int(nonce))
+			}
+			return bodies[account][nonce]
+		},
+		Check: check})
+}
+
+// hashAnswer accepts a JSON-RPC answer carrying a hash: what
+// eth_sendRawTransaction answers to an admitted transaction.
+func hashAnswer(status int, body []byte) bool {
+	return status == 200 && bytes.Contains(body, []byte(`"result":"0x`))
+}
+
 // checkNonces pairs the client's count with the ledger's: the accounts'
-// nonces must add up to the transfers answered with a hash.
+// nonces must add up to the transactions answered with a hash.
 func checkNonces(e *env, addrs []common.Address, r *load.Result) error {
 	var sum uint64
 	for _, a := range addrs {
 		sum += e.node.Nonce(core.Address(a))
 	}
 	if ok := uint64(r.Done - r.Errors); sum != ok {
-		return fmt.Errorf("ledger nonces add up to %d, but %d transfers were answered with a hash", sum, ok)
+		return fmt.Errorf("ledger nonces add up to %d, but %d transactions were answered with a hash", sum, ok)
 	}
 	return nil
 }
@@ -191,14 +206,32 @@ func sinkAddress(seed string) common.Address {
 // full fee cap, through admin_deposit of the native token.
 func fund(ctx context.Context, e *env, addrs []common.Address, perAccount int) error {
 	amount := new(big.Int).Mul(big.NewInt(int64(perAccount)), big.NewInt(transferGas*feeCapWei+1))
-	bodies := make([][]byte, len(addrs))
+	ds := make([]deposit, len(addrs))
 	for i, a := range addrs {
-		bodies[i] = []byte(`{"jsonrpc":"2.0","id":1,"method":"admin_deposit","params":[{"token":"` + nativeTokenHx +
-			`","to":"` + a.Hex() + `","amount":"0x` + amount.Text(16) + `"}]}`)
+		ds[i] = deposit{token: nativeTokenHx, to: a, amount: amount}
 	}
-	conns := min(len(addrs), fundConnsMax)
-	r, err := load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: conns, Pipeline: 1, Requests: int64(len(addrs)),
-		Duration: time.Minute, Header: "Authorization: Bearer " + e.token + "\r\n",
+	return depositAll(ctx, e, ds)
+}
+
+// deposit is one admin_deposit: amount wei of token (hex address) to an
+// account.
+type deposit struct {
+	token  string
+	to     common.Address
+	amount *big.Int
+}
+
+// depositAll sends the deposits over up to fundConnsMax connections and
+// fails unless every one was answered with a tx_hash.
+func depositAll(ctx context.Context, e *env, ds []deposit) error {
+	bodies := make([][]byte, len(ds))
+	for i, d := range ds {
+		bodies[i] = []byte(`{"jsonrpc":"2.0","id":1,"method":"admin_deposit","params":[{"token":"` + d.token +
+			`","to":"` + d.to.Hex() + `","amount":"0x` + d.amount.Text(16) + `"}]}`)
+	}
+	conns := min(len(bodies), fundConnsMax)
+	r, err := load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: conns, Pipeline: 1, Requests: int64(len(bodies)),
+		Duration: time.Minute, Header: e.adminHeader(),
 		Next: func(conn int, seq uint64) []byte {
 			if i := int(seq)*conns + conn; i < len(bodies) {
 				return bodies[i]
@@ -209,8 +242,8 @@ func fund(ctx context.Context, e *env, addrs []common.Address, perAccount int) e
 	switch {
 	case err != nil:
 		return err
-	case r.Done != int64(len(addrs)) || r.Errors != 0:
-		return fmt.Errorf("funding: %d of %d deposits answered, %d errors (%v)", r.Done, len(addrs), r.Errors, r.FirstError)
+	case r.Done != int64(len(bodies)) || r.Errors != 0:
+		return fmt.Errorf("funding: %d of %d deposits answered, %d errors (%v)", r.Done, len(bodies), r.Errors, r.FirstError)
 	}
 	return nil
 }
@@ -218,6 +251,19 @@ func fund(ctx context.Context, e *env, addrs []common.Address, perAccount int) e
 // signTransfers returns, per key, perAccount eth_sendRawTransaction bodies
 // with nonces 0, 1, ...; the keys are signed in parallel on every core.
 func signTransfers(keys []*ecdsa.PrivateKey, perAccount int, to common.Address) ([][][]byte, error) {
+	return signAll(keys, perAccount, func(_ int, key *ecdsa.PrivateKey, signer types.Signer, nonce uint64) ([]byte, error) {
+		return signedTransfer(key, signer, nonce, to)
+	})
+}
+
+// signFunc returns the raw signed transaction with the given nonce of
+// account (an index into the keys).
+type signFunc func(account int, key *ecdsa.PrivateKey, signer types.Signer, nonce uint64) ([]byte, error)
+
+// signAll returns, per key, perAccount eth_sendRawTransaction bodies of the
+// transactions sign makes, with nonces 0, 1, ...; the keys are signed in
+// parallel on every core.
+func signAll(keys []*ecdsa.PrivateKey, perAccount int, sign signFunc) ([][][]byte, error) {
 	bodies := make([][][]byte, len(keys))
 	workers := runtime.GOMAXPROCS(0)
 	errs := make([]error, workers)
@@ -225,7 +271,7 @@ func signTransfers(keys []*ecdsa.PrivateKey, perAccount int, to common.Address) 
 	for wi := range workers {
 		wg.Go(func() {
 			for k := wi; k < len(keys); k += workers {
-				if bodies[k], errs[wi] = signAccount(keys[k], perAccount, to); errs[wi] != nil {
+				if bodies[k], errs[wi] = signAccount(k, keys[k], perAccount, sign); errs[wi] != nil {
 					return
 				}
 			}
@@ -240,21 +286,27 @@ func signTransfers(keys []*ecdsa.PrivateKey, perAccount int, to common.Address) 
 	return bodies, nil
 }
 
-func signAccount(key *ecdsa.PrivateKey, count int, to common.Address) ([][]byte, error) {
+func signAccount(account int, key *ecdsa.PrivateKey, count int, sign signFunc) ([][]byte, error) {
 	signer := types.LatestSignerForChainID(big.NewInt(chainID))
 	out := make([][]byte, count)
 	for nonce := range out {
-		raw, err := signedTransfer(key, signer, uint64(nonce), to)
+		raw, err := sign(account, key, signer, uint64(nonce))
 		if err != nil {
 			return nil, err
 		}
 		body := make([]byte, 0, 80+2*len(raw))
-		body = append(body, `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x`...)
+		body = append(body, sendRawPrefix...)
 		body = hex.AppendEncode(body, raw)
-		out[nonce] = append(body, `"]}`...)
+		out[nonce] = append(body, sendRawSuffix...)
 	}
 	return out, nil
 }
+
+// The eth_sendRawTransaction body around the hex of the raw transaction.
+const (
+	sendRawPrefix = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x`
+	sendRawSuffix = `"]}`
+)
 
 // signedTransfer returns the raw EIP-1559 transfer of 1 wei to `to`.
 func signedTransfer(key *ecdsa.PrivateKey, signer types.Signer, nonce uint64, to common.Address) ([]byte, error) {
