@@ -212,9 +212,9 @@ func (r *Request) setTarget(buf []byte, start, end int, method []byte) *Error {
 func absolutePathStart(t []byte) int {
 	n := 0
 	switch {
-	case len(t) > 7 && equalFold(t[:7], "http://"):
+	case len(t) > 7 && EqualFold(t[:7], "http://"):
 		n = 7
-	case len(t) > 8 && equalFold(t[:8], "https://"):
+	case len(t) > 8 && EqualFold(t[:8], "https://"):
 		n = 8
 	default:
 		return -1
@@ -305,10 +305,10 @@ func parseField(head []byte, start, end int) (field, *Error) {
 		return field{}, ErrBadHeader // also obsolete line folding: SP is no tchar
 	}
 	vs, ve := colon+1, len(line)
-	for vs < ve && isOWS(line[vs]) {
+	for vs < ve && IsOWS(line[vs]) {
 		vs++
 	}
-	for ve > vs && isOWS(line[ve-1]) {
+	for ve > vs && IsOWS(line[ve-1]) {
 		ve--
 	}
 	for _, c := range line[vs:ve] {
@@ -324,13 +324,15 @@ func parseField(head []byte, start, end int) (field, *Error) {
 	}, nil
 }
 
-func isOWS(c byte) bool { return c == ' ' || c == '\t' }
+// IsOWS reports whether c is optional white space (RFC 9110: SP or HTAB).
+func IsOWS(c byte) bool { return c == ' ' || c == '\t' }
 
-func trimOWS(b []byte) []byte {
-	for len(b) > 0 && isOWS(b[0]) {
+// TrimOWS trims optional white space from both ends of b.
+func TrimOWS(b []byte) []byte {
+	for len(b) > 0 && IsOWS(b[0]) {
 		b = b[1:]
 	}
-	for len(b) > 0 && isOWS(b[len(b)-1]) {
+	for len(b) > 0 && IsOWS(b[len(b)-1]) {
 		b = b[:len(b)-1]
 	}
 	return b
@@ -348,17 +350,17 @@ type headInfo struct {
 func (h *headInfo) apply(name, value []byte) *Error {
 	switch len(name) {
 	case len("content-length"):
-		if equalFold(name, "content-length") {
+		if EqualFold(name, "content-length") {
 			return h.setContentLength(value)
 		}
 	case len("transfer-encoding"):
-		h.transferEncoding = h.transferEncoding || equalFold(name, "transfer-encoding")
+		h.transferEncoding = h.transferEncoding || EqualFold(name, "transfer-encoding")
 	case len("connection"):
-		if equalFold(name, "connection") {
+		if EqualFold(name, "connection") {
 			h.setConnection(value)
 		}
 	case len("expect"):
-		if equalFold(name, "expect") && equalFold(value, "100-continue") {
+		if EqualFold(name, "expect") && EqualFold(value, "100-continue") {
 			h.expectContinue = true
 		}
 	}
@@ -404,7 +406,7 @@ func HasToken(list []byte, token string) bool {
 		} else {
 			list = nil
 		}
-		if equalFold(trimOWS(member), token) {
+		if EqualFold(TrimOWS(member), token) {
 			return true
 		}
 	}

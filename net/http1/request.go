@@ -62,7 +62,7 @@ type field struct {
 func (r *Request) Header(name string) []byte {
 	for i := range r.fieldCount {
 		f := &r.fields[i]
-		if equalFold(r.head[f.nameStart:f.nameEnd], name) {
+		if EqualFold(r.head[f.nameStart:f.nameEnd], name) {
 			return r.head[f.valueStart:f.valueEnd:f.valueEnd]
 		}
 	}
@@ -90,8 +90,8 @@ func (r *Request) bind(buf []byte, headLen, total int) {
 	r.Body = buf[headLen:total:total]
 }
 
-// equalFold reports whether b equals the ASCII string s, ignoring case.
-func equalFold(b []byte, s string) bool {
+// EqualFold reports whether b equals the ASCII string s, ignoring case.
+func EqualFold(b []byte, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
