@@ -195,3 +195,28 @@ func appendEscape(dst []byte, c byte) []byte {
 	}
 	return append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 }
+
+// AppendDecimalU256 appends v in decimal digits, without quotes.
+func AppendDecimalU256(dst []byte, v *uint256.Int) []byte {
+	if v.IsUint64() {
+		return strconv.AppendUint(dst, v.Uint64(), 10)
+	}
+	// Peel 19-digit chunks off the low end until the rest fits 64 bits.
+	const chunkDigits = 19
+	var chunk, rest, r uint256.Int
+	chunk.SetUint64(10_000_000_000_000_000_000)
+	rest.Set(v)
+	var buf [80]byte
+	i := len(buf)
+	for !rest.IsUint64() {
+		rest.DivMod(&rest, &chunk, &r)
+		low := r.Uint64()
+		for range chunkDigits {
+			i--
+			buf[i] = byte('0' + low%10)
+			low /= 10
+		}
+	}
+	dst = strconv.AppendUint(dst, rest.Uint64(), 10)
+	return append(dst, buf[i:]...)
+}

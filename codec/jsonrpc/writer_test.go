@@ -223,3 +223,19 @@ func replaceInvalidUTF8(s string) string {
 	}
 	return sb.String()
 }
+
+func TestAppendDecimalU256(t *testing.T) {
+	f := func(s string) {
+		t.Helper()
+		v := uint256.MustFromDecimal(s)
+		if got := string(AppendDecimalU256(nil, v)); got != s {
+			t.Fatalf("AppendDecimalU256(%s) = %s", s, got)
+		}
+	}
+	f("0")
+	f("18446744073709551615")
+	f("18446744073709551616")
+	f("10000000000000000000000000000000000000")
+	f("100000000000000000000000000000000000000")
+	f("115792089237316195423570985008687907853269984665640564039457584007913129639935")
+}

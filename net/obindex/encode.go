@@ -103,7 +103,7 @@ func appendLevels(dst []byte, levels []clob.Level) []byte {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, '"')
-		dst = appendDecimal(dst, &levels[i].Price)
+		dst = jsonrpc.AppendDecimalU256(dst, &levels[i].Price)
 		dst = append(dst, `":{"volume":`...)
 		dst = jsonrpc.AppendQuantityU256(dst, &levels[i].Volume)
 		dst = append(dst, '}')
@@ -182,7 +182,7 @@ func AppendOrder(dst []byte, o *Order, withFills bool) []byte {
 	if m.Side == clob.Sell && !m.Size.IsZero() {
 		dst = append(dst, '-')
 	}
-	dst = appendDecimal(dst, &m.Size)
+	dst = jsonrpc.AppendDecimalU256(dst, &m.Size)
 	dst = append(dst, '"')
 	return appendOrderTail(dst, o, withFills)
 }
@@ -302,27 +302,3 @@ func appendU256Field(dst []byte, key string, v *uint256.Int) []byte {
 	return jsonrpc.AppendQuantityU256(dst, v)
 }
 
-// appendDecimal appends v in decimal, without quotes.
-func appendDecimal(dst []byte, v *uint256.Int) []byte {
-	if v.IsUint64() {
-		return strconv.AppendUint(dst, v.Uint64(), 10)
-	}
-	const chunkDigits = 19
-	var chunk, rest uint256.Int
-	chunk.SetUint64(10_000_000_000_000_000_000)
-	rest.Set(v)
-	var buf [80]byte
-	i := len(buf)
-	for !rest.IsUint64() {
-		var r uint256.Int
-		rest.DivMod(&rest, &chunk, &r)
-		low := r.Uint64()
-		for range chunkDigits {
-			i--
-			buf[i] = byte('0' + low%10)
-			low /= 10
-		}
-	}
-	dst = strconv.AppendUint(dst, rest.Uint64(), 10)
-	return append(dst, buf[i:]...)
-}

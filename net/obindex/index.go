@@ -184,6 +184,13 @@ func (x *Index) AddMarket(cfg *clob.MarketConfig) {
 	x.bookIDs = slices.Insert(x.bookIDs, i, cfg.ID)
 }
 
+// Order returns the record of an order the index knows (live or kept in
+// history); the pointer is valid until the next Admitted or Tick.
+func (x *Index) Order(id clob.Hash) (*Order, bool) {
+	o, ok := x.orders[id]
+	return o, ok
+}
+
 // NowUs returns the latest tick time the index has seen: the "now" of the
 // 24h statistics.
 func (x *Index) NowUs() int64 { return x.nowUs }

@@ -475,21 +475,6 @@ func TestPositionsJSON(t *testing.T) {
 	}
 }
 
-func TestAppendDecimal(t *testing.T) {
-	f := func(s string) {
-		t.Helper()
-		v := dec(s)
-		if got := string(appendDecimal(nil, &v)); got != s {
-			t.Fatalf("appendDecimal(%s) = %s", s, got)
-		}
-	}
-	f("0")
-	f("18446744073709551615")
-	f("18446744073709551616")
-	f("10000000000000000000000000000000000000")
-	f("100000000000000000000000000000000000000")
-	f("115792089237316195423570985008687907853269984665640564039457584007913129639935")
-}
 
 func TestDeterminism(t *testing.T) {
 	run := func() string {

@@ -1,0 +1,138 @@
+// Package subs is the subscription hub: it turns each auction tick, each
+// attested receipt and each past-perfect time into eth_subscription
+// notifications for every eth_subscribe type of the spec, plus newHeads.
+// It knows neither the transport nor the node: inputs are plain data
+// (Tick, Receipt), outputs go through the Conn interface, so it is
+// deterministic and tested without sockets.
+//
+// # Model
+//
+//		node ──PublishTick / PublishReceipts / PublishPastPerfectTime──▶ rings (ringMu, O(1) per item)
+//		                                                                    │ wake (chan, cap 1)
+//		transport ──Subscribe → write response → Activate──▶ hub (mu) ◀── pump goroutine (Start) or Pump()
+//		                                                       │ Conn.Send(head, body, tail): never blocks
+//		                                                       ▼
+//		                                                  connection's bounded outbound buffer
+//
+//	  - Publishers only append to rings under ringMu: the tick ring (the
+//	    replay buffer, Config.ReplayTicks ticks), the receipts ring
+//	    (ReceiptsRingSize) and the newest past-perfect time; they also record
+//	    each tick's market and position entries as the latest state (the
+//	    snapshot source of svc_markets and svc_positions). They never wait
+//	    for the fan-out nor for a subscriber.
+//	  - The fan-out (Pump, on the hub goroutine after Start) walks the rings
+//	    from its cursors and delivers each item to the live subscriptions it
+//	    matches. Subscriptions are indexed per channel by account, else by
+//	    orderbook, else "all", so a tick costs work proportional to the
+//	    subscriptions it may match, not to every subscription.
+//	  - Encode once: each payload is encoded at most once per tick and book
+//	    and variant (orderbook depth; the account filter of svc_orders,
+//	    svc_orders_v2, svc_withdrawals, svc_transfers), memoized in the
+//	    tick's record and shared by every subscriber and by later replays.
+//	    Only the envelope head (`{"jsonrpc":"2.0","method":"eth_subscription",
+//	    "params":{"subscription":"0x…","result":`, built once per
+//	    subscription) differs; the tail is `}}`.
+//	  - Ownership: a published Tick or Receipt belongs to the hub and is
+//	    read for as long as it is in its ring. Payloads, heads and close
+//	    messages are immutable once passed to Conn: the hub never reuses
+//	    them, so the transport may queue references instead of copying.
+//
+// # Lifecycle of a subscription
+//
+// Subscribe validates the parameters (errors are -32602 with data naming
+// the field; limits are -32005), checks since against the replay buffer,
+// registers the subscription inert and returns its id ("0x" + hex
+// counter, unique per hub). The transport writes the response, then calls
+// Activate: only then is anything sent, so the response always precedes
+// the first notification. Activate replays (delta channels with since:
+// buffered ticks whose deadline is > since, up to the newest tick fanned
+// out; the fan-out sends the following ones live: no gap, no duplicate,
+// ticks that arrived between Subscribe and Activate included), or sends
+// the snapshot (state channels), then makes the subscription live.
+// Unsubscribe and DropConn remove silently. A server-initiated close sends
+// one close notification (Conn.SendClose) and removes the subscription;
+// Unsubscribe of its id then answers false (the id no longer exists, as
+// after eth_unsubscribe). Other subscriptions of the connection continue.
+//
+// # Channels
+//
+//   - svc_orderbook (delta): per book that ran, the ob_getOrderbook object
+//     (obindex.AppendOrderbook) cut to depth.
+//   - svc_orders (delta): per book, the array of OrderUpdate of the
+//     subscription's events (type new/invalid with the ob_getOrders order
+//     fields, fill, expired, canceled, modified); nothing when empty.
+//   - svc_orders_v2 (delta): per book, one OrdersFrameV2 (see
+//     appendOrdersV2): orders created in the tick each once, events with
+//     exactly one of o/id, accts/a omitted for a one-account subscription,
+//     fills with b/q and running totals tb/tq/tf, st "filled" on the fill
+//     that finishes, totals on every terminal event. Resume by (since,
+//     since_book): books ≤ since_book of the tick at since are skipped.
+//   - svc_candles (delta): per book that traded,
+//     {orderbook, timestamp_us, timestamp, price, volume, quote_volume}.
+//   - svc_withdrawals, svc_transfers (delta): per tick, the array of
+//     matching outcomes; nothing when none matches.
+//   - svc_markets (state): the entries of the subscribed markets first,
+//     ascending id, then each entry a tick publishes: the ob_getMarkets
+//     entry with "orderbook" added in front.
+//   - svc_positions (state): {account, data: ob_getPositions} first, then
+//     each time a tick touches the account. svc_triggers (state): an empty
+//     TriggersUpdate snapshot; no input exists yet.
+//   - logs, svc_accountReceipts, svc_confirmedReceipts (live): the
+//     pre-encoded log or receipt; the receipt channels' since replays the
+//     retained receipts with a later attestation time.
+//   - svc_pastPerfectTime: the newest past-perfect time as a hex quantity,
+//     whenever it advances and is ≥ the subscribed timestamp (immediately on
+//     Activate when already reached).
+//   - newHeads: a header per tick, decodable as go-ethereum's types.Header.
+//
+// # Server-initiated close
+//
+//		{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0x…",
+//		 "error":{"code":C,"message":M,"data":{"resumable":B,"resume_since":T,"resume_since_book":"0x…","missed":N}}}}
+//
+//	  - -32022 when Conn.Send refuses a notification (its buffer is full).
+//	  - -32020 when the fan-out is more than LagTicksMax ticks (ReceiptsLagMax
+//	    receipts) behind the publishers: the backlog is dropped for every live
+//	    subscription of those channels (missed = dropped ticks/receipts); the
+//	    replay buffer still holds it, so resuming works.
+//	  - -32021 from Close, after delivering what was published.
+//	  - -32023 when a payload is empty or larger than NotificationSizeMax
+//	    (resumable false).
+//
+// resume_since is the newest tick (receipt time) the subscription has
+// everything up to: for a live subscription the newest tick fully fanned
+// out, during a replay the last tick replayed, else the original since
+// (absent when none). resume_since_book (svc_orders_v2) is the last book
+// delivered of a tick that was only partly delivered.
+//
+// # Limits
+//
+// SubsPerConnMax (128) per connection, SubsMax (65536) per hub, BiddersMax
+// (64), TopicsMax (4) with TopicAlternativesMax (16), BooksFilterMax (64),
+// LogAddressesMax (64), ReplayTicks (default 1024, at most 16384 ticks),
+// ReceiptsRingSize (16384), LagTicksMax (64), ReceiptsLagMax (4096),
+// NotificationSizeMax (16 MiB), PositionsKeptMax (65536 accounts).
+//
+// # Decisions where the spec is silent
+//
+//   - `book` of an OrdersFrameV2 is the orderbook id, which is also its
+//     position in the tick (books run in ascending id order); since_book is
+//     an orderbook id, as on the live network.
+//   - v2 numbers follow the live network's frames: amounts decimal strings
+//     (sz signed), batch/n/end integers; `end` is tick + ttl, omitted
+//     without ttl. Event kinds: placed → new, fill, cancel, expire,
+//     post-only refusal → reject (why "post_only_refused", with totals),
+//     update → modify (px, sz when the node gives the Modification).
+//   - svc_orders, svc_candles, svc_markets and svc_positions use hex
+//     quantities, as the ob_ methods they mirror.
+//   - svc_orders and svc_orders_v2 send one notification per book per
+//     tick; an empty one is never sent.
+//   - bidders is rejected (not ignored) outside svc_orders_v2, and must
+//     name 1 to 64 distinct accounts: ignoring it would widen the stream.
+//   - A since in the future is accepted: ticks up to it are skipped.
+//     since_book needs since, and the tick at since must still be retained.
+//   - svc_pastPerfectTime also accepts {"timestamp": T} or {"since": T}.
+//   - logs: fromBlock/toBlock compare Log.BlockNumber; the tags latest,
+//     pending, safe and finalized mean no bound. minimum_attestations is
+//     accepted as an alias of minAttestations.
+package subs

@@ -1,0 +1,646 @@
+package subs
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+	"github.com/valyala/fastjson"
+)
+
+// Conn is the transport's side of one WebSocket connection.
+//
+// A Conn is a map key of the hub: it must be comparable and stable (a
+// pointer to the transport's connection state).
+//
+// Both methods are called with the hub's lock held, from the hub's pump
+// goroutine or from the goroutine calling Activate/Pump/Close: they must
+// not block and must not call back into the hub.
+type Conn interface {
+	// Send queues one text message, the concatenation head‖body‖tail, on
+	// the connection's bounded outbound buffer, in call order. It returns
+	// false when the buffer cannot take it; the hub then closes the
+	// subscription with -32022 (the message was not queued).
+	//
+	// The three slices are immutable for ever: the hub never writes into
+	// a slice it has passed to Send, so the transport may keep references
+	// until the bytes are on the wire (writev) instead of copying. It must
+	// not modify them.
+	Send(head, body, tail []byte) bool
+	// SendClose queues one server-initiated close notification (a
+	// complete message, immutable like Send's parts). It must not refuse:
+	// the transport keeps headroom beyond Send's bound for at most one
+	// close per subscription (SubsPerConnMax per connection) or, failing
+	// that, drops the connection.
+	SendClose(msg []byte)
+}
+
+// Limits of the hub. Each is checked and tested.
+const (
+	// SubsPerConnMax bounds the subscriptions of one connection.
+	SubsPerConnMax = 128
+	// SubsMax bounds the subscriptions of the hub.
+	SubsMax = 1 << 16
+	// ReplayTicksDefault is the replay buffer length when Config names none.
+	ReplayTicksDefault = 1 << 10
+	// ReplayTicksMax bounds Config.ReplayTicks (the live network keeps 16384).
+	ReplayTicksMax = 1 << 14
+	// LagTicksMax: when the fan-out falls more than this many ticks behind
+	// the published ones, every live tick-driven subscription is closed with
+	// -32020 and the fan-out skips ahead. Far below the replay buffer, so
+	// resume_since is always still replayable.
+	LagTicksMax = 64
+	// ReceiptsRingSize is the receipts kept for the receipt channels' since.
+	ReceiptsRingSize = 1 << 14
+	// ReceiptsLagMax is LagTicksMax for receipts.
+	ReceiptsLagMax = 1 << 12
+	// NotificationSizeMax bounds one payload; a larger one closes the
+	// subscription with -32023 rather than overrun the transport.
+	NotificationSizeMax = 16 << 20
+	// PositionsKeptMax bounds the accounts whose latest positions the hub
+	// keeps as svc_positions snapshots (past it, an arbitrary one is
+	// forgotten and Config.Positions answers for it).
+	PositionsKeptMax = 1 << 16
+)
+
+// CodeLimit is the error code of a subscribe refused by a limit (EIP-1474
+// "limit exceeded").
+const CodeLimit = -32005
+
+var (
+	errTooManyConn = &jsonrpc.Error{Code: CodeLimit, Message: "too many subscriptions on this connection (128)"}
+	errTooMany     = &jsonrpc.Error{Code: CodeLimit, Message: "too many subscriptions on this node"}
+	errShutdown    = &jsonrpc.Error{Code: jsonrpc.CodeInternal, Message: "node is shutting down"}
+)
+
+// Config configures a Hub.
+type Config struct {
+	// ReplayTicks is the replay buffer length in ticks, a power of two in
+	// [LagTicksMax*2, ReplayTicksMax]; 0 means ReplayTicksDefault.
+	ReplayTicks int
+	// FloorUs is the newest tick the node executed before the hub started
+	// (0 on a fresh ledger): a since below it predates the buffer.
+	FloorUs int64
+	// Positions, when set, answers an svc_positions snapshot for an account
+	// no published tick has touched. Called with the hub's lock held: it
+	// must not call into the hub.
+	Positions func(account clob.Address) []obindex.Position
+}
+
+// Stats are counters for tests and metrics.
+type Stats struct {
+	Subscriptions int    // open subscriptions
+	Notifications uint64 // messages accepted by Conn.Send
+	Encodings     uint64 // payloads encoded
+	Closes        uint64 // server-initiated closes
+}
+
+// Hub turns published ticks, receipts and past-perfect times into
+// subscription notifications. See doc.go.
+type Hub struct {
+	cfg Config
+
+	// mu guards the subscriptions, the memos of published records and the
+	// fan-out cursors. Lock order: mu, then ringMu.
+	mu       sync.Mutex
+	subs     map[string]*sub
+	conns    map[Conn][]*sub
+	regs     [channelEnd]registry
+	nextID   uint64
+	stamp    uint64
+	scratch  []*sub
+	enc      scratch
+	closed   bool
+	tickNext uint64 // next tick seq to fan out
+	doneUs   int64  // newest tick fanned out
+	hasDone  bool
+	rcptNext uint64
+	rcptUs   int64 // newest receipt time fanned out
+	hasRcpt  bool
+	pptUs    int64 // newest past-perfect time fanned out
+	pptBody  []byte
+	stats    Stats
+
+	// ringMu guards what the publishers write: the rings, the floors and
+	// the latest state entries. Held for O(1) (plus the tick's state
+	// entries) by the publishers.
+	ringMu      sync.Mutex
+	ticks       []*tickRec
+	tickHead    uint64 // seqs [tickFirst, tickHead) are retained
+	tickFirst   uint64
+	floorUs     int64 // newest evicted tick (or Config.FloorUs)
+	lastPubUs   int64
+	rcpts       []Receipt
+	rcptHead    uint64
+	rcptFirst   uint64
+	rcptFloorUs int64
+	latestMkt   map[clob.Hash]*marketEnt
+	latestPos   map[clob.Address]*posEnt
+	pubPPT      int64
+	pubClosed   bool
+
+	wake chan struct{}
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// New returns a hub. It does nothing on its own until Start (or calls to
+// Pump).
+func New(cfg Config) *Hub {
+	if cfg.ReplayTicks == 0 {
+		cfg.ReplayTicks = ReplayTicksDefault
+	}
+	n := cfg.ReplayTicks
+	if n&(n-1) != 0 || n < 2*LagTicksMax || n > ReplayTicksMax {
+		panic("BUG: subs.Config.ReplayTicks must be a power of two in [2*LagTicksMax, ReplayTicksMax]")
+	}
+	return &Hub{
+		cfg:         cfg,
+		subs:        make(map[string]*sub),
+		conns:       make(map[Conn][]*sub),
+		ticks:       make([]*tickRec, n),
+		floorUs:     cfg.FloorUs,
+		lastPubUs:   cfg.FloorUs,
+		rcpts:       make([]Receipt, ReceiptsRingSize),
+		rcptFloorUs: -1,
+		latestMkt:   make(map[clob.Hash]*marketEnt),
+		latestPos:   make(map[clob.Address]*posEnt),
+		pubPPT:      -1,
+		pptUs:       -1,
+		wake:        make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+	}
+}
+
+// Start runs the fan-out on a hub goroutine: every Publish wakes it.
+// Without Start, the caller drives the fan-out with Pump.
+func (h *Hub) Start() {
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		for {
+			select {
+			case <-h.wake:
+				h.Pump()
+			case <-h.stop:
+				return
+			}
+		}
+	}()
+}
+
+func (h *Hub) signal() {
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
+}
+
+// PublishTick hands a tick to the hub (see Tick for ownership) and wakes
+// the fan-out. It never blocks on subscribers: it stores the tick in the
+// replay ring (evicting the oldest) and the tick's state entries as the
+// latest, in O(books + markets + accounts).
+// REQUIRES: t.TickUs greater than every earlier tick's.
+func (h *Hub) PublishTick(t *Tick) {
+	h.ringMu.Lock()
+	if h.pubClosed {
+		h.ringMu.Unlock()
+		return
+	}
+	if t.TickUs <= h.lastPubUs && h.tickHead > 0 {
+		h.ringMu.Unlock()
+		panic("BUG: subs.PublishTick: tick times must increase")
+	}
+	r := newTickRec(h.tickHead, t)
+	mask := uint64(len(h.ticks) - 1)
+	if h.tickHead-h.tickFirst == uint64(len(h.ticks)) {
+		h.floorUs = h.ticks[h.tickFirst&mask].t.TickUs
+		h.tickFirst++
+	}
+	h.ticks[h.tickHead&mask] = r
+	h.tickHead++
+	h.lastPubUs = t.TickUs
+	for i := range r.markets {
+		h.latestMkt[r.markets[i].m.Config.ID] = &r.markets[i]
+	}
+	for i := range r.positions {
+		a := r.positions[i].p.Account
+		if _, ok := h.latestPos[a]; !ok && len(h.latestPos) >= PositionsKeptMax {
+			for k := range h.latestPos {
+				delete(h.latestPos, k)
+				break
+			}
+		}
+		h.latestPos[a] = &r.positions[i]
+	}
+	h.ringMu.Unlock()
+	h.signal()
+}
+
+// PublishReceipts hands attested receipts to the hub (it takes them; see
+// Receipt) and wakes the fan-out. O(len(rs)); never blocks on subscribers.
+func (h *Hub) PublishReceipts(rs []Receipt) {
+	h.ringMu.Lock()
+	if h.pubClosed {
+		h.ringMu.Unlock()
+		return
+	}
+	mask := uint64(len(h.rcpts) - 1)
+	for i := range rs {
+		if h.rcptHead-h.rcptFirst == uint64(len(h.rcpts)) {
+			h.rcptFloorUs = max(h.rcptFloorUs, h.rcpts[h.rcptFirst&mask].TimeUs)
+			h.rcpts[h.rcptFirst&mask] = Receipt{}
+			h.rcptFirst++
+		}
+		h.rcpts[h.rcptHead&mask] = rs[i]
+		h.rcptHead++
+	}
+	h.ringMu.Unlock()
+	h.signal()
+}
+
+// PublishPastPerfectTime records the newest past-perfect time (µs) and
+// wakes the fan-out. Only the newest value matters: intermediate ones the
+// fan-out did not see are superseded, not lost.
+func (h *Hub) PublishPastPerfectTime(us int64) {
+	h.ringMu.Lock()
+	if !h.pubClosed && us > h.pubPPT {
+		h.pubPPT = us
+	}
+	h.ringMu.Unlock()
+	h.signal()
+}
+
+// sub is one subscription.
+type sub struct {
+	n    uint64 // creation order
+	id   string
+	conn Conn
+	spec
+	key  string // the account filter as a memo key ("" = every account)
+	head []byte // envelope head, immutable
+
+	live     bool   // activated: the fan-out delivers to it
+	closed   bool   // unsubscribed or closed: nothing more is sent
+	startSeq uint64 // delta channels: first tick seq to replay at activation
+	stamp    uint64 // dedup mark of the current collect
+
+	// Delivery position, for resume_since.
+	squareUs  int64 // newest tick (or receipt time) fully delivered
+	hasSquare bool
+	partUs    int64 // svc_orders_v2: the tick of the last frame delivered
+	partBook  clob.Hash
+	hasPart   bool
+}
+
+// Subscribe decodes and registers a subscription of c. The subscription is
+// inert until Activate: the transport writes the eth_subscribe response
+// carrying id, then calls Activate, so the response always precedes the
+// subscription's first notification. typ is params[0], params is params[1]
+// (nil when absent; for svc_pastPerfectTime the bare timestamp). Neither is
+// retained.
+func (h *Hub) Subscribe(c Conn, typ []byte, params *fastjson.Value) (string, *jsonrpc.Error) {
+	sp, err := parseSpec(typ, params)
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return "", errShutdown
+	}
+	if len(h.conns[c]) >= SubsPerConnMax {
+		return "", errTooManyConn
+	}
+	if len(h.subs) >= SubsMax {
+		return "", errTooMany
+	}
+	s := &sub{conn: c, spec: sp, startSeq: h.tickNext}
+	if sp.ch.delta() && sp.hasSince {
+		if err := h.locateSince(s); err != nil {
+			return "", err
+		}
+	}
+	if sp.ch.receiptDriven() && sp.hasSince {
+		h.ringMu.Lock()
+		tooOld := sp.since < h.rcptFloorUs
+		h.ringMu.Unlock()
+		if tooOld {
+			return "", errSinceTooOld
+		}
+	}
+	if sp.ch == ChannelLogs {
+		s.accounts = sp.logs.addresses // index logs subscriptions by address
+	}
+	if sp.ch == ChannelOrders || sp.ch == ChannelOrdersV2 || sp.ch == ChannelWithdrawals || sp.ch == ChannelTransfers {
+		key := make([]byte, 0, len(s.accounts)*len(clob.Address{}))
+		for i := range s.accounts {
+			key = append(key, s.accounts[i][:]...)
+		}
+		s.key = string(key)
+	}
+	h.nextID++
+	s.n = h.nextID
+	s.id = "0x" + strconv.FormatUint(h.nextID, 16)
+	s.head = appendHead(nil, s.id)
+	h.subs[s.id] = s
+	h.conns[c] = append(h.conns[c], s)
+	h.regs[sp.ch].add(s)
+	return s.id, nil
+}
+
+// locateSince checks a delta subscription's since against the replay
+// buffer and finds the first retained tick at or after it.
+// REQUIRES: h.mu held.
+func (h *Hub) locateSince(s *sub) *jsonrpc.Error {
+	h.ringMu.Lock()
+	defer h.ringMu.Unlock()
+	if s.since < h.floorUs || (s.hasSinceBook && s.since <= h.floorUs) {
+		return errSinceTooOld
+	}
+	mask := uint64(len(h.ticks) - 1)
+	lo, hi := h.tickFirst, h.tickHead
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if h.ticks[mid&mask].t.TickUs < s.since {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	s.startSeq = lo
+	return nil
+}
+
+// Activate starts delivery of a subscription returned by Subscribe, after
+// the transport has written the eth_subscribe response. Delta channels with
+// since replay the buffered ticks after it, then go live; state channels
+// send their snapshot first. It reports false for an id that is not a
+// pending subscription of c.
+func (h *Hub) Activate(c Conn, id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.subs[id]
+	if s == nil || s.conn != c || s.live || h.closed {
+		return false
+	}
+	switch {
+	case s.ch.delta():
+		h.replayTicks(s)
+	case s.ch == ChannelMarkets:
+		h.snapshotMarkets(s)
+	case s.ch == ChannelPositions:
+		h.snapshotPositions(s)
+	case s.ch == ChannelTriggers:
+		h.deliverFresh(s, appendTriggersUpdate(nil, &s.accounts[0]))
+	case s.ch.receiptDriven():
+		h.replayReceipts(s)
+	case s.ch == ChannelPastPerfectTime:
+		if h.pptBody != nil && h.pptUs >= s.pptUs {
+			h.deliver(s, h.pptBody)
+		}
+	}
+	if !s.closed {
+		s.live = true
+	}
+	return true
+}
+
+// Unsubscribe ends a subscription of c. It reports false when id is not an
+// open subscription of c, which includes one the server has closed: after
+// a close notification the id is gone, as it is after eth_unsubscribe.
+func (h *Hub) Unsubscribe(c Conn, id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.subs[id]
+	if s == nil || s.conn != c {
+		return false
+	}
+	h.remove(s)
+	return true
+}
+
+// DropConn forgets every subscription of a closed connection, sending
+// nothing.
+func (h *Hub) DropConn(c Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range slices.Clone(h.conns[c]) {
+		h.remove(s)
+	}
+	delete(h.conns, c)
+}
+
+// Close delivers what was published, then closes every subscription with
+// -32021 and stops the hub: later publishes are ignored and Subscribe
+// fails.
+func (h *Hub) Close() {
+	h.ringMu.Lock()
+	already := h.pubClosed
+	h.pubClosed = true
+	h.ringMu.Unlock()
+	if already {
+		return
+	}
+	close(h.stop)
+	h.wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pumpLocked()
+	ids := make([]*sub, 0, len(h.subs))
+	for _, s := range h.subs {
+		ids = append(ids, s)
+	}
+	slices.SortFunc(ids, func(a, b *sub) int { return cmp.Compare(a.n, b.n) })
+	for _, s := range ids {
+		h.closeSub(s, CodeShutdown, 0)
+	}
+	h.closed = true
+}
+
+// Stats returns the hub's counters.
+func (h *Hub) Stats() Stats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := h.stats
+	st.Subscriptions = len(h.subs)
+	return st
+}
+
+// remove unregisters s. REQUIRES: h.mu held.
+func (h *Hub) remove(s *sub) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	delete(h.subs, s.id)
+	cs := h.conns[s.conn]
+	if i := slices.Index(cs, s); i >= 0 {
+		cs = slices.Delete(cs, i, i+1)
+	}
+	if len(cs) == 0 {
+		delete(h.conns, s.conn)
+	} else {
+		h.conns[s.conn] = cs
+	}
+	h.regs[s.ch].remove(s)
+}
+
+// deliver sends one notification; on refusal or a bad payload it closes s.
+// REQUIRES: h.mu held; body immutable from now on.
+func (h *Hub) deliver(s *sub, body []byte) bool {
+	if s.closed {
+		return false
+	}
+	if len(body) == 0 || len(body) > NotificationSizeMax {
+		h.closeSub(s, CodeSerialize, 0)
+		return false
+	}
+	if !s.conn.Send(s.head, body, envelopeTail) {
+		h.closeSub(s, CodeSlow, 0)
+		return false
+	}
+	h.stats.Notifications++
+	return true
+}
+
+// deliverFresh counts an encoding made for one subscriber and sends it.
+func (h *Hub) deliverFresh(s *sub, body []byte) {
+	h.stats.Encodings++
+	h.deliver(s, body)
+}
+
+// closeSub sends a close notification and unregisters s.
+// REQUIRES: h.mu held.
+func (h *Hub) closeSub(s *sub, code int, missed uint64) {
+	if s.closed {
+		return
+	}
+	d := h.resume(s)
+	d.missed = missed
+	h.remove(s)
+	h.stats.Closes++
+	s.conn.SendClose(appendClose(nil, s.id, code, &d))
+}
+
+// resume computes where s is square: the newest tick (receipt time) it has
+// everything up to, and for svc_orders_v2 a partly delivered tick.
+func (h *Hub) resume(s *sub) resumeData {
+	var d resumeData
+	switch {
+	case s.ch.receiptDriven():
+		if s.live && h.hasRcpt {
+			d.since, d.hasSince = h.rcptUs, true
+		}
+	case s.ch.tickDriven():
+		if s.live && h.hasDone {
+			d.since, d.hasSince = h.doneUs, true
+		} else if s.hasSquare {
+			d.since, d.hasSince = s.squareUs, true
+		}
+	default:
+		return d
+	}
+	if s.hasSince && (!d.hasSince || s.since >= d.since) {
+		d.since, d.hasSince = s.since, true
+		d.sinceBook, d.hasSinceBook = s.sinceBook, s.hasSinceBook
+	}
+	if s.ch == ChannelOrdersV2 && s.hasPart && (!d.hasSince || s.partUs > d.since ||
+		(s.partUs == d.since && d.hasSinceBook && compareHash(s.partBook, d.sinceBook) > 0)) {
+		d.since, d.hasSince = s.partUs, true
+		d.sinceBook, d.hasSinceBook = s.partBook, true
+	}
+	return d
+}
+
+// registry indexes the subscriptions of one channel so a tick touches only
+// those it may match: by account when the subscription names accounts,
+// else by orderbook when it names books, else in all.
+type registry struct {
+	all       []*sub
+	byBook    map[clob.Hash][]*sub
+	byAccount map[clob.Address][]*sub
+}
+
+func (r *registry) add(s *sub) {
+	switch {
+	case len(s.accounts) > 0:
+		if r.byAccount == nil {
+			r.byAccount = make(map[clob.Address][]*sub)
+		}
+		for _, a := range s.accounts {
+			r.byAccount[a] = append(r.byAccount[a], s)
+		}
+	case len(s.books) > 0:
+		if r.byBook == nil {
+			r.byBook = make(map[clob.Hash][]*sub)
+		}
+		for _, b := range s.books {
+			r.byBook[b] = append(r.byBook[b], s)
+		}
+	default:
+		r.all = append(r.all, s)
+	}
+}
+
+func (r *registry) remove(s *sub) {
+	switch {
+	case len(s.accounts) > 0:
+		for _, a := range s.accounts {
+			r.byAccount[a] = deleteSub(r.byAccount[a], s)
+			if len(r.byAccount[a]) == 0 {
+				delete(r.byAccount, a)
+			}
+		}
+	case len(s.books) > 0:
+		for _, b := range s.books {
+			r.byBook[b] = deleteSub(r.byBook[b], s)
+			if len(r.byBook[b]) == 0 {
+				delete(r.byBook, b)
+			}
+		}
+	default:
+		r.all = deleteSub(r.all, s)
+	}
+}
+
+func deleteSub(ss []*sub, s *sub) []*sub {
+	if i := slices.Index(ss, s); i >= 0 {
+		return slices.Delete(ss, i, i+1)
+	}
+	return ss
+}
+
+func (s *sub) wantsBook(b clob.Hash) bool {
+	if len(s.books) == 0 {
+		return true
+	}
+	_, ok := slices.BinarySearchFunc(s.books, b, compareHash)
+	return ok
+}
+
+func compareHash(a, b clob.Hash) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return int(a[i]) - int(b[i])
+		}
+	}
+	return 0
+}
+
+// skips reports whether a delta subscription's since excludes book b of
+// the tick at tickUs: ticks at or before since, except for svc_orders_v2
+// with since_book the books after since_book of the tick at since.
+func (s *sub) skips(tickUs int64, b clob.Hash) bool {
+	if !s.hasSince || tickUs > s.since {
+		return false
+	}
+	if tickUs < s.since || !s.hasSinceBook {
+		return true
+	}
+	return compareHash(b, s.sinceBook) <= 0
+}

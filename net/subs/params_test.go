@@ -1,0 +1,141 @@
+package subs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/valyala/fastjson"
+)
+
+func TestParseSpecErrors(t *testing.T) {
+	f := func(typ, params, wantData string) {
+		t.Helper()
+		var v *fastjson.Value
+		if params != "" {
+			v = fastjson.MustParse(params)
+		}
+		_, err := parseSpec([]byte(typ), v)
+		if wantData == "" {
+			if err != nil {
+				t.Fatalf("%s %s: unexpected error %v", typ, params, err)
+			}
+			return
+		}
+		if err == nil {
+			t.Fatalf("%s %s: want error containing %q", typ, params, wantData)
+		}
+		if err.Code != -32602 || !strings.Contains(string(err.Data), wantData) {
+			t.Fatalf("%s %s: got %d %s, want -32602 containing %q", typ, params, err.Code, err.Data, wantData)
+		}
+	}
+	book := `"0x` + strings.Repeat("01", 32) + `"`
+	a1 := `"0x` + strings.Repeat("11", 20) + `"`
+	a2 := `"0x` + strings.Repeat("22", 20) + `"`
+	// Types.
+	f("svc_nope", `{}`, "unknown subscription type")
+	f("", ``, "unknown subscription type")
+	f("SVC_ORDERBOOK", `{}`, "unknown subscription type")
+	for c := ChannelOrderbook; c < channelEnd; c++ {
+		switch c {
+		case ChannelPositions, ChannelTriggers, ChannelAccountReceipts, ChannelPastPerfectTime:
+			continue
+		}
+		f(c.String(), ``, "")
+		f(c.String(), `null`, "")
+		f(c.String(), `{}`, "")
+	}
+	f("svc_orderbook", `[]`, "want an object")
+	f("svc_orderbook", `"x"`, "want an object")
+	// orderbook_ids / clob_ids.
+	f("svc_orderbook", `{"orderbook_ids":[`+book+`]}`, "")
+	f("svc_orderbook", `{"clob_ids":[`+book+`]}`, "")
+	f("svc_orderbook", `{"orderbook_ids":[]}`, "")
+	f("svc_orderbook", `{"orderbook_ids":[`+book+`],"clob_ids":[`+book+`]}`, "aliases")
+	f("svc_orderbook", `{"orderbook_ids":`+book+`}`, "orderbook_ids")
+	f("svc_orderbook", `{"orderbook_ids":["0x01"]}`, "orderbook_ids")
+	f("svc_orderbook", `{"orderbook_ids":[`+strings.Repeat(book+",", 64)+book+`]}`, "at most 64")
+	f("svc_positions", `{"account":`+a1+`,"orderbook_ids":"junk"}`, "") // ignored there
+	// depth.
+	f("svc_orderbook", `{"depth":20}`, "")
+	f("svc_orderbook", `{"depth":"0x14"}`, "")
+	f("svc_orderbook", `{"depth":0}`, "depth")
+	f("svc_orderbook", `{"depth":-1}`, "depth")
+	f("svc_orderbook", `{"depth":1.5}`, "depth")
+	// bidder / bidders.
+	f("svc_orders", `{"bidder":`+a1+`}`, "")
+	f("svc_orders", `{"bidder":"0x12"}`, "bidder")
+	f("svc_orders", `{"bidders":[`+a1+`]}`, "only svc_orders_v2")
+	f("svc_orders_v2", `{"bidders":[`+a1+`,`+a2+`]}`, "")
+	f("svc_orders_v2", `{"bidders":[`+a1+`,`+a1+`]}`, "distinct")
+	f("svc_orders_v2", `{"bidders":[]}`, "bidders")
+	f("svc_orders_v2", `{"bidders":`+a1+`}`, "bidders")
+	f("svc_orders_v2", `{"bidder":`+a1+`,"bidders":[`+a2+`]}`, "mutually exclusive")
+	many := make([]string, 65)
+	for i := range many {
+		many[i] = `"0x` + strings.Repeat("0", 38) + string("0123456789abcdef"[i/16]) + string("0123456789abcdef"[i%16]) + `"`
+	}
+	f("svc_orders_v2", `{"bidders":[`+strings.Join(many[:64], ",")+`]}`, "")
+	f("svc_orders_v2", `{"bidders":[`+strings.Join(many, ",")+`]}`, "1 to 64")
+	// account.
+	f("svc_positions", `{"account":`+a1+`}`, "")
+	f("svc_positions", `{"bidder":`+a1+`}`, "")
+	f("svc_triggers", `{"bidder":`+a1+`}`, "")
+	f("svc_positions", `{}`, "account: required")
+	f("svc_positions", ``, "account: required")
+	f("svc_triggers", `{}`, "account: required")
+	f("svc_positions", `{"account":`+a1+`,"bidder":`+a2+`}`, "aliases")
+	f("svc_positions", `{"account":42}`, "account")
+	f("svc_withdrawals", `{"account":`+a1+`}`, "")
+	f("svc_transfers", `{"account":"nope"}`, "account")
+	// since / since_book.
+	f("svc_orders_v2", `{"since":1700000000000000,"since_book":`+book+`}`, "")
+	f("svc_orders_v2", `{"since_book":`+book+`}`, "requires since")
+	f("svc_orders_v2", `{"since":1,"since_book":"0x01"}`, "since_book")
+	f("svc_orderbook", `{"since":-5}`, "since")
+	f("svc_orderbook", `{"since":"yesterday"}`, "since")
+	f("svc_orderbook", `{"since":"0x10"}`, "")
+	// logs.
+	f("logs", `{"address":`+a1+`,"topics":[null,[`+book+`,`+book+`],`+book+`]}`, "")
+	f("logs", `{"address":[`+a1+`,`+a2+`]}`, "")
+	f("logs", `{"address":"0x1"}`, "address")
+	f("logs", `{"topics":[null,null,null,null,null]}`, "at most 4")
+	f("logs", `{"topics":["0x12"]}`, "topics")
+	f("logs", `{"topics":{}}`, "topics")
+	f("logs", `{"fromBlock":"latest","toBlock":"0x10"}`, "")
+	f("logs", `{"fromBlock":"0x20","toBlock":"0x10"}`, "toBlock")
+	f("logs", `{"fromBlock":"soon"}`, "fromBlock")
+	f("logs", `{"minAttestations":3}`, "")
+	f("logs", `{"minimum_attestations":3}`, "")
+	f("logs", `{"minAttestations":-3}`, "minAttestations")
+	// receipts.
+	f("svc_accountReceipts", `{"address":`+a1+`,"since":5}`, "")
+	f("svc_accountReceipts", `{"since":5}`, "address: required")
+	f("svc_accountReceipts", ``, "address: required")
+	f("svc_confirmedReceipts", `{"since":"x"}`, "since")
+	// pastPerfectTime.
+	f("svc_pastPerfectTime", `1700000000000000`, "")
+	f("svc_pastPerfectTime", `"0x60a1b2c3d4e5f"`, "")
+	f("svc_pastPerfectTime", `{"timestamp":5}`, "")
+	f("svc_pastPerfectTime", ``, "microsecond timestamp")
+	f("svc_pastPerfectTime", `"soon"`, "microsecond timestamp")
+	f("svc_pastPerfectTime", `-1`, "microsecond timestamp")
+	f("newHeads", `{"anything":1}`, "")
+}
+
+func TestParseSpecValues(t *testing.T) {
+	v := fastjson.MustParse(`{"bidders":["0x2222222222222222222222222222222222222222","0x1111111111111111111111111111111111111111"],
+		"clob_ids":["0x0000000000000000000000000000000000000000000000000000000000000002","0x0000000000000000000000000000000000000000000000000000000000000001","0x0000000000000000000000000000000000000000000000000000000000000002"],
+		"since":"0x10","since_book":"0x0000000000000000000000000000000000000000000000000000000000000001"}`)
+	s, err := parseSpec([]byte("svc_orders_v2"), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.accounts) != 2 || s.accounts[0][0] != 0x11 || len(s.books) != 2 || s.books[0][31] != 1 ||
+		!s.hasSince || s.since != 16 || !s.hasSinceBook || s.sinceBook[31] != 1 {
+		t.Fatalf("bad spec %+v", s)
+	}
+	s, err = parseSpec([]byte("logs"), fastjson.MustParse(`{"topics":[null,[]]}`))
+	if err != nil || len(s.logs.topics) != 2 || len(s.logs.topics[0]) != 0 || s.logs.toBlock != 1<<64-1 {
+		t.Fatalf("bad logs spec %+v %v", s.logs, err)
+	}
+}
