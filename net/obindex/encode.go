@@ -301,4 +301,3 @@ func appendU256Field(dst []byte, key string, v *uint256.Int) []byte {
 	dst = append(dst, key...)
 	return jsonrpc.AppendQuantityU256(dst, v)
 }
-

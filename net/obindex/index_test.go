@@ -475,7 +475,6 @@ func TestPositionsJSON(t *testing.T) {
 	}
 }
 
-
 func TestDeterminism(t *testing.T) {
 	run := func() string {
 		x := newTestIndex()

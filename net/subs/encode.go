@@ -50,7 +50,6 @@ func appendSignedDecimal(dst []byte, v *uint256.Int, neg bool) []byte {
 	return append(dst, '"')
 }
 
-
 // appendOrderbook appends one OrderbookSnapshot: the ob_getOrderbook shape
 // with at most depth levels per side (0: all published).
 func appendOrderbook(dst []byte, s *obindex.Snapshot, depth int) []byte {
