@@ -79,7 +79,8 @@ func run(f *flags) error {
 	if err != nil {
 		return err
 	}
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual}),
+	hub := rpc.StartHub(n)
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub}),
 		server.Config{Addr: f.addr, Multicore: true})
 	if err := srv.Start(); err != nil {
 		n.Close()
@@ -93,8 +94,12 @@ func run(f *flags) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	log.Println("shutting down")
+	hub.Close() // subscribers get -32021 while the connections are still up
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	flushCtx, cancelFlush := context.WithTimeout(ctx, time.Second)
+	srv.WaitWSFlushed(flushCtx)
+	cancelFlush()
 	if err := srv.Stop(ctx); err != nil {
 		log.Printf("stopping server: %v", err)
 	}
@@ -102,7 +107,7 @@ func run(f *flags) error {
 }
 
 func printBanner(f *flags, addr string, n *node.Node) {
-	fmt.Printf("ledgerd listening on http://%s (JSON-RPC on any path)\n", addr)
+	fmt.Printf("ledgerd listening on http://%s and ws://%s (JSON-RPC on any path)\n", addr, addr)
 	fmt.Printf("chain id %d (0x%x), data in %s, clock %s, committee of %d\n", ChainID, ChainID, f.datadir, f.clock, f.validators)
 	if f.dev {
 		fmt.Println("dev accounts (10000 native, 100 WETH, 10 WBTC each):")

@@ -115,6 +115,7 @@ func (n *Node) afterApply(in *core.Input, e *Entry) {
 		}
 	case core.InputTick:
 		res := n.ledger.LastTick()
+		n.lastTickUs = res.TickUs
 		for _, tag := range res.Landed {
 			if le := n.awaiting[tag]; le != nil {
 				le.tick = e
@@ -122,6 +123,12 @@ func (n *Node) afterApply(in *core.Input, e *Entry) {
 			}
 		}
 		n.market.tick(res)
+		if n.pub != nil && e != nil {
+			e.publish = n.buildTick(res, e)
+		}
+		if e != nil {
+			n.lastTickHash = clob.Hash(e.Rec.Tx.Hash)
+		}
 	case core.InputCreateMarket:
 		n.market.addMarket(&in.Market)
 	}

@@ -82,6 +82,11 @@ type Node struct {
 	// entry until the tick it lands in has run.
 	awaiting map[uint64]*Entry
 	market   *marketViews
+	// pub receives durable ticks and attested receipts (nil: nobody
+	// subscribes); lastTickHash chains the published ticks.
+	pub          Publisher
+	lastTickHash clob.Hash
+	lastTickUs   int64
 
 	admitQ    *queue[admission]
 	attestQ   *queue[*Entry]

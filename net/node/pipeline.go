@@ -5,6 +5,7 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
+	"github.com/ledgervenue/node/net/subs"
 )
 
 // Entry is the node's record of one applied input with a TxRecord. Rec is
@@ -20,6 +21,9 @@ type Entry struct {
 	// tick is the auction tick an orderbook transaction landed in, nil
 	// until that tick has run (and for every other transaction).
 	tick *Entry
+	// publish is a tick's subscription data, handed to the publisher once
+	// the tick is durable.
+	publish *subs.Tick
 }
 
 // LogRef locates one attested log.
@@ -53,6 +57,7 @@ func (n *Node) writer() {
 			continue
 		}
 		n.mu.Lock()
+		pub := n.pub
 		for _, a := range group {
 			if a.entry != nil {
 				n.ledger.Settle(a.entry.Rec)
@@ -62,6 +67,10 @@ func (n *Node) writer() {
 		}
 		n.mu.Unlock()
 		for _, a := range group {
+			if a.entry != nil && a.entry.publish != nil {
+				pub.PublishTick(a.entry.publish)
+				a.entry.publish = nil
+			}
 			a.done(a.entry, nil)
 		}
 	}
@@ -114,7 +123,18 @@ func (n *Node) attester() {
 		n.inflight -= len(group)
 		n.lastAtt = ts
 		n.metrics.observeBatch(len(b.Sigs), n.committee.N)
+		pub := n.pub
+		var attested []Receipt
+		if pub != nil {
+			attested = make([]Receipt, len(group))
+			for i, e := range group {
+				attested[i] = n.receiptLocked(e)
+			}
+		}
 		n.mu.Unlock()
+		if pub != nil {
+			pub.Attested(attested)
+		}
 		for _, w := range wake {
 			w()
 		}

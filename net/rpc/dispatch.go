@@ -74,8 +74,10 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return append(dst, "[]"...), nil
 	case "web3_clientVersion":
 		return jsonrpc.AppendString(dst, ClientVersion), nil
-	case "eth_subscribe", "eth_unsubscribe":
-		return dst, errNoSubscriptions
+	case "eth_subscribe":
+		return c.subscribe(dst)
+	case "eth_unsubscribe":
+		return c.unsubscribe(dst)
 	case "svc_getCommittee":
 		return c.getCommittee(dst), nil
 	case "svc_metrics":

@@ -18,6 +18,7 @@ import (
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
+	"github.com/ledgervenue/node/net/subs"
 )
 
 const (
@@ -34,6 +35,8 @@ type testNode struct {
 	node  *node.Node
 	srv   *server.Server
 	url   string
+	ws    string
+	hub   *subs.Hub
 	eth   *ethclient.Client
 	rpc   *gethrpc.Client
 	admin *gethrpc.Client
@@ -56,12 +59,13 @@ func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock}),
+	hub := rpc.StartHub(n)
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub}),
 		server.Config{Addr: "127.0.0.1:0", Multicore: true})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	tn := &testNode{t: t, node: n, srv: srv, url: "http://" + srv.Addr(), clock: clock}
+	tn := &testNode{t: t, node: n, srv: srv, url: "http://" + srv.Addr(), ws: "ws://" + srv.Addr(), clock: clock, hub: hub}
 	ctx := context.Background()
 	if tn.rpc, err = gethrpc.DialContext(ctx, tn.url); err != nil {
 		t.Fatal(err)
@@ -75,6 +79,7 @@ func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 		tn.admin.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
+		hub.Close()
 		srv.Stop(ctx)
 		n.Close()
 	})

@@ -8,6 +8,7 @@ import (
 	"github.com/ledgervenue/node/net/http1"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/server"
+	"github.com/ledgervenue/node/net/subs"
 )
 
 // Config configures the dispatcher.
@@ -18,6 +19,8 @@ type Config struct {
 	// Manual is the node's clock when it runs under --clock manual; nil
 	// makes admin_advanceTime refuse.
 	Manual *node.ManualClock
+	// Hub serves eth_subscribe over WebSocket; nil refuses subscriptions.
+	Hub *subs.Hub
 }
 
 // Service answers JSON-RPC requests. It implements server.Handler.
@@ -37,19 +40,30 @@ func New(cfg Config) *Service { return &Service{cfg: cfg, node: cfg.Node} }
 type scratch struct {
 	parser jsonrpc.Parser
 	buf    []byte // hex-decoded raw transactions, call data
+	out    []byte // a WebSocket message's answers
+	// subscribed lists the subscriptions a WebSocket message created, to
+	// start once its answer is written.
+	subscribed []string
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // call is one request being executed.
 type call struct {
-	s     *Service
-	sc    *scratch
-	req   *jsonrpc.Request
+	s   *Service
+	sc  *scratch
+	req *jsonrpc.Request
+	origin
+}
+
+// origin is where a request came from.
+type origin struct {
 	admin bool
 	// w is the HTTP response when the call runs on the event loop; nil on
-	// the blocking path, where writes wait in place.
+	// the blocking path, where writes wait in place, and on WebSocket.
 	w *server.Response
+	// ws is the WebSocket connection the request came on; nil over HTTP.
+	ws *server.WSConn
 }
 
 // Serve implements server.Handler.
@@ -65,21 +79,22 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 		w.Body = jsonrpc.AppendError(w.Body, nil, perr)
 		return
 	}
-	admin := s.authorized(req.Header("Authorization"))
+	o := origin{admin: s.authorized(req.Header("Authorization")), w: w}
 	switch {
 	case !batch && reqs[0].Invalid == nil && string(reqs[0].Method) == "eth_sendRawTransaction":
-		c := call{s: s, sc: sc, req: &reqs[0], admin: admin, w: w}
+		c := call{s: s, sc: sc, req: &reqs[0], origin: o}
 		w.Body = c.run(w.Body)
 	case hasWrite(reqs):
-		s.runBlocking(req.Body, admin, w.Defer())
+		d := w.Defer()
+		s.runBlocking(req.Body, origin{admin: o.admin}, func(out []byte, _ *scratch) { d.Complete(200, out) })
 	default:
-		w.Body = s.runAll(sc, reqs, batch, admin, w, w.Body)
+		w.Body = s.runAll(sc, reqs, batch, o, w.Body)
 	}
 }
 
 // runAll executes reqs in order and appends their answers (an array for a
 // batch; nothing for notifications).
-func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, admin bool, w *server.Response, dst []byte) []byte {
+func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o origin, dst []byte) []byte {
 	start, wrote := len(dst), false
 	if batch {
 		dst = append(dst, '[')
@@ -89,7 +104,7 @@ func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, admin 
 		if wrote {
 			dst = append(dst, ',')
 		}
-		c := call{s: s, sc: sc, req: &reqs[i], admin: admin, w: w}
+		c := call{s: s, sc: sc, req: &reqs[i], origin: o}
 		dst = c.run(dst)
 		if reqs[i].IsNotification() { // executed, never answered
 			dst = dst[:mark]
@@ -106,8 +121,10 @@ func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, admin 
 	return dst
 }
 
-// runBlocking executes a request with writes on its own goroutine.
-func (s *Service) runBlocking(body []byte, admin bool, d *server.Deferred) {
+// runBlocking executes a request with writes on its own goroutine, where
+// writes wait in place, and hands the answer to done (with the scratch the
+// request ran on, valid during the call).
+func (s *Service) runBlocking(body []byte, o origin, done func(out []byte, sc *scratch)) {
 	body = append([]byte(nil), body...) // the connection's buffer dies when Serve returns
 	go func() {
 		sc := scratchPool.Get().(*scratch)
@@ -117,9 +134,9 @@ func (s *Service) runBlocking(body []byte, admin bool, d *server.Deferred) {
 		if perr != nil {
 			out = jsonrpc.AppendError(nil, nil, perr)
 		} else {
-			out = s.runAll(sc, reqs, batch, admin, nil, nil)
+			out = s.runAll(sc, reqs, batch, o, nil)
 		}
-		d.Complete(200, out)
+		done(out, sc)
 	}()
 }
 

@@ -40,6 +40,13 @@ type connState struct {
 	continueSent bool // "100 Continue" already sent for the request in progress
 	closed       bool
 
+	// ws and wsHandler serve the connection once it is upgraded; upgraded
+	// says so to the ticker.
+	ws        *WSConn
+	wsHandler WSHandler
+	upgraded  atomic.Bool
+	pingedAt  atomic.Int64 // Server.now of the last keep-alive ping
+
 	lastSeen atomic.Int64 // Server.now at the last read or write
 	// draining: the last response is written and the connection closes as
 	// soon as gnet's outbound buffer is empty; input is ignored meanwhile.
@@ -52,9 +59,10 @@ func (cs *connState) touch() { cs.lastSeen.Store(cs.srv.now()) }
 type step uint8
 
 const (
-	stepNext  step = iota // parse the next request
-	stepWait              // a deferred response is outstanding
-	stepClose             // close once the output is flushed
+	stepNext     step = iota // parse the next request
+	stepWait                 // a deferred response is outstanding
+	stepClose                // close once the output is flushed
+	stepUpgraded             // the connection now speaks WebSocket
 )
 
 // onHTTP handles bytes read on an HTTP connection. data is borrowed from gnet
@@ -78,6 +86,11 @@ func (cs *connState) onHTTP(data []byte) gnet.Action {
 // cs.in and writes the staged responses. owned says whether buf is cs.in.
 func (cs *connState) process(buf []byte, owned bool) gnet.Action {
 	n, action := cs.serve(buf)
+	if action == gnet.None && cs.proto == protoWebSocket {
+		// Frames that came with the handshake are the Reader's already.
+		cs.flush()
+		return cs.processWS(buf[n:], owned)
+	}
 	if action == gnet.None {
 		cs.keep(buf[n:], owned)
 	}
@@ -122,7 +135,7 @@ func (cs *connState) serve(buf []byte) (int, gnet.Action) {
 		consumed += n
 		cs.continueSent = false
 		switch cs.dispatch(&cs.req) {
-		case stepWait:
+		case stepWait, stepUpgraded:
 			return consumed, gnet.None
 		case stepClose:
 			return consumed, gnet.Close
@@ -137,7 +150,7 @@ func (cs *connState) dispatch(req *http1.Request) step {
 	case string(req.Method) == "OPTIONS":
 		cs.appendPreflight(req)
 	case http1.HasToken(req.Header("Upgrade"), "websocket"):
-		cs.out = appendJSONError(cs.out, 501, "websocket is not supported yet", metaOf(req).extra(), req.KeepAlive)
+		return cs.upgrade(req)
 	default:
 		w := &cs.resp
 		w.reset()
@@ -242,6 +255,10 @@ func (cs *connState) Run(context.Context) error {
 		return nil
 	}
 	drained := cs.draining.Load() && cs.conn.OutboundBuffered() == 0
+	if !drained && cs.proto == protoWebSocket && !cs.srv.idle(cs) {
+		cs.wsPing()
+		return nil
+	}
 	if !drained && (cs.pending != nil || !cs.srv.idle(cs)) {
 		return nil
 	}

@@ -47,6 +47,10 @@ func (e *events) OnClose(c gnet.Conn, _ error) gnet.Action {
 	cs.closed = true
 	cs.pending = nil
 	e.s.unregister(cs)
+	if cs.ws != nil {
+		cs.ws.closed.Store(true)
+		cs.wsHandler.WSClosed(cs.ws)
+	}
 	return gnet.None
 }
 
@@ -66,6 +70,8 @@ func (e *events) OnTraffic(c gnet.Conn) gnet.Action {
 	switch cs.proto {
 	case protoHTTP:
 		return cs.onHTTP(data)
+	case protoWebSocket:
+		return cs.onWS(data)
 	}
 	panic("BUG: server: unknown connection protocol")
 }

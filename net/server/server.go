@@ -166,7 +166,7 @@ func (s *Server) sweep() {
 	s.swept = s.swept[:0]
 	s.registry.Lock()
 	for cs := range s.registry.conns {
-		if cs.draining.Load() || s.idle(cs) {
+		if cs.draining.Load() || s.idle(cs) || s.quiet(cs) {
 			s.swept = append(s.swept, cs)
 		}
 	}
@@ -181,6 +181,13 @@ func (s *Server) sweep() {
 // by up to a tick, hence the extra tick.
 func (s *Server) idle(cs *connState) bool {
 	return s.cfg.IdleTimeout > 0 && s.now()-cs.lastSeen.Load() >= int64(s.cfg.IdleTimeout+s.tick)
+}
+
+// quiet reports whether an upgraded connection saw no traffic for half the
+// idle timeout: it is due a ping.
+func (s *Server) quiet(cs *connState) bool {
+	since := max(cs.lastSeen.Load(), cs.pingedAt.Load())
+	return cs.upgraded.Load() && s.cfg.IdleTimeout > 0 && s.now()-since >= int64(s.cfg.IdleTimeout/2)
 }
 
 func (s *Server) register(cs *connState) {

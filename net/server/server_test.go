@@ -388,7 +388,7 @@ func TestWebSocketUpgrade(t *testing.T) {
 	c := dial(t, s)
 	c.send("GET /ws HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: WebSocket\r\n" +
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" + get("/plain"))
-	c.expect("GET", 501, `{"error":"websocket is not supported yet"}`)
+	c.expect("GET", 501, `{"error":"websocket is not supported"}`)
 	c.expect("GET", 200, "GET /plain ")
 }
 

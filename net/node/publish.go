@@ -1,0 +1,140 @@
+package node
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/net/subs"
+)
+
+// Publishing to subscriptions. The node builds each tick's subs.Tick under
+// the sequencer lock, right after the tick applied (the engine's levels and
+// the index are then exactly the tick's), and hands it to the publisher
+// only once the tick is durable: a subscriber never sees a fill that a crash
+// could take back. Attested receipts go to OnAttested after each batch.
+
+// PublishDepthMax bounds the levels per side a tick publishes for
+// svc_orderbook (a subscriber's depth slices it further).
+const PublishDepthMax = 100
+
+// Publisher receives what the node made durable or attested.
+type Publisher interface {
+	// PublishTick takes t (see subs.Tick for ownership). Called on the
+	// node's writer goroutine, in tick order; must not block.
+	PublishTick(t *subs.Tick)
+	// Attested receives each attested group's receipts, in attestation
+	// order, on the attester goroutine; must not block. The receipts are
+	// consistent copies.
+	Attested(rs []Receipt)
+}
+
+// SetPublisher installs p; call it before traffic starts.
+func (n *Node) SetPublisher(p Publisher) {
+	n.mu.Lock()
+	n.pub = p
+	n.mu.Unlock()
+}
+
+// buildTick gathers what subscriptions need from the tick just applied.
+// REQUIRES: n.mu held; the ledger's LastTick and the index are this tick's.
+func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
+	t := &subs.Tick{TickUs: res.TickUs, Hash: clob.Hash(e.Rec.Tx.Hash), ParentHash: n.lastTickHash}
+	t.CopyResult(res)
+	ob := n.ledger.Orderbook()
+	idx := n.market.idx
+	owners := make(map[clob.Address]bool)
+	t.Books = make([]subs.BookUpdate, len(res.Books))
+	for i := range res.Books {
+		bt := &res.Books[i]
+		bu := &t.Books[i]
+		buys := ob.AppendLevels(nil, bt.Book, clob.Buy, PublishDepthMax)
+		sells := ob.AppendLevels(nil, bt.Book, clob.Sell, PublishDepthMax)
+		bu.Snapshot, _ = idx.Orderbook(bt.Book, buys, sells, 0)
+		if m, ok := ob.Market(bt.Book); ok {
+			bu.Kind = m.Kind
+		}
+		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
+			ev := &res.Events[j]
+			owners[ev.Owner] = true
+			o, ok := idx.Order(ev.OrderID)
+			switch {
+			case !ok:
+			case ev.Kind == clob.EventPlaced || o.EnteredUs == 0 || o.EnteredUs == res.TickUs:
+				if !containsMeta(bu.Created, ev.OrderID) {
+					bu.Created = append(bu.Created, o.Meta)
+				}
+			case !containsMeta(bu.Touched, ev.OrderID):
+				bu.Touched = append(bu.Touched, o.Meta)
+			}
+			if ev.Kind == clob.EventUpdate {
+				if info, ok := ob.Order(ev.OrderID); ok {
+					bu.Modified = append(bu.Modified, subs.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
+				}
+			}
+		}
+	}
+	for i := range res.Events {
+		if ev := &res.Events[i]; ev.Kind == clob.EventTransfer {
+			owners[ev.Owner], owners[ev.To] = true, true
+		}
+	}
+	ran := make(map[clob.Hash]bool, len(res.Books))
+	for i := range res.Books {
+		ran[res.Books[i].Book] = true
+	}
+	for _, m := range idx.Markets(nil) {
+		if ran[m.Config.ID] {
+			t.Markets = append(t.Markets, m)
+		}
+	}
+	for _, a := range sortedOwners(owners) {
+		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Positions: idx.Positions(nil, a, n.balances)})
+	}
+	return t
+}
+
+// balances reads the ledger for the index's positions.
+// REQUIRES: n.mu held.
+func (n *Node) balances(token, a clob.Address) (cash, locked uint256.Int) {
+	b := n.ledger.Balance(core.Address(token), core.Address(a))
+	return b.Cash, b.Locked
+}
+
+func containsMeta(ms []obindex.OrderMeta, id clob.Hash) bool {
+	for i := range ms {
+		if ms[i].ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedOwners lists the set's accounts in ascending order, so a tick's
+// positions come out in the same order every time.
+func sortedOwners(set map[clob.Address]bool) []clob.Address {
+	out := make([]clob.Address, 0, len(set))
+	for a := range set {
+		out = append(out, a)
+	}
+	slices.SortFunc(out, func(a, b clob.Address) int { return bytes.Compare(a[:], b[:]) })
+	return out
+}
+
+// LastTickUs is the time of the newest auction tick applied (0 before any).
+func (n *Node) LastTickUs() int64 {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.lastTickUs
+}
+
+// Positions answers ob_getPositions data for an account (the hub's
+// svc_positions snapshot for an account no tick has touched yet).
+func (n *Node) Positions(a clob.Address) []obindex.Position {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.market.idx.Positions(nil, a, n.balances)
+}

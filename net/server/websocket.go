@@ -1,0 +1,310 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/klauspost/compress/flate"
+	"github.com/panjf2000/gnet/v2"
+
+	"github.com/ledgervenue/node/net/http1"
+	"github.com/ledgervenue/node/net/ws"
+)
+
+// WebSocket on the same port. An HTTP request with "Upgrade: websocket" is
+// validated (net/ws), answered 101, and from then on the connection's bytes
+// go to a ws.Reader on its loop; each complete data message goes to the
+// handler's ServeWS. Replies written during ServeWS go out with the read's
+// single write; other goroutines (the subscription fan-out, writes waiting
+// for durability) use WSConn.Send, which queues on gnet's AsyncWritev.
+//
+//	read ─▶ ws.Reader.Next ─▶ text/binary ─▶ WSHandler.ServeWS ─▶ WSConn.Reply ─▶ cs.out ─▶ one write
+//	                          ping ─▶ pong    close ─▶ echo close, close when flushed
+//	any goroutine: WSConn.Send(parts...) ─▶ frame (deflate) ─▶ AsyncWritev ─▶ loop writes
+//
+// Backpressure: Send refuses (returns false) once the connection's backlog,
+// bytes handed to AsyncWritev and not yet written plus gnet's outbound
+// buffer as last seen on the loop, exceeds MaxWSBacklogBytes. The caller
+// decides what a refusal means (the hub closes the subscription with
+// -32022); a refused message is never half-sent.
+//
+// Keep-alive: a WebSocket connection with no traffic for half the idle
+// timeout gets a ping; one that stays silent for the whole timeout (no pong)
+// is closed like an idle HTTP connection.
+
+// MaxWSBacklogBytes bounds what may wait for the socket on one WebSocket
+// connection.
+const MaxWSBacklogBytes = 8 << 20
+
+// protoWebSocket: the connection was upgraded.
+const protoWebSocket protocol = 1
+
+// WSHandler is implemented by a Handler that serves WebSocket connections;
+// a Handler without it answers upgrades with 501.
+type WSHandler interface {
+	// WSOpen runs on the loop when a connection was upgraded, with the
+	// upgrade request (valid only during the call): the place to read its
+	// headers, e.g. Authorization, into c.Context.
+	WSOpen(c *WSConn, req *http1.Request)
+	// ServeWS handles one complete data message on the connection's loop.
+	// msg is valid only during the call. It must not block: slow work runs
+	// elsewhere and answers with c.Send.
+	ServeWS(c *WSConn, msg []byte)
+	// WSClosed runs once, on the loop, when the connection is gone.
+	WSClosed(c *WSConn)
+}
+
+// WSConn is one upgraded connection. Reply is for the loop (during
+// ServeWS); Send and Close are safe from any goroutine.
+type WSConn struct {
+	cs     *connState
+	reader ws.Reader
+	// Context is the handler's per-connection state.
+	Context any
+
+	closed   atomic.Bool
+	queued   atomic.Int64 // bytes handed to AsyncWritev, not yet written
+	outbound atomic.Int64 // gnet's outbound buffer, as last seen on the loop
+
+	mu       sync.Mutex // guards deflater and frame: Send runs on any goroutine
+	deflater *ws.Deflater
+	frame    []byte
+}
+
+// upgrade answers a WebSocket handshake and switches the connection over.
+func (cs *connState) upgrade(req *http1.Request) step {
+	h, ok := cs.srv.handler.(WSHandler)
+	if !ok {
+		cs.out = appendJSONError(cs.out, 501, "websocket is not supported", metaOf(req).extra(), req.KeepAlive)
+		return stepNext
+	}
+	ur := ws.UpgradeRequest{Method: req.Method, Upgrade: req.Header("Upgrade"), Connection: req.Header("Connection"),
+		Version: req.Header("Sec-WebSocket-Version"), Key: req.Header("Sec-WebSocket-Key")}
+	if herr := ws.CheckUpgrade(&ur); herr != nil {
+		cs.out = appendJSONError(cs.out, herr.Status, herr.Reason, []byte(herr.Header), false)
+		return stepClose
+	}
+	params, deflate := ws.ParseDeflateOffer(req.Header("Sec-WebSocket-Extensions"))
+	c := &WSConn{cs: cs}
+	var dp *ws.DeflateParams
+	if deflate {
+		d, err := ws.NewDeflater(flate.BestSpeed)
+		if err != nil {
+			panic("BUG: server: cannot create a deflater: " + err.Error())
+		}
+		c.deflater, dp = d, &params
+	}
+	c.reader.Reset(ws.Config{}, dp)
+	cs.out = ws.AppendUpgradeResponse(cs.out, ur.Key, dp)
+	cs.ws, cs.wsHandler, cs.proto = c, h, protoWebSocket
+	cs.upgraded.Store(true)
+	h.WSOpen(c, req)
+	return stepUpgraded
+}
+
+// onWS handles bytes read on an upgraded connection. data is borrowed from
+// gnet until the call returns.
+func (cs *connState) onWS(data []byte) gnet.Action {
+	buf, owned := data, false
+	if len(cs.in) > 0 {
+		cs.in = append(cs.in, data...)
+		buf, owned = cs.in, true
+	}
+	return cs.processWS(buf, owned)
+}
+
+// processWS serves the complete messages at the front of buf, keeps the
+// rest and writes what they produced.
+func (cs *connState) processWS(buf []byte, owned bool) gnet.Action {
+	consumed := 0
+	for consumed < len(buf) {
+		m, n, cerr := cs.ws.reader.Next(buf[consumed:])
+		consumed += n
+		if cerr != nil {
+			cs.out = ws.AppendClose(cs.out, cerr.Code, cerr.Reason)
+			cs.flush()
+			return cs.closeWhenFlushed()
+		}
+		if m.Op == 0 {
+			break
+		}
+		switch m.Op {
+		case ws.OpText, ws.OpBinary:
+			cs.wsHandler.ServeWS(cs.ws, m.Payload)
+		case ws.OpPing:
+			cs.out = ws.AppendPong(cs.out, m.Payload)
+		case ws.OpClose:
+			code := m.CloseCode
+			if code == ws.CloseNoStatus {
+				code = 0 // an empty close is echoed empty
+			}
+			cs.out = ws.AppendClose(cs.out, code, "")
+			cs.flush()
+			cs.ws.closed.Store(true)
+			return cs.closeWhenFlushed()
+		}
+	}
+	cs.keep(buf[consumed:], owned)
+	cs.flush()
+	cs.ws.outbound.Store(int64(cs.conn.OutboundBuffered()))
+	return gnet.None
+}
+
+// Reply frames msg as one text message into the read's output.
+// REQUIRES: on the connection's loop, during ServeWS.
+func (c *WSConn) Reply(msg []byte) {
+	c.mu.Lock()
+	c.cs.out = c.appendMessage(c.cs.out, msg)
+	c.mu.Unlock()
+}
+
+// Send queues parts, concatenated, as one text message. It reports false,
+// sending nothing, when the connection is closed or its backlog is over
+// MaxWSBacklogBytes. The parts must not change until they are written: pass
+// immutable or freshly built slices.
+func (c *WSConn) Send(parts ...[]byte) bool {
+	if c.closed.Load() {
+		return false
+	}
+	total := 0
+	for _, p := range parts {
+		total += len(p)
+	}
+	if c.queued.Load()+c.outbound.Load()+int64(total) > MaxWSBacklogBytes {
+		return false
+	}
+	var bufs [][]byte
+	c.mu.Lock()
+	if c.deflater != nil {
+		frame := c.deflater.AppendMessage(nil, ws.OpText, concat(parts))
+		bufs = [][]byte{frame}
+		total = len(frame)
+	} else {
+		bufs = make([][]byte, 0, len(parts)+1)
+		bufs = append(bufs, ws.AppendFrameHeader(nil, ws.OpText, true, false, total))
+		bufs = append(bufs, parts...)
+		total += len(bufs[0])
+	}
+	c.mu.Unlock()
+	return c.write(bufs, int64(total))
+}
+
+// SendUnbounded queues msg as one text message whatever the backlog: for
+// what is owed to the client (answers, close notifications), which the
+// backlog bound must not swallow. msg is copied. It reports false if the
+// connection is gone.
+func (c *WSConn) SendUnbounded(msg []byte) bool {
+	if c.closed.Load() {
+		return false
+	}
+	c.mu.Lock()
+	frame := c.appendMessage(nil, msg)
+	c.mu.Unlock()
+	return c.write([][]byte{frame}, int64(len(frame)))
+}
+
+// write hands bufs to the loop.
+func (c *WSConn) write(bufs [][]byte, n int64) bool {
+	srv := c.cs.srv
+	srv.life.RLock()
+	defer srv.life.RUnlock()
+	if srv.life.stopped {
+		return false
+	}
+	c.queued.Add(n)
+	if err := c.cs.conn.AsyncWritev(bufs, func(conn gnet.Conn, err error) error {
+		c.queued.Add(-n)
+		if err == nil && !c.cs.closed {
+			c.outbound.Store(int64(conn.OutboundBuffered()))
+			c.cs.touch()
+		}
+		return nil
+	}); err != nil {
+		c.queued.Add(-n)
+		return false
+	}
+	return true
+}
+
+// Close sends a close frame with code and reason and closes the connection
+// once it is written. Safe from any goroutine; later Sends fail.
+func (c *WSConn) Close(code uint16, reason string) {
+	if c.closed.Swap(true) {
+		return
+	}
+	frame := ws.AppendClose(nil, code, reason)
+	srv := c.cs.srv
+	srv.life.RLock()
+	defer srv.life.RUnlock()
+	if srv.life.stopped {
+		return
+	}
+	_ = c.cs.conn.AsyncWrite(frame, func(conn gnet.Conn, err error) error {
+		if err != nil || c.cs.closed {
+			return nil
+		}
+		if c.cs.closeWhenFlushed() == gnet.Close {
+			return conn.EventLoop().Close(conn)
+		}
+		return nil
+	})
+}
+
+// appendMessage frames msg as one text message, compressed if negotiated.
+// REQUIRES: c.mu held.
+func (c *WSConn) appendMessage(dst, msg []byte) []byte {
+	if c.deflater != nil {
+		return c.deflater.AppendMessage(dst, ws.OpText, msg)
+	}
+	return ws.AppendFrame(dst, ws.OpText, msg)
+}
+
+func concat(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// wsPing pings an upgraded connection that has been quiet for half the idle
+// timeout. It does not count as traffic: only the peer's answer does.
+// REQUIRES: on the connection's loop.
+func (cs *connState) wsPing() {
+	cs.pingedAt.Store(cs.srv.now())
+	_, _ = cs.conn.Write(ws.AppendPing(nil, nil))
+}
+
+// WaitWSFlushed waits, at most until ctx is done, until no WebSocket
+// connection has a queued message left: used at shutdown so that close
+// notifications reach subscribers before the connections go.
+func (s *Server) WaitWSFlushed(ctx context.Context) {
+	for {
+		busy := false
+		s.registry.Lock()
+		for cs := range s.registry.conns {
+			if c := cs.ws; cs.upgraded.Load() && c != nil && (c.queued.Load() > 0 || c.outbound.Load() > 0) {
+				busy = true
+				break
+			}
+		}
+		s.registry.Unlock()
+		if !busy {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
