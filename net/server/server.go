@@ -40,6 +40,9 @@ type Config struct {
 	Multicore   bool          // one event loop per core instead of one in all
 	MaxConns    int           // open connections; beyond it new ones get 503 and are closed
 	IdleTimeout time.Duration // keep-alive connections without traffic are closed after this; < 0 disables
+	// WSBacklogBytes bounds what one WebSocket connection may have waiting
+	// for the socket before WSConn.Send refuses (DefaultWSBacklogBytes).
+	WSBacklogBytes int
 	// Logf receives the event loops' warnings and errors. Nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -77,6 +80,9 @@ func New(h Handler, cfg Config) *Server {
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.WSBacklogBytes <= 0 {
+		cfg.WSBacklogBytes = DefaultWSBacklogBytes
 	}
 	s := &Server{
 		handler: h,

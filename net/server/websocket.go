@@ -26,7 +26,7 @@ import (
 //
 // Backpressure: Send refuses (returns false) once the connection's backlog,
 // bytes handed to AsyncWritev and not yet written plus gnet's outbound
-// buffer as last seen on the loop, exceeds MaxWSBacklogBytes. The caller
+// buffer as last seen on the loop, exceeds Config.WSBacklogBytes. The caller
 // decides what a refusal means (the hub closes the subscription with
 // -32022); a refused message is never half-sent.
 //
@@ -34,9 +34,9 @@ import (
 // timeout gets a ping; one that stays silent for the whole timeout (no pong)
 // is closed like an idle HTTP connection.
 
-// MaxWSBacklogBytes bounds what may wait for the socket on one WebSocket
-// connection.
-const MaxWSBacklogBytes = 8 << 20
+// DefaultWSBacklogBytes is Config.WSBacklogBytes when it is zero: what may
+// wait for the socket on one WebSocket connection.
+const DefaultWSBacklogBytes = 8 << 20
 
 // protoWebSocket: the connection was upgraded.
 const protoWebSocket protocol = 1
@@ -162,7 +162,7 @@ func (c *WSConn) Reply(msg []byte) {
 
 // Send queues parts, concatenated, as one text message. It reports false,
 // sending nothing, when the connection is closed or its backlog is over
-// MaxWSBacklogBytes. The parts must not change until they are written: pass
+// Config.WSBacklogBytes. The parts must not change until they are written: pass
 // immutable or freshly built slices.
 func (c *WSConn) Send(parts ...[]byte) bool {
 	if c.closed.Load() {
@@ -172,7 +172,7 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 	for _, p := range parts {
 		total += len(p)
 	}
-	if c.queued.Load()+c.outbound.Load()+int64(total) > MaxWSBacklogBytes {
+	if c.queued.Load()+c.outbound.Load()+int64(total) > int64(c.cs.srv.cfg.WSBacklogBytes) {
 		return false
 	}
 	var bufs [][]byte

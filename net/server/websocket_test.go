@@ -246,7 +246,7 @@ func TestWebSocketHandshakeErrors(t *testing.T) {
 }
 
 // TestWebSocketBacklogRefuses: a client that does not read makes Send
-// refuse once the backlog passes MaxWSBacklogBytes; nothing blocks.
+// refuse once the backlog passes the bound; nothing blocks.
 func TestWebSocketBacklogRefuses(t *testing.T) {
 	h := newWSHandler()
 	s := startServer(t, h, Config{})
@@ -255,7 +255,7 @@ func TestWebSocketBacklogRefuses(t *testing.T) {
 	_, _ = w.conn.Write(frame(true, 0x1, []byte("push "+strconv.Itoa(n)+" "+strconv.Itoa(size))))
 	select {
 	case sent := <-h.pushed:
-		if h.refused.Load() == 0 || sent*size > 2*MaxWSBacklogBytes+(16<<20) {
+		if h.refused.Load() == 0 || sent*size > 2*DefaultWSBacklogBytes+(16<<20) {
 			t.Fatalf("sent %d, refused %d: the backlog bound did not hold", sent, h.refused.Load())
 		}
 	case <-time.After(20 * time.Second):
