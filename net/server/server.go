@@ -67,6 +67,9 @@ type Server struct {
 		conns map[*connState]struct{}
 	}
 	swept []*connState // scratch of the ticker goroutine
+	// shared compresses notification bodies once for every deflate
+	// WebSocket connection.
+	shared sharedSegments
 	life  struct {
 		sync.RWMutex
 		stopped bool // no AsyncWrite once set: the pollers may be gone

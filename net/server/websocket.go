@@ -177,11 +177,14 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 	}
 	var bufs [][]byte
 	c.mu.Lock()
-	if c.deflater != nil {
+	switch {
+	case c.deflater != nil && len(parts) >= 3:
+		bufs, total = c.cs.srv.shared.frame(parts)
+	case c.deflater != nil:
 		frame := c.deflater.AppendMessage(nil, ws.OpText, concat(parts))
 		bufs = [][]byte{frame}
 		total = len(frame)
-	} else {
+	default:
 		bufs = make([][]byte, 0, len(parts)+1)
 		bufs = append(bufs, ws.AppendFrameHeader(nil, ws.OpText, true, false, total))
 		bufs = append(bufs, parts...)
@@ -307,4 +310,72 @@ func (s *Server) WaitWSFlushed(ctx context.Context) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// sharedSegments compresses the shared middle parts of notifications once
+// for every connection that negotiated permessage-deflate: the same body
+// slice (the hub passes one immutable slice to every subscriber) maps to
+// one compressed segment, and only the per-connection head and tail are
+// added around it, as stored blocks (ws.AppendStoredSegment). Entries hold
+// their body slice, so its memory cannot be reused for another body while
+// the entry lives and slice identity is a sound key.
+type sharedSegments struct {
+	mu       sync.Mutex
+	deflater *ws.Deflater
+	entries  [sharedSegmentsMax]sharedSegment
+	next     int           // round-robin victim
+	misses   atomic.Uint64 // compressions done, for tests
+}
+
+// sharedSegmentsMax bounds the cache: one tick's distinct payloads.
+const sharedSegmentsMax = 64
+
+type sharedSegment struct{ body, seg []byte }
+
+// frame builds one compressed text frame from head, shared middle parts
+// and tail, returning the buffers to write and their total size.
+func (s *sharedSegments) frame(parts [][]byte) ([][]byte, int) {
+	last := len(parts) - 1
+	head := ws.AppendStoredSegment(nil, parts[0])
+	tail := ws.AppendStoredSegment(nil, parts[last])
+	tail = tail[:len(tail)-ws.DeflateTailBytes]
+	bufs := make([][]byte, 0, len(parts)+1)
+	bufs = append(bufs, nil, head)
+	total := len(head) + len(tail)
+	for _, p := range parts[1:last] {
+		seg := s.segment(p)
+		bufs = append(bufs, seg)
+		total += len(seg)
+	}
+	bufs = append(bufs, tail)
+	bufs[0] = ws.AppendFrameHeader(nil, ws.OpText, true, true, total)
+	return bufs, total + len(bufs[0])
+}
+
+// segment returns body compressed as one segment, compressing it only the
+// first time it is seen.
+func (s *sharedSegments) segment(body []byte) []byte {
+	if len(body) == 0 {
+		return ws.AppendStoredSegment(nil, nil)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.entries {
+		e := &s.entries[i]
+		if len(e.body) == len(body) && &e.body[0] == &body[0] {
+			return e.seg
+		}
+	}
+	if s.deflater == nil {
+		d, err := ws.NewDeflater(flate.BestSpeed)
+		if err != nil {
+			panic("BUG: server: cannot create a deflater: " + err.Error())
+		}
+		s.deflater = d
+	}
+	e := &s.entries[s.next]
+	s.next = (s.next + 1) % sharedSegmentsMax
+	e.body, e.seg = body, s.deflater.CompressSegment(nil, body)
+	s.misses.Add(1)
+	return e.seg
 }

@@ -56,7 +56,41 @@ func (h *wsHandler) ServeWS(c *WSConn, msg []byte) {
 		}()
 		return
 	}
+	if string(msg) == "shared" { // head, the one shared body, tail
+		c.Send([]byte(`{"head":"`+c.Context.(string)+`","body":`), sharedBody, []byte("}"))
+		return
+	}
 	c.Reply(append([]byte("echo:"+c.Context.(string)+":"), msg...))
+}
+
+var sharedBody = []byte(`[` + strings.Repeat(`{"price":"0x1234","volume":"0x5678"},`, 200) + `{}]`)
+
+// TestWebSocketSharedCompression: connections with permessage-deflate get a
+// notification body compressed once for all of them, framed around each
+// one's own head and tail, and every client inflates it correctly.
+func TestWebSocketSharedCompression(t *testing.T) {
+	s := startServer(t, newWSHandler(), Config{})
+	before := s.shared.misses.Load()
+	for i := range 3 {
+		d := websocket.Dialer{EnableCompression: true}
+		auth := "conn" + strconv.Itoa(i)
+		conn, _, err := d.Dial(wsURL(s), http.Header{"Authorization": {auth}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.WriteMessage(websocket.TextMessage, []byte("shared")); err != nil {
+			t.Fatal(err)
+		}
+		_, got, err := conn.ReadMessage()
+		want := `{"head":"` + auth + `","body":` + string(sharedBody) + "}"
+		if err != nil || string(got) != want {
+			t.Fatalf("connection %d: %v, got %.60q", i, err, got)
+		}
+		conn.Close()
+	}
+	if n := s.shared.misses.Load() - before; n != 1 {
+		t.Fatalf("the shared body was compressed %d times for 3 connections", n)
+	}
 }
 
 func wsURL(s *Server) string { return "ws://" + s.Addr() + "/ws" }

@@ -153,3 +153,26 @@ func benchJSON(n int) string {
 	b.WriteString(`]}`)
 	return b.String()
 }
+
+// TestStoredSegmentsConcatenate: stored segments mix with compressed ones
+// into one valid stream, whatever their sizes (including more than one
+// stored block).
+func TestStoredSegmentsConcatenate(t *testing.T) {
+	d, err := NewDeflater(flate.BestSpeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := func(head, shared, tail string) {
+		t.Helper()
+		msg := AppendCompressedParts(nil, OpText, AppendStoredSegment(nil, []byte(head)),
+			d.CompressSegment(nil, []byte(shared)), AppendStoredSegment(nil, []byte(tail)))
+		r := NewReader(Config{MaxMessageBytes: MaxMessageBytes}, &DeflateParams{})
+		got, n, cerr := r.Next(maskFrame(msg))
+		if cerr != nil || n == 0 || string(got.Payload) != head+shared+tail {
+			t.Fatalf("%d+%d+%d bytes: got %d bytes, %v", len(head), len(shared), len(tail), len(got.Payload), cerr)
+		}
+	}
+	f(`{"jsonrpc":"2.0","method":"eth_subscription","params":{"subscription":"0x1","result":`, strings.Repeat(`{"a":1},`, 500), `}}`)
+	f("", "x", "")
+	f(strings.Repeat("h", 70_000), "", strings.Repeat("t", 3))
+}
