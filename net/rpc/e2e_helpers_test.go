@@ -49,6 +49,13 @@ func startNode(t *testing.T, opts ...nodeOption) *testNode { return startNodeTB(
 
 func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 	t.Helper()
+	return startNodeSrv(t, nil, opts...)
+}
+
+// startNodeSrv is startNodeTB with srvOpt (nil: none) adjusting the
+// server's configuration before it starts, e.g. WSBacklogBytes.
+func startNodeSrv(t testing.TB, srvOpt func(*server.Config), opts ...nodeOption) *testNode {
+	t.Helper()
 	clock := node.NewManualClock(1_767_225_600_000_000) // 2026-01-01T00:00:00Z
 	cfg := node.Config{DataDir: t.TempDir(), ChainID: chainID, BaseFee: *uint256.NewInt(1e9), Validators: 4,
 		CommitteeSeed: []byte("e2e"), Clock: clock, Genesis: node.DevGenesis(), Markets: node.DevMarkets()}
@@ -60,8 +67,11 @@ func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 		t.Fatal(err)
 	}
 	hub := rpc.StartHub(n)
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub}),
-		server.Config{Addr: "127.0.0.1:0", Multicore: true})
+	scfg := server.Config{Addr: "127.0.0.1:0", Multicore: true}
+	if srvOpt != nil {
+		srvOpt(&scfg)
+	}
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub}), scfg)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

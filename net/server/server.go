@@ -70,7 +70,7 @@ type Server struct {
 	// shared compresses notification bodies once for every deflate
 	// WebSocket connection.
 	shared sharedSegments
-	life  struct {
+	life   struct {
 		sync.RWMutex
 		stopped bool // no AsyncWrite once set: the pollers may be gone
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
+	"github.com/ledgervenue/node/net/subs"
 )
 
 // Chain settings of the in-process node, as ledgerd --dev uses them.
@@ -29,6 +30,7 @@ type env struct {
 	dir      string
 	node     *node.Node
 	srv      *server.Server
+	hub      *subs.Hub // eth_subscribe over WebSocket, as ledgerd serves it
 	base     *baseline.Server
 	token    string            // admin bearer token of the node
 	manual   *node.ManualClock // the node's clock under -clock manual, else nil
@@ -72,7 +74,8 @@ func (e *env) start(clock string) error {
 		return fmt.Errorf("cannot open node: %w", err)
 	}
 	e.node = n
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: e.token, Manual: manual}),
+	e.hub = rpc.StartHub(n)
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: e.token, Manual: manual, Hub: e.hub}),
 		server.Config{Addr: "127.0.0.1:0", Multicore: true})
 	if err := srv.Start(); err != nil {
 		return fmt.Errorf("cannot start node server: %w", err)
@@ -89,8 +92,16 @@ func (e *env) close() {
 	if e.base != nil {
 		e.base.Close()
 	}
+	if e.hub != nil {
+		e.hub.Close() // subscribers still connected get -32021, as under ledgerd
+	}
 	if e.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if e.hub != nil {
+			flush, cancelFlush := context.WithTimeout(ctx, time.Second)
+			e.srv.WaitWSFlushed(flush)
+			cancelFlush()
+		}
 		e.srv.Stop(ctx)
 		cancel()
 	}
