@@ -40,22 +40,21 @@
 //
 // Built-in answers. OPTIONS requests (CORS preflight) get 204 with
 // Access-Control-Allow-Origin/-Methods/-Headers/-Max-Age, echoing
-// Access-Control-Request-Headers. A request with "Upgrade: websocket" gets 501
-// for now. A request the parser refuses gets its status with the body
+// Access-Control-Request-Headers. A request with "Upgrade: websocket" is
+// upgraded when the handler implements WSHandler (websocket.go), else it gets
+// 501. A request the parser refuses gets its status with the body
 // {"error":"<reason>"} and Connection: close, and that connection alone is
 // closed; nothing a client sends can stop the loop or reach other
 // connections. A connection beyond Config.MaxConns gets 503 and is closed at
 // once.
 //
-// WebSocket seam. connState.proto says what a connection speaks; OnTraffic
-// switches on it. To add WebSocket on the same port, the upgrade branch of
-// dispatch validates the handshake, writes 101 Switching Protocols, sets
-// proto to a new protoWebSocket and stores the frame parser's state in a new
-// connState field (e.g. ws *ws.Conn from a future net/ws). Bytes already
-// buffered after the handshake stay in cs.in and are handed to the frame
-// parser; from then on OnTraffic routes that connection's reads to it. The
-// idle timer, MaxConns accounting, Deferred and the write path are protocol
-// agnostic and need no change.
+// WebSocket. connState.proto says what a connection speaks; OnTraffic
+// switches on it. The upgrade branch of dispatch validates the handshake
+// (net/ws), writes 101 Switching Protocols, sets proto to protoWebSocket and
+// hands bytes already buffered after the handshake to the connection's
+// ws.Reader; from then on its reads go there (websocket.go has the byte
+// flow, the backlog bound and the keep-alive pings). The idle timer,
+// MaxConns accounting and the write path are shared with HTTP.
 //
 // Closing. A connection that must close after its response (parse error,
 // Connection: close, HTTP/1.0) closes at once if gnet has sent everything.
