@@ -20,11 +20,21 @@
 //	          orders, the submit→tick latency (the receipt's blockNumber,
 //	          the tick time in µs, minus the wall time the order was sent)
 //	          and the fraction that received a fill (OrderFilled logs)
-//	all       the four in turn
+//	subs      S WebSocket subscribers (-subs, default 1, 100 and 1000) of
+//	          svc_orderbook (depth 20) or svc_orders_v2 (-channel) on the
+//	          WETH/USD dev market, each S with permessage-deflate off and
+//	          on (-deflate), while 4 accounts send crossing limit IOC orders
+//	          at -subs-rate orders/s so every tick has work: notifications/s
+//	          over all subscribers, ticks covered, the tick→notification
+//	          latency (receive wall time − the payload's tick time) and the
+//	          bytes read from the socket per notification (about 30 s at
+//	          the default flags)
+//	all       the five in turn
 //
 // Every run stops by itself after -duration (or -requests); the whole
-// command needs about runs * (2 * duration) per read scenario and
-// runs * duration per write scenario, plus set-up (and, for orders, a
+// command needs about runs * (2 * duration) per read scenario, runs *
+// duration per write scenario and, for subs, runs * duration per
+// subscriber count and deflate setting, plus set-up (and, for orders, a
 // second or so per run to let the last orders' tick run and to read their
 // receipts). Orders need the auction clock to move: under -clock manual the
 // orders scenario advances the node's clock to the wall time through
@@ -60,6 +70,11 @@ type options struct {
 	fillSample int    // admitted orders per run whose receipts and fills are read
 	clock      string
 	cpuProfile string
+	// subs scenario; empty or zero means the default.
+	subs     string // subscriber counts, comma-separated
+	channel  string // orderbook or orders_v2
+	deflate  string // off, on or both
+	subsRate int    // background orders/s
 	// recoveryTxs sizes the recovery measurement; not a flag, tests shrink it.
 	recoveryTxs int
 }
@@ -75,7 +90,7 @@ const (
 
 func main() {
 	o := options{recoveryTxs: recoveryTxs}
-	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders or all")
+	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs or all")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each timed run")
 	flag.IntVar(&o.conns, "conns", 16, "keep-alive connections")
 	flag.IntVar(&o.pipeline, "pipeline", 1, "requests in flight per connection")
@@ -86,6 +101,10 @@ func main() {
 	flag.IntVar(&o.fillSample, "fill-sample", 2000, "admitted orders per run whose submit→tick latency and fill are read")
 	flag.StringVar(&o.seed, "seed", "loadgen", "seed of the transfer and order accounts' keys")
 	flag.StringVar(&o.clock, "clock", "wall", "node clock: wall or manual")
+	flag.StringVar(&o.subs, "subs", subsDefault, "subs: subscriber counts to run, comma-separated")
+	flag.StringVar(&o.channel, "channel", "orderbook", "subs: channel, orderbook (svc_orderbook, depth 20) or orders_v2 (svc_orders_v2)")
+	flag.StringVar(&o.deflate, "deflate", "both", "subs: permessage-deflate off, on or both (each S both ways)")
+	flag.IntVar(&o.subsRate, "subs-rate", subsRateDefault, "subs: orders/s the background driver sends")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process (client and servers) here")
 	flag.Parse()
 	if err := o.check(); err != nil {
@@ -103,8 +122,8 @@ func main() {
 
 func (o *options) check() error {
 	switch {
-	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "all"}, o.scenario):
-		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders or all, got %q", o.scenario)
+	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all"}, o.scenario):
+		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs or all, got %q", o.scenario)
 	case o.duration <= 0 || o.duration > durationMax:
 		return fmt.Errorf("-duration must be in (0, %v], got %v", durationMax, o.duration)
 	case o.runs < 1 || o.runs > runsMax:
@@ -119,6 +138,9 @@ func (o *options) check() error {
 		return fmt.Errorf("-fill-sample must be in 0..%d, got %d", fillSampleMax, o.fillSample)
 	case o.clock != "wall" && o.clock != "manual":
 		return fmt.Errorf("-clock must be wall or manual, got %q", o.clock)
+	}
+	if _, err := o.subsSettings(); err != nil {
+		return err
 	}
 	return nil // conns and pipeline are checked by load.Run
 }
@@ -156,7 +178,7 @@ func run(ctx context.Context, o *options, w io.Writer) error {
 	fmt.Fprintf(w, "ours %s, baseline %s, datadir %s\n", e.oursAddr, e.baseAddr, e.dir)
 	scenarios := []string{o.scenario}
 	if o.scenario == "all" {
-		scenarios = []string{"chainid", "balance", "transfer", "orders"}
+		scenarios = []string{"chainid", "balance", "transfer", "orders", "subs"}
 	}
 	for _, s := range scenarios {
 		if err := ctx.Err(); err != nil {
@@ -171,6 +193,8 @@ func run(ctx context.Context, o *options, w io.Writer) error {
 			err = runTransfers(ctx, w, e, o)
 		case "orders":
 			err = runOrders(ctx, w, e, o)
+		case "subs":
+			err = runSubs(ctx, w, e, o)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)

@@ -22,6 +22,10 @@ func ordersOptions(clock string) options {
 // against the in-process node on the wall clock: orders must be admitted
 // without a refusal, every sampled order must land in a tick that follows
 // its sending by less than a few seconds, and the crossing orders must fill.
+// earlyInclusionMax bounds how far before its send time an order's tick may
+// be: the wall-clock ticker's lag behind a boundary.
+const earlyInclusionMax = 100 * time.Millisecond
+
 func TestOrdersRun(t *testing.T) {
 	e, err := startEnv("wall")
 	if err != nil {
@@ -42,7 +46,10 @@ func TestOrdersRun(t *testing.T) {
 		t.Fatalf("%d orders answered, %d errors: %v %v", r.send.Done, r.errors(), r.refused, r.problemText)
 	case r.sampled == 0 || r.landed != r.sampled:
 		t.Fatalf("%d sampled orders, %d landed", r.sampled, r.landed)
-	case r.tickMin <= 0 || r.tick.Max() > 3*time.Second || r.tick.Quantile(0.5) <= 0:
+	// An order sent just after a boundary can be included early, in the tick
+	// of that boundary when the wall-clock ticker has not run it yet: its
+	// tick time is then a little before its send time (docs/auction.md).
+	case r.tickMin <= -earlyInclusionMax || r.tick.Max() > 3*time.Second || r.tick.Quantile(0.5) <= 0:
 		t.Fatalf("submit→tick latency: min %v p50 %v max %v", r.tickMin, r.tick.Quantile(0.5), r.tick.Max())
 	case r.filled == 0 || r.fillRate() < 0.5:
 		t.Fatalf("%d of %d landed orders filled", r.filled, r.landed)
