@@ -138,3 +138,11 @@ func (n *Node) Positions(a clob.Address) []obindex.Position {
 	defer n.mu.RUnlock()
 	return n.market.idx.Positions(nil, a, n.balances)
 }
+
+// Markets answers the ob_getMarkets entries (the hub's svc_markets snapshot
+// for markets no tick has covered since start).
+func (n *Node) Markets() []obindex.Market {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.market.idx.Markets(nil)
+}

@@ -82,7 +82,7 @@ func (s *Service) activate(c *server.WSConn, sc *scratch) {
 // starts its fan-out goroutine. Close it before stopping the server, so
 // subscribers get -32021.
 func StartHub(n *node.Node) *subs.Hub {
-	hub := subs.New(subs.Config{FloorUs: n.LastTickUs(), Positions: n.Positions})
+	hub := subs.New(subs.Config{FloorUs: n.LastTickUs(), Positions: n.Positions, Markets: n.Markets})
 	n.SetPublisher(&Publisher{Hub: hub, Node: n})
 	hub.Start()
 	return hub

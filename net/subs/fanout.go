@@ -381,12 +381,30 @@ func (h *Hub) snapshotMarkets(s *sub) {
 		}
 	}
 	h.ringMu.Unlock()
+	// Markets no published tick has covered yet (none has run since start)
+	// come from the node, so the snapshot names every market.
+	if h.cfg.Markets != nil {
+		for _, m := range h.cfg.Markets() {
+			if id := m.Config.ID; s.wantsBook(id) && !hasMarket(ents, id) {
+				ents = append(ents, &marketEnt{m: &m})
+			}
+		}
+	}
 	sortMarkets(ents)
 	for _, m := range ents {
 		if !h.deliver(s, h.marketBody(m)) {
 			return
 		}
 	}
+}
+
+func hasMarket(ents []*marketEnt, id clob.Hash) bool {
+	for _, e := range ents {
+		if e.m.Config.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func sortMarkets(ents []*marketEnt) {

@@ -89,6 +89,11 @@ type Config struct {
 	// no published tick has touched. Called with the hub's lock held: it
 	// must not call into the hub.
 	Positions func(account clob.Address) []obindex.Position
+	// Markets, when set, answers the ob_getMarkets entries for an
+	// svc_markets snapshot: markets no published tick has covered are taken
+	// from it. Called with the hub's lock held: it must not call into the
+	// hub.
+	Markets func() []obindex.Market
 }
 
 // Stats are counters for tests and metrics.
