@@ -56,6 +56,19 @@ func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 // server's configuration before it starts, e.g. WSBacklogBytes.
 func startNodeSrv(t testing.TB, srvOpt func(*server.Config), opts ...nodeOption) *testNode {
 	t.Helper()
+	return startNodeWith(t, nodeSetup{srv: srvOpt}, opts...)
+}
+
+// nodeSetup adjusts how startNodeWith builds the test node.
+type nodeSetup struct {
+	srv func(*server.Config) // nil: the default server configuration
+	// pumpHub leaves the subscription hub without its fan-out goroutine:
+	// the test calls tn.hub.Pump itself (to make the fan-out lag).
+	pumpHub bool
+}
+
+func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode {
+	t.Helper()
 	clock := node.NewManualClock(1_767_225_600_000_000) // 2026-01-01T00:00:00Z
 	cfg := node.Config{DataDir: t.TempDir(), ChainID: chainID, BaseFee: *uint256.NewInt(1e9), Validators: 4,
 		CommitteeSeed: []byte("e2e"), Clock: clock, Genesis: node.DevGenesis(), Markets: node.DevMarkets()}
@@ -66,10 +79,13 @@ func startNodeSrv(t testing.TB, srvOpt func(*server.Config), opts ...nodeOption)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := rpc.StartHub(n)
+	hub := rpc.NewHub(n)
+	if !setup.pumpHub {
+		hub.Start()
+	}
 	scfg := server.Config{Addr: "127.0.0.1:0", Multicore: true}
-	if srvOpt != nil {
-		srvOpt(&scfg)
+	if setup.srv != nil {
+		setup.srv(&scfg)
 	}
 	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub}), scfg)
 	if err := srv.Start(); err != nil {

@@ -82,9 +82,16 @@ func (s *Service) activate(c *server.WSConn, sc *scratch) {
 // starts its fan-out goroutine. Close it before stopping the server, so
 // subscribers get -32021.
 func StartHub(n *node.Node) *subs.Hub {
+	hub := NewHub(n)
+	hub.Start()
+	return hub
+}
+
+// NewHub is StartHub without the fan-out goroutine: the caller runs
+// hub.Pump (tests that need the fan-out to fall behind).
+func NewHub(n *node.Node) *subs.Hub {
 	hub := subs.New(subs.Config{FloorUs: n.LastTickUs(), Positions: n.Positions, Markets: n.Markets})
 	n.SetPublisher(&Publisher{Hub: hub, Node: n})
-	hub.Start()
 	return hub
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/subs"
 )
 
 // dialWS opens a go-ethereum client on the node's WebSocket endpoint.
@@ -300,5 +301,58 @@ func TestSubscriptionClosedOnShutdown(t *testing.T) {
 	w.call(2, "eth_unsubscribe", id)
 	if m := w.next(); string(m["result"]) != "false" {
 		t.Fatalf("unsubscribe after a close: %v", m)
+	}
+}
+
+// TestSubscriptionLaggedBehind: when the fan-out falls more than
+// subs.LagTicksMax ticks behind the published ones, live subscriptions are
+// closed with -32020 carrying how many ticks were dropped and where to
+// resume; the connection stays usable and resuming replays what was missed.
+func TestSubscriptionLaggedBehind(t *testing.T) {
+	tn := startNodeWith(t, nodeSetup{pumpHub: true})
+	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
+	w := tn.dialRaw(t)
+	id := w.subscribe(1, "svc_candles", map[string]any{"orderbook_ids": []common.Hash{wethBook}})
+	tn.hub.Pump()
+	var ticks []int64
+	for i := range subs.LagTicksMax + 6 {
+		buyer, seller := alice, bob
+		if i%2 == 1 { // swap roles so that neither runs out of cash
+			buyer, seller = bob, alice
+		}
+		buyer.mustSend(t, tn.submit(t, wethBook, eth(1), eth(2000+int64(i)), 0, 0, 0))
+		seller.mustSend(t, tn.submit(t, wethBook, eth(-1), eth(2000+int64(i)), 0, 0, 0))
+		tn.tick(t)
+		ticks = append(ticks, tn.clock.NowMicros())
+	}
+	tn.hub.Pump() // the fan-out wakes up far behind
+	n := w.notification()
+	if n.Error == nil || n.Error.Code != -32020 || n.Error.Message != "subscription lagged behind the tick broadcast" || n.Subscription != id {
+		t.Fatalf("want a -32020 close, got %+v / %s", n.Error, n.Result)
+	}
+	var missed int
+	if err := json.Unmarshal(n.Error.Data["missed"], &missed); err != nil || missed < 1 || string(n.Error.Data["resumable"]) != "true" {
+		t.Fatalf("close data %v", n.Error.Data)
+	}
+	// Resuming replays every tick after resume_since (or all, when the
+	// subscription was square on nothing).
+	since := int64(0)
+	if raw, ok := n.Error.Data["resume_since"]; ok {
+		if err := json.Unmarshal(raw, &since); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.subscribe(2, "svc_candles", map[string]any{"orderbook_ids": []common.Hash{wethBook}, "since": since})
+	tn.hub.Pump()
+	want := 0
+	for _, tk := range ticks {
+		if tk > since {
+			want++
+		}
+	}
+	for range want {
+		if got := w.notification(); got.Error != nil {
+			t.Fatalf("replay after the lag: %+v", got.Error)
+		}
 	}
 }
