@@ -279,11 +279,7 @@ func appendTransfers(dst []byte, r *tickRec, f accountFilter) []byte {
 		if e.Kind != clob.EventTransfer || (len(f) > 0 && !f.has(e.Owner) && !f.has(e.To)) {
 			continue
 		}
-		if n == 0 {
-			dst = append(dst, '[')
-		} else {
-			dst = append(dst, ',')
-		}
+		dst = appendElemSep(dst, n)
 		n++
 		dst = appendTransfer(dst, r.t.TickUs, e)
 	}
@@ -293,17 +289,23 @@ func appendTransfers(dst []byte, r *tickRec, f accountFilter) []byte {
 	return append(dst, ']')
 }
 
+// appendElemSep opens a JSON array before its first element (n == 0) and
+// separates later ones; an array with no element is never opened, so a tick
+// without outcomes sends nothing.
+func appendElemSep(dst []byte, n int) []byte {
+	if n == 0 {
+		return append(dst, '[')
+	}
+	return append(dst, ',')
+}
+
 func appendWithdrawals(dst []byte, ws []Withdrawal, f accountFilter) []byte {
 	n := 0
 	for i := range ws {
 		if !f.has(ws[i].Account) {
 			continue
 		}
-		if n == 0 {
-			dst = append(dst, '[')
-		} else {
-			dst = append(dst, ',')
-		}
+		dst = appendElemSep(dst, n)
 		n++
 		dst = append(dst, ws[i].JSON...)
 	}
