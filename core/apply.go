@@ -22,6 +22,7 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 		return nil, rej
 	}
 	l.seq++
+	_, existed := l.accounts[tx.From]
 	acc := l.account(tx.From)
 	gasUsed := IntrinsicGas(tx)
 	price := l.effectiveGasPrice(tx)
@@ -33,6 +34,9 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 		// The gas is paid first so the orderbook sees what is left to lock.
 		if logs, rej = l.admitOrderbook(tx, timeUs); !rej.OK() {
 			acc.Native.Cash.Add(&acc.Native.Cash, &fee)
+			if !existed { // a zero-fee sender's account appeared only now
+				delete(l.accounts, tx.From)
+			}
 			l.seq--
 			return nil, rej
 		}
