@@ -12,6 +12,9 @@
 //	key:   'i' | seq (u64, big-endian)          -- seq starts at 1, no gaps
 //	value: kind (u8) | body
 //
+//	key:   "format"                             -- FormatVersion (u8), written
+//	value: version                                 when the log is created
+//
 //	kind 1, transaction (all integers big-endian, u256 as 32 bytes; timeUs is
 //	the sequencer's admission time, which the orderbook checks deadlines against):
 //	+--------+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+

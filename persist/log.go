@@ -11,6 +11,15 @@ import (
 
 const logPrefix = 'i'
 
+// formatKey holds the log's record format version (one byte). A data
+// directory from another version is refused with a clear message instead
+// of failing record by record.
+var formatKey = []byte("format")
+
+// FormatVersion is the record format this build writes (2: transactions
+// carry their admission time; ticks and markets are records).
+const FormatVersion = 2
+
 // Log is the durable, ordered log of ledger inputs. Append and Replay must
 // not run concurrently (the node replays before it serves).
 type Log struct {
@@ -38,7 +47,32 @@ func Open(dir string) (*Log, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := l.checkFormat(dir); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return l, nil
+}
+
+// checkFormat stamps a new log with FormatVersion and refuses a log written
+// in another format (one without a stamp predates format 2).
+func (l *Log) checkFormat(dir string) error {
+	return l.db.Update(func(txn *badger.Txn) error {
+		item, err := txn.Get(formatKey)
+		switch {
+		case errors.Is(err, badger.ErrKeyNotFound) && l.nextSeq == 1:
+			return txn.Set(formatKey, []byte{FormatVersion})
+		case errors.Is(err, badger.ErrKeyNotFound):
+			return fmt.Errorf("the intent log in %q was written by an older ledgerd (format 1, this build reads %d): remove the directory (make clean) to start afresh", dir, FormatVersion)
+		case err != nil:
+			return fmt.Errorf("cannot read the intent log format in %q: %w", dir, err)
+		}
+		v, err := item.ValueCopy(nil)
+		if err != nil || len(v) != 1 || v[0] != FormatVersion {
+			return fmt.Errorf("the intent log in %q has format %v, this build reads %d: remove the directory (make clean) to start afresh", dir, v, FormatVersion)
+		}
+		return nil
+	})
 }
 
 // findEnd positions nextSeq after the last stored input.

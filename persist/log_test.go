@@ -2,7 +2,10 @@ package persist
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
@@ -109,5 +112,22 @@ func TestLogAppendReplayReopen(t *testing.T) {
 		if !bytes.Equal(got[i], AppendRecord(nil, in)) {
 			t.Fatalf("record %d differs after reopen", i)
 		}
+	}
+}
+
+// TestFormatChecked: a log stamped with another format is refused with a
+// message that says what to do, and a fresh log is stamped.
+func TestFormatChecked(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(formatKey, []byte{1}) }); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "make clean") {
+		t.Fatalf("a log of format 1 opened: %v", err)
 	}
 }
