@@ -435,60 +435,9 @@ func measureFills(ctx context.Context, e *env, m *clob.MarketConfig, res *orders
 		return err
 	}
 	give := time.Now().Add(landWait)
-	pending := make([]int, len(sample))
-	for i := range pending {
-		pending[i] = i
-	}
-	ids := make([]common.Hash, 0, len(sample))
-	ticks := map[common.Hash]bool{}
-	for len(pending) > 0 {
-		hashes := make([]common.Hash, len(pending))
-		for j, i := range pending {
-			hashes[j] = sample[i].hash
-		}
-		receipts, err := readReceipts(ctx, e, hashes)
-		if err != nil {
-			return err
-		}
-		var still []int
-		for j, i := range pending {
-			rc := receipts[j]
-			if rc == nil || rc.BlockNumber == nil || rc.BlockHash == nil {
-				still = append(still, i)
-				continue
-			}
-			tickUs, err := strconv.ParseUint(strings.TrimPrefix(*rc.BlockNumber, "0x"), 16, 63)
-			id, ok := rc.orderID()
-			switch {
-			case err != nil:
-				res.problem("order %s: bad blockNumber %q", sample[i].hash, *rc.BlockNumber)
-			case rc.Status != "0x1":
-				res.problem("order %s: receipt status %s", sample[i].hash, rc.Status)
-			case !ok:
-				res.problem("order %s: no OrderSubmitted log in its receipt", sample[i].hash)
-			default:
-				lat := time.Duration(int64(tickUs)-sample[i].sentUs) * time.Microsecond
-				if res.landed == 0 || lat < res.tickMin {
-					res.tickMin = lat
-				}
-				res.landed++
-				res.tick.Record(lat)
-				ids = append(ids, id)
-				ticks[*rc.BlockHash] = true
-			}
-		}
-		pending = still
-		if len(pending) > 0 && time.Now().After(give) {
-			for _, i := range pending {
-				res.problem("order %s: no tick in its receipt %v after the run", sample[i].hash, landWait)
-			}
-			break
-		}
-		if len(pending) > 0 {
-			if err := sleep(ctx, landPoll); err != nil {
-				return err
-			}
-		}
+	ids, ticks, err := awaitLandings(ctx, e, res, sample, give)
+	if err != nil {
+		return err
 	}
 	fromSec := start.Unix() - 1
 	if err := awaitTicksAttested(ctx, e, m, ticks, fromSec, give); err != nil {
@@ -504,6 +453,78 @@ func measureFills(ctx context.Context, e *env, m *clob.MarketConfig, res *orders
 		}
 	}
 	return nil
+}
+
+// awaitLandings polls the sampled orders' receipts until each shows the tick
+// it landed in, or until give, recording submit→tick latencies. It returns
+// the landed orders' ids and the hashes of their ticks.
+func awaitLandings(ctx context.Context, e *env, res *ordersRun, sample []sampledOrder, give time.Time) ([]common.Hash, map[common.Hash]bool, error) {
+	pending := make([]int, len(sample))
+	for i := range pending {
+		pending[i] = i
+	}
+	ids := make([]common.Hash, 0, len(sample))
+	ticks := map[common.Hash]bool{}
+	for len(pending) > 0 {
+		hashes := make([]common.Hash, len(pending))
+		for j, i := range pending {
+			hashes[j] = sample[i].hash
+		}
+		receipts, err := readReceipts(ctx, e, hashes)
+		if err != nil {
+			return nil, nil, err
+		}
+		var still []int
+		for j, i := range pending {
+			rc := receipts[j]
+			if rc == nil || rc.BlockNumber == nil || rc.BlockHash == nil {
+				still = append(still, i)
+				continue
+			}
+			if id, ok := recordLanding(res, &sample[i], rc); ok {
+				ids = append(ids, id)
+				ticks[*rc.BlockHash] = true
+			}
+		}
+		pending = still
+		if len(pending) > 0 && time.Now().After(give) {
+			for _, i := range pending {
+				res.problem("order %s: no tick in its receipt %v after the run", sample[i].hash, landWait)
+			}
+			break
+		}
+		if len(pending) > 0 {
+			if err := sleep(ctx, landPoll); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return ids, ticks, nil
+}
+
+// recordLanding checks one landed order's receipt and records its latency;
+// it reports the order's id, or false with a problem recorded.
+func recordLanding(res *ordersRun, s *sampledOrder, rc *receiptJSON) (common.Hash, bool) {
+	tickUs, err := strconv.ParseUint(strings.TrimPrefix(*rc.BlockNumber, "0x"), 16, 63)
+	id, ok := rc.orderID()
+	switch {
+	case err != nil:
+		res.problem("order %s: bad blockNumber %q", s.hash, *rc.BlockNumber)
+		return common.Hash{}, false
+	case rc.Status != "0x1":
+		res.problem("order %s: receipt status %s", s.hash, rc.Status)
+		return common.Hash{}, false
+	case !ok:
+		res.problem("order %s: no OrderSubmitted log in its receipt", s.hash)
+		return common.Hash{}, false
+	}
+	lat := time.Duration(int64(tickUs)-s.sentUs) * time.Microsecond
+	if res.landed == 0 || lat < res.tickMin {
+		res.tickMin = lat
+	}
+	res.landed++
+	res.tick.Record(lat)
+	return id, true
 }
 
 // landing is the tick an intent admitted at nowUs is scheduled for.
