@@ -27,8 +27,10 @@
 //	          at -subs-rate orders/s so every tick has work: notifications/s
 //	          over all subscribers, ticks covered, the tick→notification
 //	          latency (receive wall time − the payload's tick time) and the
-//	          bytes read from the socket per notification (about 30 s at
-//	          the default flags)
+//	          bytes read from the socket per notification; each run is
+//	          followed by one of the same size against bench/baseline's
+//	          net/http + gorilla/websocket broadcaster fed the same payload,
+//	          and the ratios are printed (about a minute at the defaults)
 //	all       the five in turn
 //
 // Every run stops by itself after -duration (or -requests); the whole

@@ -5,14 +5,22 @@ package main
 // every tick has work. Per S and per permessage-deflate setting it measures
 // notifications/s summed over the subscribers, the ticks covered, the
 // tick→notification latency (receive wall time minus the tick time in the
-// payload) and the bytes read from the socket per notification.
+// payload) and the bytes read from the socket per notification. Each run
+// of ours is followed by one of the baseline (bench/baseline's gorilla
+// WebSocket server, encoding/json per subscriber) with as many subscribers
+// of the same setting: it broadcasts, at every tick boundary of its window,
+// the payload of a notification our node sent in the run before, with the
+// tick time set to that boundary, so both carry the same bytes.
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -30,6 +38,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/valyala/fastjson"
 
+	"github.com/ledgervenue/node/bench/baseline"
 	"github.com/ledgervenue/node/bench/load"
 	"github.com/ledgervenue/node/core/clob"
 )
@@ -118,6 +127,7 @@ func (o *options) subsSettings() (subsConfig, error) {
 type subsRun struct {
 	subs       int
 	deflate    bool
+	base       bool          // a run of the baseline: no driver
 	boundaries int           // tick boundaries in the window
 	window     time.Duration // boundaries * the tick interval
 	setup      time.Duration // dialling and subscribing everyone
@@ -131,8 +141,9 @@ type subsRun struct {
 	wire, payload, all int64
 	errors             int64 // read errors, close notifications, unexpected messages
 	errorText          []string
-	driver             *load.Result // the background orders
+	driver             *load.Result // the background orders; nil for the baseline
 	driverRefused      []string
+	sample             []byte // of ours: the first notification in the window
 }
 
 func (r *subsRun) rate() float64 { return float64(r.frames) / r.window.Seconds() }
@@ -147,7 +158,12 @@ func (r *subsRun) complete() float64 {
 
 func (r *subsRun) wirePer() float64    { return perFrame(r.wire, r.all) }
 func (r *subsRun) payloadPer() float64 { return perFrame(r.payload, r.all) }
-func (r *subsRun) allErrors() int64    { return r.errors + r.driver.Errors }
+func (r *subsRun) allErrors() int64 {
+	if r.driver == nil {
+		return r.errors
+	}
+	return r.errors + r.driver.Errors
+}
 
 func perFrame(bytes, frames int64) float64 {
 	if frames == 0 {
@@ -156,11 +172,13 @@ func perFrame(bytes, frames int64) float64 {
 	return float64(bytes) / float64(frames)
 }
 
-// subsCombo is the runs of one S and deflate setting.
+// subsCombo is the runs of one S and deflate setting: ours, and the
+// baseline's.
 type subsCombo struct {
 	subs    int
 	deflate bool
 	runs    []*subsRun
+	base    []*subsRun
 }
 
 // runSubs is the subs scenario for run: it fails if any run saw errors.
@@ -202,6 +220,15 @@ func subsScenario(ctx context.Context, w io.Writer, e *env, o *options) ([]*subs
 	if note != "" {
 		fmt.Fprintf(w, "  %s\n", note)
 	}
+	ws, err := baseline.StartWS("127.0.0.1:0", ch.typ)
+	if err != nil {
+		return nil, err
+	}
+	defer ws.Close()
+	fmt.Fprintf(w, "  baseline %s: net/http + gorilla/websocket, a writer goroutine per connection, the envelope encoded "+
+		"with encoding/json per subscriber; at each %v boundary it broadcasts the payload of one of our notifications "+
+		"with %q set to the boundary; ratios are baseline/ours for latency, ours/baseline for wire bytes\n",
+		ws.Addr(), time.Duration(m.IntervalUs)*time.Microsecond, ch.timeField)
 	stop, err := followWallClock(ctx, e)
 	if err != nil {
 		return nil, err
@@ -209,7 +236,7 @@ func subsScenario(ctx context.Context, w io.Writer, e *env, o *options) ([]*subs
 	err = seedBook(ctx, w, e, o)
 	var combos []*subsCombo
 	if err == nil {
-		combos, err = subsRuns(ctx, w, e, o, &c)
+		combos, err = subsRuns(ctx, w, e, ws, o, &c)
 	}
 	if serr := stop(); err == nil && serr != nil {
 		err = serr
@@ -220,7 +247,7 @@ func subsScenario(ctx context.Context, w io.Writer, e *env, o *options) ([]*subs
 	printSubsTable(w, combos)
 	var errs int64
 	for _, cb := range combos {
-		for _, r := range cb.runs {
+		for _, r := range slices.Concat(cb.runs, cb.base) {
 			errs += r.allErrors()
 		}
 	}
@@ -230,12 +257,13 @@ func subsScenario(ctx context.Context, w io.Writer, e *env, o *options) ([]*subs
 	return combos, nil
 }
 
-func subsRuns(ctx context.Context, w io.Writer, e *env, o *options, c *subsConfig) ([]*subsCombo, error) {
+func subsRuns(ctx context.Context, w io.Writer, e *env, ws *baseline.WSServer, o *options, c *subsConfig) ([]*subsCombo, error) {
 	if e.manual != nil {
 		fmt.Fprintf(w, "  clock manual: moved to the wall time by admin_advanceTime every %v (latencies include that lag)\n", clockFollowEvery)
 	}
 	var combos []*subsCombo
-	k := 0 // driver accounts are fresh for every run
+	k := 0            // driver accounts are fresh for every run
+	var sample []byte // the newest notification of ours, for the baseline
 	for _, s := range c.counts {
 		first := len(combos)
 		for _, d := range c.deflates {
@@ -251,6 +279,19 @@ func subsRuns(ctx context.Context, w io.Writer, e *env, o *options, c *subsConfi
 				}
 				printSubsRun(w, fmt.Sprintf("run %d", i+1), r)
 				cb.runs = append(cb.runs, r)
+				if r.sample != nil {
+					sample = r.sample
+				}
+				payload, err := samplePayload(sample)
+				if err != nil {
+					return combos, fmt.Errorf("S=%d deflate %s run %d: %w", s, deflateText(cb.deflate), i+1, err)
+				}
+				b, err := subsBaseOnce(ctx, ws, o, c, s, cb.deflate, payload)
+				if err != nil {
+					return combos, fmt.Errorf("S=%d deflate %s run %d baseline: %w", s, deflateText(cb.deflate), i+1, err)
+				}
+				printSubsRun(w, fmt.Sprintf("run %d", i+1), b)
+				cb.base = append(cb.base, b)
 			}
 		}
 		for _, cb := range combos[first:] {
@@ -287,6 +328,7 @@ type subsShared struct {
 	timeField string
 	window    atomic.Pointer[subsWindow] // nil until the driver starts
 	stopping  atomic.Bool                // set before the connections are closed
+	sample    atomic.Pointer[[]byte]     // the first notification in the window
 }
 
 // subsOnce funds and pre-signs the driver's orders (run index k), opens
@@ -351,7 +393,21 @@ func subsOnce(ctx context.Context, e *env, o *options, c *subsConfig, s int, def
 		closeAll()
 		return nil, err
 	}
-	// Wait until every subscriber has the window's last tick, or gave up.
+	waitTail(ctx, subs, lastUs)
+	closeAll()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.collect(subs)
+	if p := sh.sample.Load(); p != nil {
+		res.sample = *p
+	}
+	return res, nil
+}
+
+// waitTail waits until every subscriber has the tick lastUs (µs), or gave
+// up, or subsTailWait passed.
+func waitTail(ctx context.Context, subs []*subscriber, lastUs int64) {
 	give := time.Now().Add(subsTailWait)
 	for time.Now().Before(give) && ctx.Err() == nil {
 		behind := 0
@@ -365,10 +421,10 @@ func subsOnce(ctx context.Context, e *env, o *options, c *subsConfig, s int, def
 		}
 		_ = sleep(ctx, 10*time.Millisecond)
 	}
-	closeAll()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+}
+
+// collect adds up what the subscribers measured, once they are closed.
+func (res *subsRun) collect(subs []*subscriber) {
 	seen := map[int64]bool{}
 	res.latMin = time.Duration(math.MaxInt64)
 	for _, sub := range subs {
@@ -394,6 +450,82 @@ func subsOnce(ctx context.Context, e *env, o *options, c *subsConfig, s int, def
 		res.latMin = 0
 	}
 	res.ticks = len(seen)
+}
+
+// samplePayload decodes the result of a notification into a map, numbers
+// kept as they were written, so that encoding/json writes the same bytes
+// up to the order of the keys.
+func samplePayload(msg []byte) (map[string]any, error) {
+	if msg == nil {
+		return nil, errors.New("no notification of ours in the window to feed the baseline with")
+	}
+	var n struct {
+		Params struct {
+			Result json.RawMessage `json:"result"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(msg, &n); err != nil {
+		return nil, fmt.Errorf("sample notification: %w", err)
+	}
+	d := json.NewDecoder(bytes.NewReader(n.Params.Result))
+	d.UseNumber()
+	var payload map[string]any
+	if err := d.Decode(&payload); err != nil {
+		return nil, fmt.Errorf("sample notification result: %w", err)
+	}
+	return payload, nil
+}
+
+// subsBaseOnce opens and subscribes s subscribers to the baseline ws and
+// has it broadcast payload, with the tick time set, at every tick boundary
+// of a window as long as ours; it waits for the window's last tick to
+// reach every subscriber and closes them.
+func subsBaseOnce(ctx context.Context, ws *baseline.WSServer, o *options, c *subsConfig, s int, deflate bool,
+	payload map[string]any) (*subsRun, error) {
+	m := ordersMarket()
+	interval := time.Duration(m.IntervalUs) * time.Microsecond
+	boundaries := max(1, int((o.duration+interval/2)/interval))
+	// The previous run's connections are gone on the server too.
+	for give := time.Now().Add(subsTailWait); ws.Subscriptions() > 0 && time.Now().Before(give); {
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+	runtime.GC()
+
+	sh := &subsShared{timeField: subsChannels[c.channel].timeField}
+	start := time.Now()
+	subs, err := openSubscribers(ctx, ws.Addr(), s, deflate, subscribeRequest(c.channel, m.ID))
+	if err != nil {
+		return nil, err
+	}
+	res := &subsRun{subs: s, deflate: deflate, base: true, boundaries: boundaries,
+		window: time.Duration(boundaries) * interval, setup: time.Since(start)}
+	var wg sync.WaitGroup
+	for _, sub := range subs {
+		wg.Go(func() { sub.read(sh) })
+	}
+	firstUs := landing(time.Now().Add(subsWindowLead).UnixMicro()-1, m.IntervalUs)
+	lastUs := firstUs + int64(boundaries-1)*m.IntervalUs
+	sh.window.Store(&subsWindow{first: firstUs, last: lastUs})
+	for t := firstUs; t <= lastUs; t += m.IntervalUs {
+		if sleep(ctx, time.Until(time.UnixMicro(t))) != nil {
+			break
+		}
+		p := maps.Clone(payload)
+		p[sh.timeField] = t
+		ws.Broadcast(p)
+	}
+	waitTail(ctx, subs, lastUs)
+	sh.stopping.Store(true)
+	for _, sub := range subs {
+		sub.conn.Close()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	res.collect(subs)
 	return res, nil
 }
 
@@ -606,6 +738,9 @@ func (s *subscriber) read(sh *subsShared) {
 		if w == nil || tUs < w.first || tUs > w.last {
 			continue
 		}
+		if sh.sample.Load() == nil {
+			sh.sample.CompareAndSwap(nil, &msg)
+		}
 		lat := time.Duration(nowUs-tUs) * time.Microsecond
 		s.frames++
 		s.lat.Record(lat)
@@ -637,18 +772,24 @@ func (c *countingConn) Read(b []byte) (int, error) {
 }
 
 func printSubsRun(w io.Writer, label string, r *subsRun) {
-	fmt.Fprintf(w, "  S=%-5d deflate %-3s %-6s %9.1f notif/s  ticks %d/%d  complete %5.1f%%  tick→notif p50 %8v  p90 %8v  p99 %8v  max %8v  "+
-		"wire %6.0f B/notif (json %.0f B)  setup %v  driver %.0f orders/s  errors %d\n",
-		r.subs, deflateText(r.deflate), label, r.rate(), r.ticks, r.boundaries, 100*r.complete(),
+	who, driver := "ours", "-"
+	if r.base {
+		who = "base"
+	} else if r.driver != nil {
+		driver = fmt.Sprintf("%.0f orders/s", r.driver.Rate())
+	}
+	fmt.Fprintf(w, "  S=%-5d deflate %-3s %-6s %s %9.1f notif/s  ticks %d/%d  complete %5.1f%%  tick→notif p50 %8v  p90 %8v  p99 %8v  max %8v  "+
+		"wire %6.0f B/notif (json %.0f B)  setup %v  driver %s  errors %d\n",
+		r.subs, deflateText(r.deflate), label, who, r.rate(), r.ticks, r.boundaries, 100*r.complete(),
 		round(r.lat.Quantile(0.50)), round(r.lat.Quantile(0.90)), round(r.lat.Quantile(0.99)), round(r.lat.Max()),
-		r.wirePer(), r.payloadPer(), round(r.setup), r.driver.Rate(), r.allErrors())
+		r.wirePer(), r.payloadPer(), round(r.setup), driver, r.allErrors())
 	if r.frames > 0 && r.latMin <= 0 {
-		fmt.Fprintf(w, "    some notifications arrived before their tick time (min %v): the node's clock is ahead of the client's\n", r.latMin)
+		fmt.Fprintf(w, "    some notifications arrived before their tick time (min %v): the sender's clock is ahead of the client's\n", r.latMin)
 	}
 	if len(r.errorText) > 0 {
 		fmt.Fprintf(w, "    %d subscription errors; first: %s\n", r.errors, strings.Join(r.errorText, " | "))
 	}
-	if r.driver.Errors > 0 {
+	if r.driver != nil && r.driver.Errors > 0 {
 		first := strings.Join(r.driverRefused, " | ")
 		if r.driver.FirstError != nil {
 			first += " | " + r.driver.FirstError.Error()
@@ -657,17 +798,19 @@ func printSubsRun(w io.Writer, label string, r *subsRun) {
 	}
 }
 
-// subsMedians is the median of each figure over a combo's runs.
+// subsMedians is the median of each figure over a combo's runs of one
+// server.
 type subsMedians struct {
 	rate, complete, ticks, wire, payload float64
 	p50, p90, p99, max                   time.Duration
 	errors                               int64
+	runs                                 int
 }
 
-func (cb *subsCombo) medians() subsMedians {
+func mediansOf(runs []*subsRun) subsMedians {
 	med := func(f func(*subsRun) float64) float64 {
-		v := make([]float64, len(cb.runs))
-		for i, r := range cb.runs {
+		v := make([]float64, len(runs))
+		for i, r := range runs {
 			v[i] = f(r)
 		}
 		return medianOf(v)
@@ -678,42 +821,90 @@ func (cb *subsCombo) medians() subsMedians {
 	s := subsMedians{rate: med((*subsRun).rate), complete: med((*subsRun).complete),
 		ticks: med(func(r *subsRun) float64 { return float64(r.ticks) }),
 		wire:  med((*subsRun).wirePer), payload: med((*subsRun).payloadPer),
-		p50: q(0.50), p90: q(0.90), p99: q(0.99), max: time.Duration(med(func(r *subsRun) float64 { return float64(r.lat.Max()) }))}
-	for _, r := range cb.runs {
+		p50: q(0.50), p90: q(0.90), p99: q(0.99), max: time.Duration(med(func(r *subsRun) float64 { return float64(r.lat.Max()) })),
+		runs: len(runs)}
+	for _, r := range runs {
 		s.errors += r.allErrors()
 	}
 	return s
 }
 
-func printSubsMedian(w io.Writer, cb *subsCombo) {
-	if len(cb.runs) == 0 {
-		return
+// medians is ours.
+func (cb *subsCombo) medians() subsMedians { return mediansOf(cb.runs) }
+
+// subsRatios compares the medians of ours and the baseline: latency
+// baseline/ours (above 1: ours is faster), bytes ours/baseline (below 1:
+// ours sends fewer).
+type subsRatios struct{ p50, p99, wire, payload float64 }
+
+func (cb *subsCombo) ratios() (subsRatios, bool) {
+	if len(cb.runs) == 0 || len(cb.base) == 0 {
+		return subsRatios{}, false
 	}
-	s := cb.medians()
-	fmt.Fprintf(w, "  S=%-5d deflate %-3s median %9.1f notif/s  ticks %.0f/%d  complete %5.1f%%  tick→notif p50 %8v  p90 %8v  p99 %8v  max %8v  "+
-		"wire %6.0f B/notif (json %.0f B)  errors %d (%d runs)\n",
-		cb.subs, deflateText(cb.deflate), s.rate, s.ticks, cb.runs[0].boundaries, 100*s.complete,
-		round(s.p50), round(s.p90), round(s.p99), round(s.max), s.wire, s.payload, s.errors, len(cb.runs))
+	o, b := mediansOf(cb.runs), mediansOf(cb.base)
+	div := func(x, y float64) float64 {
+		if y == 0 {
+			return 0
+		}
+		return x / y
+	}
+	return subsRatios{p50: ratio(b.p50, o.p50), p99: ratio(b.p99, o.p99), wire: div(o.wire, b.wire), payload: div(o.payload, b.payload)}, true
 }
 
-// printSubsTable prints the medians of every combo, and what deflate saved
-// where both settings ran.
+func printSubsMedian(w io.Writer, cb *subsCombo) {
+	for _, side := range []struct {
+		who  string
+		runs []*subsRun
+	}{{"ours", cb.runs}, {"base", cb.base}} {
+		if len(side.runs) == 0 {
+			continue
+		}
+		s := mediansOf(side.runs)
+		fmt.Fprintf(w, "  S=%-5d deflate %-3s median %s %9.1f notif/s  ticks %.0f/%d  complete %5.1f%%  tick→notif p50 %8v  p90 %8v  p99 %8v  max %8v  "+
+			"wire %6.0f B/notif (json %.0f B)  errors %d (%d runs)\n",
+			cb.subs, deflateText(cb.deflate), side.who, s.rate, s.ticks, side.runs[0].boundaries, 100*s.complete,
+			round(s.p50), round(s.p90), round(s.p99), round(s.max), s.wire, s.payload, s.errors, s.runs)
+	}
+	if r, ok := cb.ratios(); ok {
+		fmt.Fprintf(w, "  S=%-5d deflate %-3s ratio baseline/ours: tick→notif p50 %.2fx  p99 %.2fx;  ours/baseline: wire B/notif %.2fx (json %.2fx)\n",
+			cb.subs, deflateText(cb.deflate), r.p50, r.p99, r.wire, r.payload)
+	}
+}
+
+// printSubsTable prints the medians of every combo, ours and the
+// baseline's, the ratios between them, and what deflate saved where both
+// settings ran.
 func printSubsTable(w io.Writer, combos []*subsCombo) {
-	fmt.Fprintf(w, "\n  subs medians     S  deflate    notif/s  complete       p50       p90       p99       max   wire B/notif  json B/notif  errors\n")
+	fmt.Fprintf(w, "\n  subs medians     S  deflate  server    notif/s  complete       p50       p90       p99       max   wire B/notif  json B/notif  errors"+
+		"   p50 b/o   p99 b/o  wire o/b\n")
 	wire := map[int]map[bool]float64{}
 	for _, cb := range combos {
 		if len(cb.runs) == 0 {
 			continue
 		}
-		s := cb.medians()
-		fmt.Fprintf(w, "  %18d  %-7s %10.1f  %7.1f%%  %8v  %8v  %8v  %8v  %13.0f  %12.0f  %6d\n",
-			cb.subs, deflateText(cb.deflate), s.rate, 100*s.complete,
-			round(s.p50), round(s.p90), round(s.p99), round(s.max), s.wire, s.payload, s.errors)
+		r, ok := cb.ratios()
+		for _, side := range []struct {
+			who  string
+			runs []*subsRun
+		}{{"ours", cb.runs}, {"baseline", cb.base}} {
+			if len(side.runs) == 0 {
+				continue
+			}
+			s := mediansOf(side.runs)
+			ratios := ""
+			if ok && side.who == "ours" {
+				ratios = fmt.Sprintf("  %7.2fx  %7.2fx  %7.2fx", r.p50, r.p99, r.wire)
+			}
+			fmt.Fprintf(w, "  %18d  %-7s  %-8s %10.1f  %7.1f%%  %8v  %8v  %8v  %8v  %13.0f  %12.0f  %6d%s\n",
+				cb.subs, deflateText(cb.deflate), side.who, s.rate, 100*s.complete,
+				round(s.p50), round(s.p90), round(s.p99), round(s.max), s.wire, s.payload, s.errors, ratios)
+		}
 		if wire[cb.subs] == nil {
 			wire[cb.subs] = map[bool]float64{}
 		}
-		wire[cb.subs][cb.deflate] = s.wire
+		wire[cb.subs][cb.deflate] = cb.medians().wire
 	}
+	fmt.Fprintf(w, "  (p50, p99 b/o: baseline/ours latency, above 1 = ours faster; wire o/b: ours/baseline bytes per notification)\n")
 	for _, cb := range combos {
 		if ws := wire[cb.subs]; cb.deflate && ws[false] > 0 && ws[true] > 0 {
 			fmt.Fprintf(w, "  S=%d: permessage-deflate carries %.0f%% of the uncompressed bytes on the wire\n", cb.subs, 100*ws[true]/ws[false])

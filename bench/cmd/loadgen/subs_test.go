@@ -17,7 +17,8 @@ func subsOptions() options {
 // way (deflate off, then on) against the in-process node on the wall clock:
 // every subscriber must get the window's ticks with a latency after the
 // tick and below 2 s, without errors, and deflate must shrink the bytes on
-// the wire.
+// the wire. The baseline, run after each, must do the same with about the
+// same JSON bytes per notification.
 func TestSubsRun(t *testing.T) {
 	e, err := startEnv("wall")
 	if err != nil {
@@ -36,27 +37,32 @@ func TestSubsRun(t *testing.T) {
 	}
 	var wire [2]float64
 	for i, cb := range combos {
-		if cb.subs != 2 || len(cb.runs) != 1 {
-			t.Fatalf("combo %d: S=%d with %d runs", i, cb.subs, len(cb.runs))
+		if cb.subs != 2 || len(cb.runs) != 1 || len(cb.base) != 1 {
+			t.Fatalf("combo %d: S=%d with %d runs and %d of the baseline", i, cb.subs, len(cb.runs), len(cb.base))
 		}
-		r := cb.runs[0]
-		switch {
-		case r.allErrors() != 0:
-			t.Fatalf("deflate %v: %d errors: %v %v", r.deflate, r.allErrors(), r.errorText, r.driverRefused)
-		case r.boundaries != 3 || r.ticks < 2 || r.frames < int64(2*r.ticks):
-			t.Fatalf("deflate %v: %d notifications over %d ticks of %d in the window", r.deflate, r.frames, r.ticks, r.boundaries)
-		case r.lat.Count() != uint64(r.frames) || r.latMin <= 0 || r.lat.Max() >= 2*time.Second:
-			t.Fatalf("deflate %v: tick→notification latency min %v max %v over %d", r.deflate, r.latMin, r.lat.Max(), r.lat.Count())
-		case r.all < r.frames || r.wirePer() <= 0 || r.payloadPer() < 2*subsDepth*40: // 20 resting levels a side
-			t.Fatalf("deflate %v: %d notifications, %.0f wire B and %.0f json B each", r.deflate, r.all, r.wirePer(), r.payloadPer())
+		for _, r := range []*subsRun{cb.runs[0], cb.base[0]} {
+			switch {
+			case r.allErrors() != 0:
+				t.Fatalf("deflate %v base %v: %d errors: %v %v", r.deflate, r.base, r.allErrors(), r.errorText, r.driverRefused)
+			case r.boundaries != 3 || r.ticks < 2 || r.frames < int64(2*r.ticks):
+				t.Fatalf("deflate %v base %v: %d notifications over %d ticks of %d in the window", r.deflate, r.base, r.frames, r.ticks, r.boundaries)
+			case r.lat.Count() != uint64(r.frames) || r.latMin <= 0 || r.lat.Max() >= 2*time.Second:
+				t.Fatalf("deflate %v base %v: tick→notification latency min %v max %v over %d", r.deflate, r.base, r.latMin, r.lat.Max(), r.lat.Count())
+			case r.all < r.frames || r.wirePer() <= 0 || r.payloadPer() < 2*subsDepth*40: // 20 resting levels a side
+				t.Fatalf("deflate %v base %v: %d notifications, %.0f wire B and %.0f json B each", r.deflate, r.base, r.all, r.wirePer(), r.payloadPer())
+			}
 		}
-		wire[i] = r.wirePer()
+		if q, ok := cb.ratios(); !ok || q.payload < 0.9 || q.payload > 1.1 || q.p50 <= 0 || q.p99 <= 0 {
+			t.Fatalf("deflate %v: ratios %+v", cb.deflate, q)
+		}
+		wire[i] = cb.runs[0].wirePer()
 	}
 	if wire[1] >= wire[0] || combos[0].runs[0].wirePer() < combos[0].runs[0].payloadPer() {
 		t.Fatalf("wire bytes per notification: %.0f without deflate, %.0f with it", wire[0], wire[1])
 	}
-	for _, want := range []string{"== subs: svc_orderbook (depth 20) on WETH/USD", "resting book: 20 bids", "S=2     deflate off run 1",
-		"S=2     deflate on  median", "subs medians", "permessage-deflate carries"} {
+	for _, want := range []string{"== subs: svc_orderbook (depth 20) on WETH/USD", "resting book: 20 bids", "S=2     deflate off run 1  ours",
+		"S=2     deflate off run 1  base", "S=2     deflate on  median ours", "S=2     deflate on  median base",
+		"S=2     deflate on  ratio baseline/ours", "subs medians", "p50 b/o", "permessage-deflate carries"} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("output lacks %q", want)
 		}
