@@ -166,9 +166,6 @@ func (n *Node) replay() error {
 		if !rej.OK() {
 			return fmt.Errorf("intent log seq %d no longer applies (reject code %d): log and genesis disagree", seq, rej.Code)
 		}
-		if rec == nil {
-			return nil
-		}
 		n.lastStamp = max(n.lastStamp, in.TimeUs)
 		if rec == nil {
 			n.afterApply(in, nil)

@@ -256,6 +256,13 @@ func TestReplayRebuildsOrderbook(t *testing.T) {
 	if _, ok := n.ledger.Orderbook().Market(clob.Hash{7}); !ok {
 		t.Fatal("created market lost in replay")
 	}
+	indexed := false
+	for _, mk := range n.Markets() {
+		indexed = indexed || mk.Config.ID == clob.Hash{7}
+	}
+	if !indexed {
+		t.Fatal("created market missing from the ob_ index after replay")
+	}
 }
 
 // levels renders both sides of a book for comparison.
