@@ -173,9 +173,9 @@ func (v *marketViews) admitted(e *Entry, timeUs int64, env *clob.Envelope) {
 // MarketView is what ReadMarkets lends: the index, the engine (read-only)
 // and the ledger's balances, all as of one applied input.
 type MarketView struct {
-	Index   *obindex.Index
-	Engine  *clob.Engine
-	Balance func(token, a core.Address) core.Balance
+	Index    *obindex.Index
+	Engine   *clob.Engine
+	Balances obindex.Balances
 }
 
 // ReadMarkets runs fn under the read lock. fn must not keep the view or
@@ -184,5 +184,5 @@ type MarketView struct {
 func (n *Node) ReadMarkets(fn func(v MarketView)) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	fn(MarketView{Index: n.market.idx, Engine: n.ledger.Orderbook(), Balance: n.ledger.Balance})
+	fn(MarketView{Index: n.market.idx, Engine: n.ledger.Orderbook(), Balances: n.balances})
 }

@@ -15,7 +15,8 @@ import (
 // the sequencer lock, right after the tick applied (the engine's levels and
 // the index are then exactly the tick's), and hands it to the publisher
 // only once the tick is durable: a subscriber never sees a fill that a crash
-// could take back. Attested receipts go to OnAttested after each batch.
+// could take back. Attested receipts go to Publisher.Attested after each
+// batch.
 
 // PublishDepthMax bounds the levels per side a tick publishes for
 // svc_orderbook (a subscriber's depth slices it further).
@@ -47,10 +48,12 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 	ob := n.ledger.Orderbook()
 	idx := n.market.idx
 	owners := make(map[clob.Address]bool)
+	ran := make(map[clob.Hash]bool, len(res.Books))
 	t.Books = make([]subs.BookUpdate, len(res.Books))
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
+		ran[bt.Book] = true
 		buys := ob.AppendLevels(nil, bt.Book, clob.Buy, PublishDepthMax)
 		sells := ob.AppendLevels(nil, bt.Book, clob.Sell, PublishDepthMax)
 		bu.Snapshot, _ = idx.Orderbook(bt.Book, buys, sells, 0)
@@ -81,10 +84,6 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 		if ev := &res.Events[i]; ev.Kind == clob.EventTransfer {
 			owners[ev.Owner], owners[ev.To] = true, true
 		}
-	}
-	ran := make(map[clob.Hash]bool, len(res.Books))
-	for i := range res.Books {
-		ran[res.Books[i].Book] = true
 	}
 	for _, m := range idx.Markets(nil) {
 		if ran[m.Config.ID] {

@@ -1,9 +1,7 @@
 package rpc
 
 import (
-	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
-	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/obindex"
@@ -94,9 +92,5 @@ func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 	if err != nil {
 		return dst, err
 	}
-	balances := func(token, a clob.Address) (cash, locked uint256.Int) {
-		b := v.Balance(core.Address(token), core.Address(a))
-		return b.Cash, b.Locked
-	}
-	return obindex.AppendPositions(dst, v.Index.Positions(nil, clob.Address(owner), balances)), nil
+	return obindex.AppendPositions(dst, v.Index.Positions(nil, clob.Address(owner), v.Balances)), nil
 }
