@@ -54,13 +54,8 @@ func addrTopic(a clob.Address) Hash {
 	return h
 }
 
-func appendWordU256(dst []byte, v *uint256.Int) []byte {
-	b := v.Bytes32()
-	return append(dst, b[:]...)
-}
-
 func appendWordU64(dst []byte, v uint64) []byte {
-	return appendWordU256(dst, uint256.NewInt(v))
+	return appendU256(dst, uint256.NewInt(v))
 }
 
 func appendWordBool(dst []byte, v bool) []byte {
@@ -89,8 +84,8 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 			if in.Side == clob.Sell {
 				size.Neg(&size)
 			}
-			data = appendWordU256(data, &size)
-			data = appendWordU256(data, &in.Price)
+			data = appendU256(data, &size)
+			data = appendU256(data, &in.Price)
 			data = appendWordU64(data, uint64(in.Type))
 			data = appendWordU64(data, uint64(in.Flags))
 			data = appendWordU64(data, in.Deadline)
@@ -100,12 +95,12 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicCancelRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		case clob.IntentUpdate:
-			data = appendWordU256(data, &in.Size)
-			data = appendWordU256(data, &in.Price)
+			data = appendU256(data, &in.Size)
+			data = appendU256(data, &in.Price)
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicUpdateRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		case clob.IntentTransfer:
-			data = appendWordU256(data, &in.Amount)
+			data = appendU256(data, &in.Amount)
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicTransferRequested, addrTopic(in.Token), owner, addrTopic(in.To)}, data))
 		}
@@ -121,8 +116,8 @@ func tickLogs(res *clob.TickResult) []Log {
 		bt := &res.Books[bi]
 		var data []byte
 		data = appendWordU64(data, uint64(res.TickUs))
-		data = appendWordU256(data, &bt.Price)
-		data = appendWordU256(data, &bt.VolumeBase)
+		data = appendU256(data, &bt.Price)
+		data = appendU256(data, &bt.VolumeBase)
 		data = appendWordU64(data, uint64(bt.NewOrders))
 		logs = append(logs, obLog([]Hash{TopicSolutionExecuted, Hash(bt.Book)}, data))
 		for ei := bt.FirstEvent; ei < bt.EndEvent; ei++ {
@@ -148,9 +143,9 @@ func eventLog(ev *clob.Event) (Log, bool) {
 	switch ev.Kind {
 	case clob.EventFill:
 		data = appendWordU64(data, uint64(ev.Side))
-		data = appendWordU256(data, &ev.Base)
-		data = appendWordU256(data, &ev.Quote)
-		data = appendWordU256(data, &ev.Fee)
+		data = appendU256(data, &ev.Base)
+		data = appendU256(data, &ev.Quote)
+		data = appendU256(data, &ev.Fee)
 		data = appendWordBool(data, ev.Maker)
 		data = appendWordBool(data, ev.Terminal)
 		return obLog([]Hash{TopicOrderFilled, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
@@ -160,7 +155,7 @@ func eventLog(ev *clob.Event) (Log, bool) {
 	case clob.EventUpdate:
 		return obLog([]Hash{TopicOrderUpdated, Hash(ev.Book), Hash(ev.OrderID), owner}, nil), true
 	case clob.EventTransfer:
-		data = appendWordU256(data, &ev.Amount)
+		data = appendU256(data, &ev.Amount)
 		return obLog([]Hash{TopicTransfer, addrTopic(ev.Token), owner, addrTopic(ev.To)}, data), true
 	}
 	return Log{}, false
