@@ -19,11 +19,10 @@ func newRing[T any](n int) ring[T] {
 }
 
 func (r *ring[T]) len() int    { return int(r.n) }
-func (r *ring[T]) free() int   { return len(r.buf) - int(r.n) }
 func (r *ring[T]) at(i int) *T { return &r.buf[(r.head+uint64(i))&r.mask] }
 
 // push appends v and returns a pointer to the stored copy.
-// REQUIRES: free() > 0.
+// REQUIRES: the ring is not full.
 func (r *ring[T]) push(v *T) {
 	if r.n == uint64(len(r.buf)) {
 		panic("BUG: ring overflow")

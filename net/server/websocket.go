@@ -68,9 +68,8 @@ type WSConn struct {
 	queued   atomic.Int64 // bytes handed to AsyncWritev, not yet written
 	outbound atomic.Int64 // gnet's outbound buffer, as last seen on the loop
 
-	mu       sync.Mutex // guards deflater and frame: Send runs on any goroutine
+	mu       sync.Mutex // guards deflater: Send runs on any goroutine
 	deflater *ws.Deflater
-	frame    []byte
 }
 
 // upgrade answers a WebSocket handshake and switches the connection over.

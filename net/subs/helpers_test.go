@@ -15,7 +15,6 @@ import (
 // fakeConn records what the hub sends. refuseAt > 0 makes the refuseAt-th
 // Send (1-based) and every later one fail.
 type fakeConn struct {
-	name     string
 	bodies   [][]byte // payloads, as given (identity checks)
 	msgs     []string // whole messages
 	closes   []string
@@ -111,8 +110,6 @@ func hexOf(b []byte) string {
 }
 func hexHash(h clob.Hash) string    { return hexOf(h[:]) }
 func hexAddr(a clob.Address) string { return hexOf(a[:]) }
-
-var wei = uint64(1_000_000_000_000_000_000)
 
 // tickBuilder assembles a synthetic Tick book by book.
 type tickBuilder struct{ t *Tick }
