@@ -25,7 +25,6 @@ func (w wsSubscriber) Send(head, body, tail []byte) bool { return w.c.Send(head,
 // bound (the hub sends at most one per subscription).
 func (w wsSubscriber) SendClose(msg []byte) { w.c.SendUnbounded(msg) }
 
-
 // subscribe answers eth_subscribe; the subscription starts once the answer
 // is written (ServeWS activates it).
 func (c *call) subscribe(dst []byte) ([]byte, *jsonrpc.Error) {
