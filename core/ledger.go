@@ -5,14 +5,13 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 )
 
-// Gas rules. The ledger has no EVM: a transaction's gas is its intrinsic gas,
-// priced like Ethereum's so that wallets' estimates hold.
+// Gas rules. The ledger runs no code, so every transaction uses the same
+// gas, TxGas: the spec's eth_estimateGas answer for a call that names no gas.
+// The estimate is therefore always enough, for a plain transfer and for a
+// call to an enshrined application alike; calldata and access lists are not
+// metered (docs/decisions.md, "Gas").
 const (
-	TxGas                     = 21000
-	TxDataZeroGas             = 4
-	TxDataNonZeroGas          = 16
-	TxAccessListAddressGas    = 2400
-	TxAccessListStorageKeyGas = 1900
+	TxGas = 21000
 	// TxGasLimitMax bounds the gas a single transaction may name.
 	TxGasLimitMax = 30_000_000
 )
@@ -206,20 +205,4 @@ func (l *Ledger) Deposit(id Hash, token, to Address, amount *uint256.Int) *TxRec
 	amt := amount.Bytes32()
 	rec.Logs = []Log{{Address: BridgeAddress, Topics: []Hash{depositTopic, tokenTopic, toTopic}, Data: amt[:]}}
 	return rec
-}
-
-// IntrinsicGas is the gas a transaction uses: the ledger runs no code.
-func IntrinsicGas(tx *Tx) uint64 {
-	gas := uint64(TxGas)
-	for _, b := range tx.Data {
-		if b == 0 {
-			gas += TxDataZeroGas
-		} else {
-			gas += TxDataNonZeroGas
-		}
-	}
-	for _, t := range tx.AccessList {
-		gas += TxAccessListAddressGas + uint64(len(t.StorageKeys))*TxAccessListStorageKeyGas
-	}
-	return gas
 }

@@ -59,7 +59,7 @@ func TestApplyTxRejections(t *testing.T) {
 	f("unknown sender", func(_ *Ledger, tx *Tx) { tx.From = Address{9} }, RejectInsufficientBalance)
 	f("underpriced", func(_ *Ledger, tx *Tx) { tx.GasFeeCap.SetUint64(1) }, RejectUnderpriced)
 	f("tip above cap", func(_ *Ledger, tx *Tx) { tx.GasTipCap.SetUint64(3e9) }, RejectTipAboveFeeCap)
-	f("intrinsic gas", func(_ *Ledger, tx *Tx) { tx.Data = []byte{1} }, RejectIntrinsicGas)
+	f("gas below TxGas", func(_ *Ledger, tx *Tx) { tx.Gas = TxGas - 1 }, RejectInsufficientBalance)
 	f("gas limit", func(_ *Ledger, tx *Tx) { tx.Gas = TxGasLimitMax + 1 }, RejectGasLimit)
 	f("creation", func(_ *Ledger, tx *Tx) { tx.HasTo = false; tx.To = Address{} }, RejectContractCreation)
 	f("orderbook", func(_ *Ledger, tx *Tx) { tx.To = OrderbookAddress }, RejectApp)
@@ -77,7 +77,7 @@ func TestApplyTxMovesValueAndFee(t *testing.T) {
 	if !rej.OK() {
 		t.Fatalf("rejected: %+v", rej)
 	}
-	wantGas := uint64(TxGas + TxDataZeroGas + TxDataNonZeroGas)
+	wantGas := uint64(TxGas) // calldata is not metered
 	wantPrice := uint256.NewInt(1e9 + 5)
 	if rec.GasUsed != wantGas || !rec.EffectiveGasPrice.Eq(wantPrice) {
 		t.Fatalf("gas %d price %s", rec.GasUsed, rec.EffectiveGasPrice.Dec())

@@ -21,7 +21,6 @@ const (
 	RejectInsufficientBalance
 	RejectUnderpriced
 	RejectTipAboveFeeCap
-	RejectIntrinsicGas
 	RejectGasLimit
 	RejectContractCreation
 	RejectApp

@@ -40,8 +40,8 @@ type Tx struct {
 	GasTipCap uint256.Int
 	GasFeeCap uint256.Int
 	Data      []byte
-	// AccessList only costs intrinsic gas (the ledger has no EVM storage);
-	// it is kept so the transaction can be served back unchanged.
+	// AccessList costs nothing (the ledger has no EVM storage); it is kept
+	// so the transaction can be served back unchanged.
 	AccessList []AccessTuple
 	V, R, S    uint256.Int
 }

@@ -75,8 +75,6 @@ func rejectError(rej *core.Reject) *jsonrpc.Error {
 		return validationError("Underpriced tx: max_fee_per_gas " + rej.Fee.Dec() + " < base fee " + rej.BaseFee.Dec())
 	case core.RejectTipAboveFeeCap:
 		return validationError("Invalid fees: max_priority_fee_per_gas exceeds max_fee_per_gas")
-	case core.RejectIntrinsicGas:
-		return validationError("Intrinsic gas too low: gas " + u(rej.Have) + " < " + u(rej.Want))
 	case core.RejectGasLimit:
 		return validationError("Gas limit too high: gas " + u(rej.Have) + " > " + u(rej.Want))
 	case core.RejectContractCreation:

@@ -61,7 +61,7 @@ func (s *obSender) send(t *testing.T, data []byte) (*types.Receipt, error) {
 func (s *obSender) sendValue(t *testing.T, data []byte, value *big.Int) (*types.Receipt, error) {
 	t.Helper()
 	tx, err := types.SignNewTx(s.key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
-		ChainID: big.NewInt(chainID), Nonce: s.nonce, GasTipCap: new(big.Int), GasFeeCap: gasPrice, Gas: 500_000,
+		ChainID: big.NewInt(chainID), Nonce: s.nonce, GasTipCap: new(big.Int), GasFeeCap: gasPrice, Gas: core.TxGas, // eth_estimateGas's answer
 		To: &orderbookAddr, Data: data, Value: value,
 	})
 	if err != nil {

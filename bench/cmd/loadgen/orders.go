@@ -34,11 +34,11 @@ import (
 // mid and sellers ask as far below it, so every buy crosses every sell; all
 // orders are limit IOC, so nothing rests and each order lives one tick.
 const (
-	orderGas       = 30_000  // above a submitOrder's intrinsic gas (21 000 + at most 16 per calldata byte)
-	orderMidSteps  = 200_000 // the mid, in price steps: 2 000 USD per WETH at the 0.01 step
-	orderSpreadMax = 3       // price steps away from the mid
-	orderLotsMax   = 4       // sizes are 1..orderLotsMax lots
-	warmupOrders   = 16      // per account, in the untimed warm-up run
+	orderGas       = core.TxGas // what every transaction uses, eth_estimateGas's answer
+	orderMidSteps  = 200_000    // the mid, in price steps: 2 000 USD per WETH at the 0.01 step
+	orderSpreadMax = 3          // price steps away from the mid
+	orderLotsMax   = 4          // sizes are 1..orderLotsMax lots
+	warmupOrders   = 16         // per account, in the untimed warm-up run
 	// The orders of a run share one deadline this far past their signing,
 	// so pre-signed orders stay valid through the run; the engine refuses
 	// deadlines more than 10 minutes ahead.
