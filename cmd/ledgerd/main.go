@@ -14,10 +14,13 @@ import (
 	_ "net/http/pprof" // served only when --pprof is set
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
@@ -28,7 +31,7 @@ const ChainID = 0x50d
 
 type flags struct {
 	addr, datadir, adminToken, clock, seed, pprof string
-	dev                                           bool
+	dev, compat                                   bool
 	validators                                    int
 	baseFee                                       uint64
 }
@@ -43,6 +46,7 @@ func main() {
 	flag.IntVar(&f.validators, "validators", 4, "simulated committee size")
 	flag.StringVar(&f.seed, "committee-seed", "ledgerd committee", "seed the validator keys derive from")
 	flag.Uint64Var(&f.baseFee, "base-fee", 1_000_000_000, "initial base fee per gas, wei")
+	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
 	flag.Parse()
 	if err := run(&f); err != nil {
@@ -79,8 +83,8 @@ func run(f *flags) error {
 	if err != nil {
 		return err
 	}
-	hub := rpc.StartHub(n)
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub}),
+	hub := rpc.StartHub(n, f.compat)
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat}),
 		server.Config{Addr: f.addr, Multicore: true})
 	if err := srv.Start(); err != nil {
 		n.Close()
@@ -113,12 +117,30 @@ func printBanner(f *flags, addr string, n *node.Node) {
 		fmt.Println("dev accounts (10000 native, 100 WETH, 10 WBTC each):")
 		for i, k := range node.DevKeys {
 			a := node.DevAddress(i)
-			fmt.Printf("  (%d) 0x%x  key 0x%s\n", i, a[:], k)
+			fmt.Printf("  (%d) %s  key 0x%s\n", i, common.Address(a).Hex(), k)
 		}
-		fmt.Println("dev markets (orderbook 0x50d0000000000000000000000000000000000002):")
+		fmt.Printf("dev markets on the orderbook %s, quoted in the native token %s (USD);\n",
+			common.Address(core.OrderbookAddress).Hex(), common.Address(core.NativeToken).Hex())
+		fmt.Println("prices and sizes are 18-decimal integers (2000 USD = 2000e18), deadlines µs on the auction grid:")
 		for _, m := range node.DevMarkets() {
-			fmt.Printf("  %-9s id 0x%x  base 0x%x\n", m.Name, m.ID[:], m.Base[:])
+			fmt.Printf("  %-9s id 0x%x  base %s %s\n", m.Name, m.ID[:], m.BaseSymbol, common.Address(m.Base).Hex())
+			fmt.Printf("            price step %s, lot %s %s, auction every %d ms, maker fee %s %%, taker fee %s %%\n",
+				units18(&m.TickPrecision), units18(&m.LotSize), m.BaseSymbol, m.IntervalUs/1000,
+				units18(new(uint256.Int).Mul(&m.MakerFee, uint256.NewInt(100))), units18(new(uint256.Int).Mul(&m.TakerFee, uint256.NewInt(100))))
+		}
+		if f.compat {
+			fmt.Println("--compat: receipts and blocks in the shapes ethers and go-ethereum decode (README, \"Client compatibility\")")
 		}
 	}
 	fmt.Printf("admin token: %s   (Authorization: Bearer <token>)\n", f.adminToken)
+}
+
+// units18 writes an 18-decimal amount as a decimal number: 1e16 is "0.01".
+func units18(v *uint256.Int) string {
+	digits := fmt.Sprintf("%019s", v.Dec())
+	whole, frac := digits[:len(digits)-18], strings.TrimRight(digits[len(digits)-18:], "0")
+	if frac == "" {
+		return whole
+	}
+	return whole + "." + frac
 }

@@ -36,7 +36,11 @@ type Batch struct {
 	Seq       uint64
 	Timestamp int64 // µs
 	Root      [32]byte
-	Sigs      []ValidatorSig
+	// Digest is what every member signed: Digest(Epoch, Seq, Timestamp,
+	// Root). It names the batch (the node serves it as the blockHash of
+	// the plain transactions the batch attests).
+	Digest [32]byte
+	Sigs   []ValidatorSig
 
 	leafCount int
 	depth     int
@@ -63,10 +67,10 @@ func (c *Committee) Attest(dst *Batch, seq uint64, ts int64, leaves [][32]byte) 
 	dst.nodes = buildTree(&c.h, dst.nodes, leaves)
 	dst.Root = dst.nodes[1]
 
-	d := c.h.digest(c.Epoch, seq, ts, &dst.Root)
+	dst.Digest = c.h.digest(c.Epoch, seq, ts, &dst.Root)
 	dst.Sigs = dst.Sigs[:0]
 	for i, key := range c.keys {
-		dst.Sigs = append(dst.Sigs, ValidatorSig{Validator: c.Members[i], Signature: sign(&d, key)})
+		dst.Sigs = append(dst.Sigs, ValidatorSig{Validator: c.Members[i], Signature: sign(&dst.Digest, key)})
 	}
 	return dst
 }

@@ -31,7 +31,7 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 	case "eth_networkId", "net_version":
 		return strconv.AppendQuote(dst, strconv.FormatUint(n.ChainID(), 10)), nil
 	case "eth_blockNumber":
-		return jsonrpc.AppendQuantity(dst, uint64(n.PastPerfectTime())), nil
+		return jsonrpc.AppendQuantity(dst, c.headNumber()), nil
 	case "eth_gasPrice":
 		fee := n.BaseFee()
 		return jsonrpc.AppendQuantityU256(dst, &fee), nil
@@ -212,15 +212,21 @@ func (c *call) feeHistory(dst []byte) ([]byte, *jsonrpc.Error) {
 func (c *call) blockNumberParam(i int) (uint64, *jsonrpc.Error) {
 	v := c.req.Param(i)
 	if v == nil {
-		return uint64(c.s.node.PastPerfectTime()), nil
+		return c.headNumber(), nil
 	}
 	switch string(v.GetStringBytes()) {
 	case "earliest":
 		return 0, nil
 	case "latest", "pending", "safe", "finalized":
-		return uint64(c.s.node.PastPerfectTime()), nil
+		return c.headNumber(), nil
 	}
 	return jsonrpc.ParseQuantity(v)
+}
+
+// headNumber is the latest block number: past-perfect time (the spec), or
+// its slot in compat mode.
+func (c *call) headNumber() uint64 {
+	return blockNumberAt(c.s.node.PastPerfectTime(), c.s.cfg.Compat)
 }
 
 func (c *call) getCommittee(dst []byte) []byte {

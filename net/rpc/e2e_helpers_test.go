@@ -65,6 +65,8 @@ type nodeSetup struct {
 	// pumpHub leaves the subscription hub without its fan-out goroutine:
 	// the test calls tn.hub.Pump itself (to make the fan-out lag).
 	pumpHub bool
+	// compat serves the --compat shapes (rpc.Config.Compat).
+	compat bool
 }
 
 func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode {
@@ -79,7 +81,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := rpc.NewHub(n)
+	hub := rpc.NewHub(n, setup.compat)
 	if !setup.pumpHub {
 		hub.Start()
 	}
@@ -87,7 +89,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	if setup.srv != nil {
 		setup.srv(&scfg)
 	}
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub}), scfg)
+	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub, Compat: setup.compat}), scfg)
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func TestSendTransferReceiptVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	rcpt := tn.waitReceipt(tx.Hash())
-	if rcpt.Status != 1 || rcpt.GasUsed != 21000 || rcpt.BlockNumber != nil || rcpt.TxHash != tx.Hash() {
+	if rcpt.Status != 1 || rcpt.GasUsed != 21000 || rcpt.BlockNumber == nil || rcpt.TxHash != tx.Hash() {
 		t.Fatalf("receipt %+v", rcpt)
 	}
 	price := new(big.Int).Mul(gwei, big.NewInt(2)) // base fee + tip, under the cap
@@ -101,9 +101,9 @@ func TestSendTransferReceiptVerifies(t *testing.T) {
 	if n, _ := tn.eth.NonceAt(ctx, devAddr(0), nil); n != 1 {
 		t.Fatalf("nonce %d", n)
 	}
-	got, _, err := tn.eth.TransactionByHash(ctx, tx.Hash())
-	if err != nil || got.Hash() != tx.Hash() {
-		t.Fatalf("transaction by hash: %v (hash round trip %v)", err, got != nil && got.Hash() == tx.Hash())
+	got, pending, err := tn.eth.TransactionByHash(ctx, tx.Hash())
+	if err != nil || got.Hash() != tx.Hash() || pending {
+		t.Fatalf("transaction by hash: %v (hash round trip %v, pending %v)", err, got != nil && got.Hash() == tx.Hash(), pending)
 	}
 	raw := tn.rawCall("eth_getTransactionReceipt", tx.Hash())
 	committee := tn.rawCall("svc_getCommittee")
@@ -112,12 +112,22 @@ func TestSendTransferReceiptVerifies(t *testing.T) {
 	}
 	var meta struct {
 		Meta struct {
-			Attestations []map[string]any `json:"attestations"`
+			Attestations []struct {
+				Timestamp uint64 `json:"timestamp"`
+			} `json:"attestations"`
 		} `json:"svc_metadata"`
 		TxIndex any `json:"transactionIndex"`
 	}
 	if json.Unmarshal(raw, &meta); len(meta.Meta.Attestations) < 3 || meta.TxIndex != nil {
 		t.Fatalf("metadata %+v", meta)
+	}
+	// A plain transfer's block is its attestation batch: its time in µs, no
+	// later than the past-perfect time eth_blockNumber reports.
+	if at := meta.Meta.Attestations[0].Timestamp; rcpt.BlockNumber.Uint64() != at {
+		t.Fatalf("blockNumber %v, attested at %d", rcpt.BlockNumber, at)
+	}
+	if head, err := tn.eth.BlockNumber(ctx); err != nil || head < rcpt.BlockNumber.Uint64() {
+		t.Fatalf("eth_blockNumber %d (%v) before the receipt's block %v", head, err, rcpt.BlockNumber)
 	}
 	for _, tamper := range []struct{ from, to string }{
 		{`"gasUsed":"0x5208"`, `"gasUsed":"0x5209"`},

@@ -15,8 +15,9 @@ var (
 	zeroBloom   [256]byte
 )
 
-// appendTx appends the Transaction object of r.
-func appendTx(dst []byte, r *node.Receipt) []byte {
+// appendTx appends the Transaction object of r; compat selects the shapes of
+// Config.Compat.
+func appendTx(dst []byte, r *node.Receipt, compat bool) []byte {
 	tx := &r.Rec.Tx
 	dst = append(dst, `{"hash":`...)
 	dst = jsonrpc.AppendData(dst, tx.Hash[:])
@@ -26,8 +27,9 @@ func appendTx(dst []byte, r *node.Receipt) []byte {
 	dst = jsonrpc.AppendQuantity(dst, tx.ChainID)
 	dst = append(dst, `,"nonce":`...)
 	dst = jsonrpc.AppendQuantity(dst, tx.Nonce)
-	dst = appendBlockRef(dst, r)
-	dst = append(dst, `,"transactionIndex":null,"from":`...)
+	dst = appendBlockRef(dst, r, compat)
+	dst = appendTxIndex(dst, compat)
+	dst = append(dst, `,"from":`...)
 	dst = jsonrpc.AppendData(dst, tx.From[:])
 	dst = append(dst, `,"to":`...)
 	dst = appendTo(dst, tx)
@@ -88,8 +90,9 @@ func appendAccessList(dst []byte, al []core.AccessTuple) []byte {
 	return append(dst, ']')
 }
 
-// appendReceipt appends the Receipt object of an attested record.
-func appendReceipt(dst []byte, r *node.Receipt) []byte {
+// appendReceipt appends the Receipt object of an attested record; compat
+// selects the shapes of Config.Compat.
+func appendReceipt(dst []byte, r *node.Receipt, compat bool) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonrpc.AppendQuantity(dst, uint64(r.Rec.Tx.Type))
 	dst = append(dst, `,"status":`...)
@@ -112,8 +115,8 @@ func appendReceipt(dst []byte, r *node.Receipt) []byte {
 	dst = jsonrpc.AppendData(dst, bloom[:])
 	dst = append(dst, `,"transactionHash":`...)
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.Hash[:])
-	dst = append(dst, `,"transactionIndex":null`...)
-	dst = appendBlockRef(dst, r)
+	dst = appendTxIndex(dst, compat)
+	dst = appendBlockRef(dst, r, compat)
 	dst = append(dst, `,"from":`...)
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.From[:])
 	dst = append(dst, `,"to":`...)
@@ -123,17 +126,61 @@ func appendReceipt(dst []byte, r *node.Receipt) []byte {
 	return append(dst, '}')
 }
 
-// appendBlockRef appends ,"blockHash":…,"blockNumber":…: the auction tick an
-// orderbook transaction landed in (its time in µs is the block number), null
-// for every other transaction and for an intent whose tick has not run.
-func appendBlockRef(dst []byte, r *node.Receipt) []byte {
-	if !r.InTick {
+// appendTxIndex appends ,"transactionIndex":…: null as the spec says (no
+// order inside a block), 0x0 in compat mode for decoders that require a
+// number (ethers).
+func appendTxIndex(dst []byte, compat bool) []byte {
+	if compat {
+		return append(dst, `,"transactionIndex":"0x0"`...)
+	}
+	return append(dst, `,"transactionIndex":null`...)
+}
+
+// appendBlockRef appends ,"blockHash":…,"blockNumber":… from blockRef, both
+// null for a record in no block.
+func appendBlockRef(dst []byte, r *node.Receipt, compat bool) []byte {
+	timeUs, hash, ok := blockRef(r)
+	if !ok {
 		return append(dst, `,"blockHash":null,"blockNumber":null`...)
 	}
 	dst = append(dst, `,"blockHash":`...)
-	dst = jsonrpc.AppendData(dst, r.TickHash[:])
+	dst = jsonrpc.AppendData(dst, hash[:])
 	dst = append(dst, `,"blockNumber":`...)
-	return jsonrpc.AppendQuantity(dst, uint64(r.TickUs))
+	return jsonrpc.AppendQuantity(dst, blockNumberAt(timeUs, compat))
+}
+
+// blockRef is the block a record is in, by its time in µs and its hash
+// (docs/decisions.md, "Time and blocks"). An auction tick is its own block.
+// An orderbook intent is in the block of the tick it landed in, and in no
+// block until that tick has run and is durable (the spec). Every other
+// record is in the block of its attestation batch: the batch's time, and
+// the digest its validators signed; ok is false until it is attested.
+func blockRef(r *node.Receipt) (timeUs int64, hash [32]byte, ok bool) {
+	switch {
+	case r.Rec.Kind == core.RecordTick:
+		return r.Rec.TickUs, r.Rec.Tx.Hash, true
+	case r.Rec.Kind == core.RecordTx && r.Rec.Tx.To == core.OrderbookAddress:
+		return r.TickUs, r.TickHash, r.InTick
+	case r.Batch != nil:
+		return r.Batch.Timestamp, r.Batch.Digest, true
+	}
+	return 0, zeroHash, false
+}
+
+// CompatBlockUs is the time one block number spans in compat mode: block
+// numbers count 500 ms slots (the test network's auction interval) instead
+// of microseconds. Clients that walk block numbers one at a time (ethers'
+// polling subscriber emits every number between two polls) then take a few
+// steps per poll instead of millions.
+const CompatBlockUs = 500_000
+
+// blockNumberAt is the number of the block at time timeUs: the time itself
+// (the spec: block numbers are µs), or its 500 ms slot in compat mode.
+func blockNumberAt(timeUs int64, compat bool) uint64 {
+	if compat {
+		return uint64(timeUs / CompatBlockUs)
+	}
+	return uint64(timeUs)
 }
 
 // appendReceiptMetadata appends svc_metadata: the spec's attestations and
@@ -258,8 +305,10 @@ func logsBloom(logs []core.Log) (b [256]byte) {
 }
 
 // appendEmptyBlock appends the spec's empty block, with baseFeePerGas added
-// so that wallets build EIP-1559 transactions.
-func appendEmptyBlock(dst []byte, number uint64, hash [32]byte, baseFee []byte) []byte {
+// so that wallets build EIP-1559 transactions. The spec's difficulty is
+// zero-padded, which go-ethereum's strict quantity decoder refuses; compat
+// mode serves 0x0.
+func appendEmptyBlock(dst []byte, number uint64, hash [32]byte, baseFee []byte, compat bool) []byte {
 	dst = append(dst, `{"number":`...)
 	dst = jsonrpc.AppendQuantity(dst, number)
 	dst = append(dst, `,"hash":`...)
@@ -274,7 +323,12 @@ func appendEmptyBlock(dst []byte, number uint64, hash [32]byte, baseFee []byte) 
 	dst = jsonrpc.AppendData(dst, zeroBloom[:])
 	dst = append(dst, `,"miner":`...)
 	dst = jsonrpc.AppendData(dst, zeroAddress[:])
-	dst = append(dst, `,"difficulty":"0x0000000000000000","extraData":"0x","size":"0x0","gasLimit":"0x0","gasUsed":"0x0","timestamp":"0x0","transactions":[],"uncles":[],"baseFeePerGas":`...)
+	if compat {
+		dst = append(dst, `,"difficulty":"0x0"`...)
+	} else {
+		dst = append(dst, `,"difficulty":"0x0000000000000000"`...)
+	}
+	dst = append(dst, `,"extraData":"0x","size":"0x0","gasLimit":"0x0","gasUsed":"0x0","timestamp":"0x0","transactions":[],"uncles":[],"baseFeePerGas":`...)
 	dst = append(dst, baseFee...)
 	return append(dst, '}')
 }

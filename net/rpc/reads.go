@@ -16,11 +16,14 @@ func (c *call) getTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 	if !ok {
 		return append(dst, "null"...), nil
 	}
-	return appendTx(dst, &r), nil
+	return appendTx(dst, &r, c.s.cfg.Compat), nil
 }
 
 // getReceipt answers null until the record is attested: a receipt is what
-// the committee vouched for.
+// the committee vouched for. In compat mode a receipt also waits for its
+// block: strict decoders (ethers) refuse a receipt without a blockNumber,
+// and wait for one that is null, so an orderbook intent's receipt appears
+// once its auction tick has run.
 func (c *call) getReceipt(dst []byte) ([]byte, *jsonrpc.Error) {
 	h, err := c.hash(0)
 	if err != nil {
@@ -30,7 +33,10 @@ func (c *call) getReceipt(dst []byte) ([]byte, *jsonrpc.Error) {
 	if !ok || !r.Attested {
 		return append(dst, "null"...), nil
 	}
-	return appendReceipt(dst, &r), nil
+	if _, _, inBlock := blockRef(&r); c.s.cfg.Compat && !inBlock {
+		return append(dst, "null"...), nil
+	}
+	return appendReceipt(dst, &r, c.s.cfg.Compat), nil
 }
 
 func (c *call) blockByHash(dst []byte) ([]byte, *jsonrpc.Error) {
@@ -55,7 +61,7 @@ func (c *call) blockByNumber(dst []byte) ([]byte, *jsonrpc.Error) {
 func (c *call) emptyBlock(dst []byte, number uint64, hash [32]byte) []byte {
 	fee := c.s.node.BaseFee()
 	var feeText [80]byte
-	return appendEmptyBlock(dst, number, hash, jsonrpc.AppendQuantityU256(feeText[:0], &fee))
+	return appendEmptyBlock(dst, number, hash, jsonrpc.AppendQuantityU256(feeText[:0], &fee), c.s.cfg.Compat)
 }
 
 // LogsMax bounds one eth_getLogs answer.
@@ -91,20 +97,26 @@ func (c *call) getLogs(dst []byte) ([]byte, *jsonrpc.Error) {
 }
 
 // logFilter reads a filter object. fromBlock/toBlock are timestamps in
-// seconds (or tags); they bound the logs' attestation time.
+// seconds (the spec), or block numbers (500 ms slots) in compat mode, where
+// clients pass the numbers their receipts carry; either way they bound the
+// logs' attestation time, inclusive.
 func (c *call) logFilter(obj *fastjson.Value) (node.LogFilter, *jsonrpc.Error) {
 	var f node.LogFilter
-	from, err := c.filterBound(obj.Get("fromBlock"), 0)
+	unitUs := int64(1_000_000)
+	if c.s.cfg.Compat {
+		unitUs = CompatBlockUs
+	}
+	from, err := c.filterBound(obj.Get("fromBlock"), 0, unitUs)
 	if err != nil {
 		return f, err
 	}
-	to, err := c.filterBound(obj.Get("toBlock"), -1)
+	to, err := c.filterBound(obj.Get("toBlock"), -1, unitUs)
 	if err != nil {
 		return f, err
 	}
-	f.FromUs = from * 1_000_000
+	f.FromUs = from * unitUs
 	if to >= 0 {
-		f.ToUs = to*1_000_000 + 999_999
+		f.ToUs = to*unitUs + unitUs - 1
 	}
 	if f.Addresses, err = addressList(obj.Get("address")); err != nil {
 		return f, err
@@ -124,9 +136,9 @@ func (c *call) logFilter(obj *fastjson.Value) (node.LogFilter, *jsonrpc.Error) {
 	return f, nil
 }
 
-// filterBound reads a fromBlock/toBlock value in seconds; absent gives def
-// (-1: no upper bound).
-func (c *call) filterBound(v *fastjson.Value, def int64) (int64, *jsonrpc.Error) {
+// filterBound reads a fromBlock/toBlock value in units of unitUs; absent
+// gives def (-1: no upper bound).
+func (c *call) filterBound(v *fastjson.Value, def, unitUs int64) (int64, *jsonrpc.Error) {
 	if v == nil || v.Type() == fastjson.TypeNull {
 		return def, nil
 	}
@@ -134,13 +146,13 @@ func (c *call) filterBound(v *fastjson.Value, def int64) (int64, *jsonrpc.Error)
 	case "earliest":
 		return 0, nil
 	case "latest", "finalized", "safe", "pending":
-		if def == 0 { // fromBlock latest: from the current second on
-			return c.s.node.PastPerfectTime() / 1_000_000, nil
+		if def == 0 { // fromBlock latest: from the current unit on
+			return c.s.node.PastPerfectTime() / unitUs, nil
 		}
 		return -1, nil
 	}
 	n, err := jsonrpc.ParseQuantity(v)
-	return int64(min(n, 1<<62/1_000_000)), err
+	return int64(min(n, uint64(1<<62/unitUs))), err
 }
 
 func addressList(v *fastjson.Value) ([]core.Address, *jsonrpc.Error) {

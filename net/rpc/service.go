@@ -21,6 +21,11 @@ type Config struct {
 	Manual *node.ManualClock
 	// Hub serves eth_subscribe over WebSocket; nil refuses subscriptions.
 	Hub *subs.Hub
+	// Compat serves the shapes strict client decoders need where the spec
+	// deviates from Ethereum (docs/decisions.md, "Client compatibility"):
+	// transactionIndex 0x0, a block reference on every settled receipt and
+	// transaction, and difficulty 0x0 in blocks. Off: the spec's shapes.
+	Compat bool
 }
 
 // Service answers JSON-RPC requests. It implements server.Handler.

@@ -77,18 +77,23 @@ func (s *Service) activate(c *server.WSConn, sc *scratch) {
 }
 
 // StartHub creates the subscription hub for n, makes it n's publisher and
-// starts its fan-out goroutine. Close it before stopping the server, so
-// subscribers get -32021.
-func StartHub(n *node.Node) *subs.Hub {
-	hub := NewHub(n)
+// starts its fan-out goroutine; compat is the dispatcher's Config.Compat
+// (newHeads numbers blocks as eth_blockNumber does). Close it before
+// stopping the server, so subscribers get -32021.
+func StartHub(n *node.Node, compat bool) *subs.Hub {
+	hub := NewHub(n, compat)
 	hub.Start()
 	return hub
 }
 
 // NewHub is StartHub without the fan-out goroutine: the caller runs
 // hub.Pump (tests that need the fan-out to fall behind).
-func NewHub(n *node.Node) *subs.Hub {
-	hub := subs.New(subs.Config{FloorUs: n.LastTickUs(), Positions: n.Positions, Markets: n.Markets})
+func NewHub(n *node.Node, compat bool) *subs.Hub {
+	blockUs := int64(1)
+	if compat {
+		blockUs = CompatBlockUs
+	}
+	hub := subs.New(subs.Config{FloorUs: n.LastTickUs(), Positions: n.Positions, Markets: n.Markets, BlockUs: blockUs})
 	n.SetPublisher(&Publisher{Hub: hub, Node: n})
 	return hub
 }
@@ -114,7 +119,9 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 	for i := range rs {
 		r := &rs[i]
 		sr := &out[i]
-		sr.JSON = appendReceipt(nil, r)
+		// The svc_ receipt channels keep the spec's shapes: compat mode is
+		// for the eth_ decoders of client libraries.
+		sr.JSON = appendReceipt(nil, r, false)
 		sr.From, sr.To, sr.HasTo = clob.Address(r.Rec.Tx.From), clob.Address(r.Rec.Tx.To), r.Rec.Tx.HasTo
 		sr.TimeUs = r.Batch.Timestamp
 		sr.Attestations = len(r.Batch.Sigs)

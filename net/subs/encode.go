@@ -140,11 +140,12 @@ var (
 // types.Header JSON decoder requires (parentHash, sha3Uncles, stateRoot,
 // transactionsRoot, receiptsRoot, logsBloom, difficulty, number, gasLimit,
 // gasUsed, timestamp, extraData) plus miner, mixHash, nonce and hash.
-// number is the tick's deadline in microseconds (block numbers are time),
-// timestamp its second; roots are zero as in the node's empty blocks.
-func appendHeader(dst []byte, t *Tick) []byte {
+// number is the tick's deadline divided by blockUs (block numbers are time:
+// µs, or the compat mode's slots), timestamp its second; roots are zero as
+// in the node's empty blocks.
+func appendHeader(dst []byte, t *Tick, blockUs int64) []byte {
 	dst = append(dst, `{"number":`...)
-	dst = jsonrpc.AppendQuantity(dst, uint64(t.TickUs))
+	dst = jsonrpc.AppendQuantity(dst, uint64(t.TickUs/blockUs))
 	dst = append(dst, `,"hash":`...)
 	dst = jsonrpc.AppendData(dst, t.Hash[:])
 	dst = append(dst, `,"parentHash":`...)

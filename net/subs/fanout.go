@@ -334,7 +334,7 @@ func (h *Hub) positionsBody(p *posEnt) []byte {
 func (h *Hub) headBody(r *tickRec) []byte {
 	if !r.headDone {
 		h.stats.Encodings++
-		r.head, r.headDone = appendHeader(nil, r.t), true
+		r.head, r.headDone = appendHeader(nil, r.t, h.cfg.BlockUs), true
 	}
 	return r.head
 }

@@ -94,6 +94,10 @@ type Config struct {
 	// from it. Called with the hub's lock held: it must not call into the
 	// hub.
 	Markets func() []obindex.Market
+	// BlockUs is the time one newHeads block number spans: 0 or 1 numbers
+	// blocks by their µs (the spec); the node's compat mode numbers 500 ms
+	// slots (rpc.CompatBlockUs).
+	BlockUs int64
 }
 
 // Stats are counters for tests and metrics.
@@ -158,6 +162,9 @@ type Hub struct {
 func New(cfg Config) *Hub {
 	if cfg.ReplayTicks == 0 {
 		cfg.ReplayTicks = ReplayTicksDefault
+	}
+	if cfg.BlockUs <= 0 {
+		cfg.BlockUs = 1
 	}
 	n := cfg.ReplayTicks
 	if n&(n-1) != 0 || n < 2*LagTicksMax || n > ReplayTicksMax {
