@@ -240,3 +240,17 @@ func TestCompatHeadsAndLogBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestEnshrinedCode: an enshrined application's address has code (one
+// INVALID opcode), so go-ethereum's bind will call it; other addresses have
+// none.
+func TestEnshrinedCode(t *testing.T) {
+	tn := startNode(t)
+	ctx := context.Background()
+	for _, a := range []common.Address{orderbookAddr, common.Address(core.BridgeAddress), common.Address(core.RecoveryAddress), devAddr(0)} {
+		code, err := tn.eth.CodeAt(ctx, a, nil)
+		if want := a != devAddr(0); err != nil || (len(code) > 0) != want {
+			t.Fatalf("code at %s: %x (%v), want code %v", a, code, err, want)
+		}
+	}
+}
