@@ -19,36 +19,10 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 )
 
-// orderbookJSON is the orderbook's interface as go-ethereum's ABI parser
-// reads it: the calls this package decodes, plus deposit for the refusal test.
-const orderbookJSON = `[
-{"type":"function","name":"submitOrder","inputs":[
-  {"name":"orderbookId","type":"bytes32"},{"name":"size","type":"int256"},{"name":"price","type":"uint256"},
-  {"name":"orderType","type":"uint8"},{"name":"deadline","type":"uint128"},{"name":"ttl","type":"uint128"},
-  {"name":"flags","type":"uint8"}]},
-{"type":"function","name":"submitOrder","inputs":[
-  {"name":"orderbookId","type":"bytes32"},{"name":"size","type":"int256"},{"name":"price","type":"uint256"},
-  {"name":"orderType","type":"uint8"},{"name":"deadline","type":"uint128"},{"name":"ttl","type":"uint128"},
-  {"name":"reduceOnly","type":"bool"},{"name":"ioc","type":"bool"}]},
-{"type":"function","name":"cancel","inputs":[
-  {"name":"orderbookId","type":"bytes32"},{"name":"orderId","type":"bytes32"},{"name":"deadline","type":"uint128"}]},
-{"type":"function","name":"update","inputs":[
-  {"name":"orderbookId","type":"bytes32"},{"name":"orderId","type":"bytes32"},{"name":"newSize","type":"uint256"},
-  {"name":"newPrice","type":"uint256"},{"name":"token","type":"address"},{"name":"deadline","type":"uint128"}]},
-{"type":"function","name":"transfer","inputs":[
-  {"name":"token","type":"address"},{"name":"to","type":"address"},{"name":"amount","type":"uint256"},
-  {"name":"deadline","type":"uint128"}]},
-{"type":"function","name":"deposit","inputs":[
-  {"name":"token","type":"address"},{"name":"recipient","type":"address"},{"name":"amount","type":"uint256"},
-  {"name":"deadline","type":"uint128"}]},
-{"type":"function","name":"submitBatch","inputs":[{"name":"inner","type":"bytes[]"}]},
-{"type":"function","name":"delegated","inputs":[
-  {"name":"master","type":"address"},{"name":"validUntil","type":"uint64"},
-  {"name":"signature","type":"bytes"},{"name":"inner","type":"bytes"}]}
-]`
-
+// orderbookABI is OrderbookJSON as go-ethereum's ABI parser reads it: the
+// one interface definition clients, these tests and json_test.go share.
 var orderbookABI = func() gethabi.ABI {
-	a, err := gethabi.JSON(strings.NewReader(orderbookJSON))
+	a, err := gethabi.JSON(strings.NewReader(OrderbookJSON))
 	if err != nil {
 		panic(err)
 	}
