@@ -107,14 +107,7 @@ func TestIntentReceiptByMode(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		tn := startNodeWith(t, nodeSetup{compat: compat})
 		ctx := context.Background()
-		alice := tn.sender(t, 0)
-		tx, err := types.SignNewTx(alice.key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
-			ChainID: big.NewInt(chainID), GasFeeCap: gasPrice, GasTipCap: new(big.Int), Gas: core.TxGas, To: &orderbookAddr,
-			Data: tn.submit(t, wethBook, eth(1), eth(2000), 0, 0, 0),
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tx := tn.sender(t, 0).sign(t, tn.submit(t, wethBook, eth(1), eth(2000), 0, 0, 0), nil, core.TxGas)
 		// With a timeout the answer waits for the attestation, so the
 		// receipt exists in the node from here on.
 		if err := tn.rpc.CallContext(ctx, nil, "eth_sendRawTransaction", hexBytes(t, tx), 10_000); err != nil {
@@ -158,12 +151,7 @@ func TestGasEstimateIsAdmitted(t *testing.T) {
 		t.Fatalf("estimate %d (%v), want %d", gas, err, core.TxGas)
 	}
 
-	short, err := types.SignNewTx(alice.key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
-		ChainID: big.NewInt(chainID), GasFeeCap: gasPrice, GasTipCap: new(big.Int), Gas: gas - 1, To: &orderbookAddr, Data: data,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	short := alice.sign(t, data, nil, gas-1)
 	wantRPCError(t, tn.eth.SendTransaction(ctx, short), -32000, "transaction validation failed", "Insufficient balance")
 
 	r := alice.mustSend(t, data) // signed with Gas = the estimate
@@ -200,14 +188,7 @@ func TestCompatHeadsAndLogBounds(t *testing.T) {
 	}
 	defer hsub.Unsubscribe()
 
-	alice := tn.sender(t, 0)
-	tx, err := types.SignNewTx(alice.key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
-		ChainID: big.NewInt(chainID), GasFeeCap: gasPrice, GasTipCap: new(big.Int), Gas: core.TxGas, To: &orderbookAddr,
-		Data: tn.submit(t, wethBook, eth18(1), eth18(2000), 0, 0, 0),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tx := tn.sender(t, 0).sign(t, tn.submit(t, wethBook, eth18(1), eth18(2000), 0, 0, 0), nil, core.TxGas)
 	if err := tn.eth.SendTransaction(ctx, tx); err != nil {
 		t.Fatal(err)
 	}

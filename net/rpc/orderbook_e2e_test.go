@@ -58,15 +58,23 @@ func (s *obSender) send(t *testing.T, data []byte) (*types.Receipt, error) {
 	return s.sendValue(t, data, new(big.Int))
 }
 
-func (s *obSender) sendValue(t *testing.T, data []byte, value *big.Int) (*types.Receipt, error) {
+// sign signs calldata to the orderbook at the sender's next nonce, with gas
+// (core.TxGas: eth_estimateGas's answer) at 1 gwei.
+func (s *obSender) sign(t *testing.T, data []byte, value *big.Int, gas uint64) *types.Transaction {
 	t.Helper()
 	tx, err := types.SignNewTx(s.key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
-		ChainID: big.NewInt(chainID), Nonce: s.nonce, GasTipCap: new(big.Int), GasFeeCap: gasPrice, Gas: core.TxGas, // eth_estimateGas's answer
+		ChainID: big.NewInt(chainID), Nonce: s.nonce, GasTipCap: new(big.Int), GasFeeCap: gasPrice, Gas: gas,
 		To: &orderbookAddr, Data: data, Value: value,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tx
+}
+
+func (s *obSender) sendValue(t *testing.T, data []byte, value *big.Int) (*types.Receipt, error) {
+	t.Helper()
+	tx := s.sign(t, data, value, core.TxGas)
 	if err := s.tn.eth.SendTransaction(context.Background(), tx); err != nil {
 		return nil, err
 	}
