@@ -12,6 +12,7 @@
 //	js/order-ethers.mjs    README.md's getting-started examples: from zero
 //	js/order-viem.mjs      to a filled limit order
 //	gethorder/
+//	tour.sh                README.md's curl tour, with the answers it shows
 //	js/package.json        exact ethers and viem versions; package-lock.json pins the rest
 //
 // # The flow
@@ -61,7 +62,8 @@
 // TestReadmeExamples checks that every block of README.md that follows a
 // <!-- example: PATH --> marker equals the file PATH byte for byte (so edit
 // the file and copy it over), then runs each example against a fresh
-// --compat node with LEDGERD_RPC set: a .mjs with node, a main.go as its
+// --compat node with LEDGERD_RPC set: a .mjs with node, a .sh with bash (its
+// output must match the "# {…}" answers it shows), a main.go as its
 // directory's Go program. Each must exit 0 within 60 s. A README.md without
 // any example marker fails the test.
 package clients

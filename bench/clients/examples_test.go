@@ -62,6 +62,9 @@ func TestReadmeExamples(t *testing.T) {
 				p.logOutput(t, path)
 				t.Fatalf("%s did not exit 0: %v", path, p.Err)
 			}
+			if strings.HasSuffix(path, ".sh") {
+				checkAnswers(t, path, p.Stdout)
+			}
 			t.Logf("%s: %s", path, strings.TrimSpace(p.Stdout))
 		})
 	}
@@ -133,8 +136,35 @@ func firstDifference(got, want string) string {
 	return "equal"
 }
 
-// exampleCommand is how an example runs: a .mjs file with node, a main.go
-// as its directory's Go program, built.
+// checkAnswers compares a shell example's output with the answers it shows:
+// its comment lines "# {…}", in order, one per output line; an answer that
+// ends in "…" is shown in part and matches as a prefix.
+func checkAnswers(t *testing.T, path, stdout string) {
+	t.Helper()
+	file, err := os.ReadFile(filepath.Join(repoRoot, filepath.FromSlash(path)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, l := range strings.Split(string(file), "\n") {
+		if strings.HasPrefix(l, "# {") {
+			want = append(want, strings.TrimPrefix(l, "# "))
+		}
+	}
+	got := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("%s printed %d answers, it shows %d:\n%s", path, len(got), len(want), stdout)
+	}
+	for i, w := range want {
+		prefix, partial := strings.CutSuffix(w, "…")
+		if got[i] != w && !(partial && strings.HasPrefix(got[i], prefix)) {
+			t.Errorf("%s answer %d: got %s, it shows %s", path, i+1, got[i], w)
+		}
+	}
+}
+
+// exampleCommand is how an example runs: a .mjs file with node, a .sh
+// script with bash, a main.go as its directory's Go program, built.
 func exampleCommand(t *testing.T, path string) (argv []string, isJS bool, err error) {
 	rel, err := filepath.Rel("bench/clients", filepath.FromSlash(path))
 	if err != nil || strings.HasPrefix(rel, "..") {
@@ -143,8 +173,10 @@ func exampleCommand(t *testing.T, path string) (argv []string, isJS bool, err er
 	switch {
 	case strings.HasSuffix(path, ".mjs"):
 		return []string{"node", rel}, true, nil
+	case strings.HasSuffix(path, ".sh"):
+		return []string{"bash", rel}, false, nil
 	case filepath.Base(path) == "main.go":
 		return []string{buildGo(t, "./"+filepath.ToSlash(filepath.Dir(path)))}, false, nil
 	}
-	return nil, false, fmt.Errorf("example %s is neither a .mjs file nor a main.go", path)
+	return nil, false, fmt.Errorf("example %s is not a .mjs file, a .sh script or a main.go", path)
 }
