@@ -29,8 +29,9 @@
 // buyer's WETH balanceOf grows by 1). Every step runs whatever
 // failed before it and has its own timeout; the program exits 0 unless it
 // crashed. newHeads and svc_orderbook subscribe before the order step and
-// are collected after it, because auction ticks run only while orders are
-// pending.
+// are collected after it, because svc_orderbook speaks only when an auction
+// tick runs, and ticks run only while orders are pending (newHeads also
+// gets a header per idle slot).
 //
 // # Running
 //

@@ -73,20 +73,26 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// ticker drives ticks from the wall clock.
+// ticker drives ticks from the wall clock. A slot of the grid that has no
+// tick due is reported to the publisher as idle: newHeads and past-perfect
+// time move on an idle node too.
 func (n *Node) ticker() {
 	defer n.wg.Done()
 	for {
 		grid := n.tickGridUs()
 		now := n.cfg.Clock.NowMicros()
-		wait := time.Duration((now/grid+1)*grid-now) * time.Microsecond
+		slotUs := (now/grid + 1) * grid
 		select {
 		case <-n.quit:
 			return
-		case <-time.After(wait):
+		case <-time.After(time.Duration(slotUs-now) * time.Microsecond):
 		}
-		if _, err := n.RunDueTicks(); err != nil && n.cfg.Logf != nil {
+		durable, err := n.RunDueTicks()
+		switch {
+		case err != nil && n.cfg.Logf != nil:
 			n.cfg.Logf("tick: %v", err)
+		case err == nil && durable == nil:
+			n.publishIdleSlot(slotUs)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 
 	"github.com/holiman/uint256"
@@ -31,6 +32,31 @@ type Publisher interface {
 	// order, on the attester goroutine; must not block. The receipts are
 	// consistent copies.
 	Attested(rs []Receipt)
+	// IdleSlot reports an auction slot the wall clock reached with no tick
+	// due (t carries only the header fields: TickUs, Hash, ParentHash) and
+	// the past-perfect time then, so that heads and time move on an idle
+	// node. Called on the ticker goroutine; must not block.
+	IdleSlot(t subs.Tick, pastPerfectUs int64)
+}
+
+// idleSlotDomain prefixes the hash of an idle slot's header.
+const idleSlotDomain = "ledgervenue/idle-slot/v1"
+
+// publishIdleSlot reports slotUs, which ran no tick, to the publisher. Its
+// header hash is keccak256(idleSlotDomain ‖ slotUs as 8 big-endian bytes);
+// its parent is the newest tick, which stays the parent of the next tick:
+// idle slots hang off the chain of ticks, none is another's parent.
+func (n *Node) publishIdleSlot(slotUs int64) {
+	n.mu.RLock()
+	pub, parent := n.pub, n.lastTickHash
+	n.mu.RUnlock()
+	if pub == nil {
+		return
+	}
+	var be [8]byte
+	binary.BigEndian.PutUint64(be[:], uint64(slotUs))
+	hash := core.Keccak256Hash([]byte(idleSlotDomain), be[:])
+	pub.IdleSlot(subs.Tick{TickUs: slotUs, Hash: clob.Hash(hash), ParentHash: parent}, n.PastPerfectTime())
 }
 
 // SetPublisher installs p; call it before traffic starts.

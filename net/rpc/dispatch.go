@@ -82,6 +82,8 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.getCommittee(dst), nil
 	case "svc_metrics":
 		return c.metrics(dst), nil
+	case "svc_pastPerfectTime":
+		return c.pastPerfectTime(dst)
 	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions":
 		return c.orderbookRead(dst)
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket":
@@ -272,4 +274,20 @@ func (c *call) getCode(dst []byte) ([]byte, *jsonrpc.Error) {
 		return append(dst, enshrinedCode...), nil
 	}
 	return append(dst, `"0x"`...), nil
+}
+
+// pastPerfectTime answers svc_pastPerfectTime: the past-perfect time in µs
+// as a decimal string, the form the live network's Rust SDK parses. Its one
+// optional parameter, an address (the SDK passes the contract it waits on),
+// is checked and otherwise ignored: this node has one past-perfect time for
+// every address.
+func (c *call) pastPerfectTime(dst []byte) ([]byte, *jsonrpc.Error) {
+	if v := c.req.Param(0); v != nil && v.Type() != fastjson.TypeNull {
+		if _, err := c.address(0); err != nil {
+			return dst, err
+		}
+	}
+	dst = append(dst, '"')
+	dst = strconv.AppendInt(dst, c.s.node.PastPerfectTime(), 10)
+	return append(dst, '"'), nil
 }

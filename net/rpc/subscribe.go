@@ -113,6 +113,12 @@ func (p *Publisher) PublishTick(t *subs.Tick) {
 	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
 }
 
+// IdleSlot implements node.Publisher.
+func (p *Publisher) IdleSlot(t subs.Tick, pastPerfectUs int64) {
+	p.Hub.PublishIdleSlot(t)
+	p.Hub.PublishPastPerfectTime(pastPerfectUs)
+}
+
 // Attested implements node.Publisher.
 func (p *Publisher) Attested(rs []node.Receipt) {
 	out := make([]subs.Receipt, len(rs))

@@ -83,7 +83,10 @@
 //   - svc_pastPerfectTime: the newest past-perfect time as a hex quantity,
 //     whenever it advances and is ≥ the subscribed timestamp (immediately on
 //     Activate when already reached).
-//   - newHeads: a header per tick, decodable as go-ethereum's types.Header.
+//   - newHeads: a header per tick, decodable as go-ethereum's types.Header,
+//     and one per idle slot (PublishIdleSlot: an auction slot the wall clock
+//     reached with no tick due), so heads move on an idle node too. Idle
+//     slots are not in the replay buffer and reach no other channel.
 //
 // # Server-initiated close
 //

@@ -7,7 +7,8 @@ import (
 )
 
 // Pump fans out everything published since the last call: ticks in order,
-// then receipts, then the newest past-perfect time. The hub goroutine
+// the newest idle slot's header, then receipts, then the newest
+// past-perfect time. The hub goroutine
 // (Start) calls it on every wake-up; tests and benchmarks call it directly.
 func (h *Hub) Pump() {
 	h.mu.Lock()
@@ -20,8 +21,27 @@ func (h *Hub) Pump() {
 // REQUIRES: h.mu held.
 func (h *Hub) pumpLocked() {
 	h.pumpTicks()
+	h.pumpIdleSlot()
 	h.pumpReceipts()
 	h.pumpPPT()
+}
+
+// pumpIdleSlot sends newHeads subscribers the header of the newest idle
+// slot, unless a tick at or after it was fanned out already (headers keep
+// increasing).
+func (h *Hub) pumpIdleSlot() {
+	h.ringMu.Lock()
+	t := h.pubIdle
+	h.ringMu.Unlock()
+	if t.TickUs <= h.idleUs || (h.hasDone && t.TickUs <= h.doneUs) {
+		return
+	}
+	h.idleUs = t.TickUs
+	h.stats.Encodings++
+	body := appendHeader(nil, &t, h.cfg.BlockUs)
+	for _, s := range h.collect(ChannelNewHeads, nil, nil) {
+		h.deliver(s, body)
+	}
 }
 
 func (h *Hub) pumpTicks() {

@@ -132,6 +132,7 @@ type Hub struct {
 	hasRcpt  bool
 	pptUs    int64 // newest past-perfect time fanned out
 	pptBody  []byte
+	idleUs   int64 // newest idle slot's header fanned out
 	stats    Stats
 
 	// ringMu guards what the publishers write: the rings, the floors and
@@ -150,6 +151,7 @@ type Hub struct {
 	latestMkt   map[clob.Hash]*marketEnt
 	latestPos   map[clob.Address]*posEnt
 	pubPPT      int64
+	pubIdle     Tick // the newest idle slot (TickUs 0: none), header fields only
 	pubClosed   bool
 
 	wake chan struct{}
@@ -282,6 +284,20 @@ func (h *Hub) PublishPastPerfectTime(us int64) {
 	h.ringMu.Lock()
 	if !h.pubClosed && us > h.pubPPT {
 		h.pubPPT = us
+	}
+	h.ringMu.Unlock()
+	h.signal()
+}
+
+// PublishIdleSlot records an auction slot that ran no tick, so that
+// newHeads still gets a header every interval on an idle node (an empty
+// batch is still a batch). Only t's TickUs, Hash and ParentHash are read;
+// nothing enters the replay buffer and no other channel hears of it. Only
+// the newest slot matters: one the fan-out did not reach is superseded.
+func (h *Hub) PublishIdleSlot(t Tick) {
+	h.ringMu.Lock()
+	if !h.pubClosed && t.TickUs > h.pubIdle.TickUs {
+		h.pubIdle = Tick{TickUs: t.TickUs, Hash: t.Hash, ParentHash: t.ParentHash}
 	}
 	h.ringMu.Unlock()
 	h.signal()

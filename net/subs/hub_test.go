@@ -550,6 +550,39 @@ func TestNewHeadsDecodesAsGethHeader(t *testing.T) {
 	}
 }
 
+// TestIdleSlotHeads: an idle slot reaches newHeads subscribers only, only
+// the newest one pending counts, and never one at or before a tick already
+// fanned out; with BlockUs the header is numbered by its slot.
+func TestIdleSlotHeads(t *testing.T) {
+	h := New(Config{BlockUs: 500_000})
+	c := &fakeConn{}
+	heads := subscribe(t, h, c, "newHeads", ``)
+	books := subscribe(t, h, c, "svc_orderbook", `{}`)
+	h.PublishIdleSlot(Tick{TickUs: 1_000_000, Hash: bookID(1)})
+	h.PublishIdleSlot(Tick{TickUs: 1_500_000, Hash: bookID(2)}) // supersedes the first
+	h.Pump()
+	h.PublishTick(newTick(2_000_000).t)
+	h.Pump()
+	h.PublishIdleSlot(Tick{TickUs: 2_000_000, Hash: bookID(3)}) // not after the tick: dropped
+	h.Pump()
+	h.PublishIdleSlot(Tick{TickUs: 2_500_000, Hash: bookID(4)})
+	h.Pump()
+	var numbers []uint64
+	for _, raw := range rawResults(t, c, heads) {
+		var hd types.Header
+		if err := json.Unmarshal([]byte(raw), &hd); err != nil {
+			t.Fatalf("go-ethereum rejects the header: %v\n%s", err, raw)
+		}
+		numbers = append(numbers, hd.Number.Uint64())
+	}
+	if fmt.Sprint(numbers) != "[3 4 5]" {
+		t.Fatalf("header numbers %v, want the slots [3 4 5]", numbers)
+	}
+	if got := rawResults(t, c, books); len(got) != 0 {
+		t.Fatalf("an idle slot reached svc_orderbook: %v", got)
+	}
+}
+
 func TestCloseCodes(t *testing.T) {
 	closeOf := func(c *fakeConn) note {
 		t.Helper()

@@ -412,7 +412,8 @@ func firstOf[T any](f *flow, ch <-chan T, sub ethereum.Subscription, closeClient
 }
 
 // noOrder qualifies a silent subscription: the node publishes a tick only
-// when it has work, and without the order step's orders there may be none.
+// when it has work, and without the order step's orders there may be none
+// (newHeads hears idle slots too).
 func (f *flow) noOrder() string {
 	if f.buyTx == nil {
 		return " (the order step placed no order)"

@@ -61,9 +61,9 @@ await step('receipt', async () => {
   check(receipt.status === 1, `status ${receipt.status}`)
 }, 5_000)
 
-// newHeads and svc_orderbook have something to say only when an auction tick
-// runs, and ticks run only while orders are pending: subscribe before the
-// order step, collect after it.
+// svc_orderbook has something to say only when an auction tick runs, and
+// ticks run only while orders are pending: subscribe before the order step,
+// collect after it (newHeads too, though it also hears idle slots).
 const wsProvider = new ethers.WebSocketProvider(WS)
 wsProvider.on('error', (err) => console.error('ws provider error:', err))
 let gotHead

@@ -71,9 +71,9 @@ await step('receipt', async () => {
   check(receipt.status === 'success', `status ${receipt.status}`)
 }, 5_000)
 
-// newHeads and svc_orderbook have something to say only when an auction tick
-// runs, and ticks run only while orders are pending: subscribe before the
-// order step, collect after it.
+// svc_orderbook has something to say only when an auction tick runs, and
+// ticks run only while orders are pending: subscribe before the order step,
+// collect after it (newHeads too, though it also hears idle slots).
 const wsClient = createPublicClient({ chain: ledgerd, transport: webSocket(WS) })
 let gotHead, lostHead
 const firstHead = new Promise((resolve, reject) => { gotHead = resolve; lostHead = reject })
