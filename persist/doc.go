@@ -36,10 +36,21 @@
 //	| nameLen 1 | name | baseSymbolLen 1 | baseSymbol | quoteSymbolLen 1 | quoteSymbol |
 //	+-----------+------+-----------------+------------+------------------+-------------+
 //
+//	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
+//	value: (below)                                 no gaps (AppendBatch, Batches)
+//	+-------+--------+------+--------+-------+-------------------------------------+
+//	| epoch | timeUs | root | leaves | nSigs | nSigs × (validator 20 | sig r‖s‖v 65) |
+//	|   8   |   8    |  32  |   4    |   2   |                                     |
+//	+-------+--------+------+--------+-------+-------------------------------------+
+//
+// A batch covers the next `leaves` records after the previous batch's, in
+// log order, counting the inputs that produce a record (all but base-fee
+// changes and market creations): the order the attester signs them in.
+//
 // A value that does not decode exactly (wrong length, unknown kind) is
-// corruption: Replay stops with an error rather than guess.
+// corruption: Replay and Batches stop with an error rather than guess.
 //
 // Limits: MaxDataBytes bounds a transaction's calldata in a record.
 // Snapshots and receipt indexes are not stored yet: a restart replays the
-// whole log.
+// whole log (and restores the stored batches over it).
 package persist

@@ -3,6 +3,7 @@ package attest
 import (
 	"crypto/ecdsa"
 	"encoding/binary"
+	"errors"
 
 	"github.com/ethereum/go-ethereum/crypto"
 )
@@ -73,6 +74,33 @@ func (c *Committee) Attest(dst *Batch, seq uint64, ts int64, leaves [][32]byte) 
 		dst.Sigs = append(dst.Sigs, ValidatorSig{Validator: c.Members[i], Signature: sign(&dst.Digest, key)})
 	}
 	return dst
+}
+
+// ErrRootMismatch means a stored batch's leaves do not hash to the root
+// its signatures are over: the leaves or the batch are not what was signed.
+var ErrRootMismatch = errors.New("attest: the leaves do not hash to the batch's root")
+
+// Restore rebuilds a batch the committee signed earlier from its stored
+// parts, without signing anything: the tree over leaves, whose root must be
+// root, and the stored signatures. A restarted node restores its batches so
+// that no record is ever signed twice (two roots under one sequence number
+// would look like equivocation to a verifier).
+//
+// REQUIRES: 1 <= len(leaves) <= MaxBatchLeaves.
+func Restore(epoch, seq uint64, ts int64, root [32]byte, leaves [][32]byte, sigs []ValidatorSig) (*Batch, error) {
+	if len(leaves) < 1 || len(leaves) > MaxBatchLeaves {
+		panic("BUG: attest.Restore: leaf count out of [1, MaxBatchLeaves]")
+	}
+	h := getHasher()
+	defer putHasher(h)
+	b := &Batch{Epoch: epoch, Seq: seq, Timestamp: ts, leafCount: len(leaves), depth: depthFor(len(leaves))}
+	b.nodes = buildTree(h, nil, leaves)
+	if b.Root = b.nodes[1]; b.Root != root {
+		return nil, ErrRootMismatch
+	}
+	b.Digest = h.digest(epoch, seq, ts, &b.Root)
+	b.Sigs = append([]ValidatorSig(nil), sigs...)
+	return b, nil
 }
 
 func sign(d *[32]byte, key *ecdsa.PrivateKey) (out [65]byte) {

@@ -198,6 +198,31 @@ func TestBatchSizes(t *testing.T) {
 	}
 }
 
+// TestRestore: a batch rebuilt from its stored parts is the signed one
+// (root, digest, every receipt's proof and attestations verify); leaves that
+// are not the signed ones are refused.
+func TestRestore(t *testing.T) {
+	c := NewCommittee(testSeed, 4, 3)
+	info := c.Info()
+	for _, n := range []int{1, 3, 256, MaxBatchLeaves} {
+		leaves := testLeaves(n, byte(n))
+		b := c.Attest(nil, 11, 12_000, leaves)
+		r, err := Restore(b.Epoch, b.Seq, b.Timestamp, b.Root, leaves, b.Sigs)
+		if err != nil || r.Root != b.Root || r.Digest != b.Digest || r.Len() != n || !reflect.DeepEqual(r.Sigs, b.Sigs) {
+			t.Fatalf("n=%d: restored %+v, %v", n, r, err)
+		}
+		for i := range leaves {
+			if err := Verify(info, leaves[i], r.Proof(i), r.Root, r.Attestations(i)); err != nil {
+				t.Fatalf("n=%d leaf %d of the restored batch: %v", n, i, err)
+			}
+		}
+		leaves[n-1][0] ^= 1
+		if _, err := Restore(b.Epoch, b.Seq, b.Timestamp, b.Root, leaves, b.Sigs); !errors.Is(err, ErrRootMismatch) {
+			t.Fatalf("n=%d: a changed leaf restored: %v", n, err)
+		}
+	}
+}
+
 func TestAttestDeterminism(t *testing.T) {
 	leaves := testLeaves(37, 1)
 	a := NewCommittee(testSeed, 4, 2).Attest(nil, 5, 6, leaves)

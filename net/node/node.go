@@ -87,6 +87,9 @@ type Node struct {
 	pub          Publisher
 	lastTickHash clob.Hash
 	lastTickUs   int64
+	// nextBatchSeq is the sequence number of the next attestation batch:
+	// one after the newest stored batch, so none is ever signed twice.
+	nextBatchSeq uint64
 
 	admitQ    *queue[admission]
 	attestQ   *queue[*Entry]
@@ -161,7 +164,8 @@ func Open(cfg Config) (*Node, error) {
 // replay rebuilds the ledger and the index from the log; the replayed
 // records are queued for attestation.
 func (n *Node) replay() error {
-	return n.log.Replay(func(seq uint64, in *core.Input) error {
+	var records []*Entry // in log order: the order they were attested in
+	err := n.log.Replay(func(seq uint64, in *core.Input) error {
 		rec, rej := n.ledger.Apply(in)
 		if !rej.OK() {
 			return fmt.Errorf("intent log seq %d no longer applies (reject code %d): log and genesis disagree", seq, rej.Code)
@@ -175,10 +179,58 @@ func (n *Node) replay() error {
 		e := &Entry{Rec: rec, durable: true, acceptedAt: time.Now()}
 		n.entries[rec.Tx.Hash] = e
 		n.afterApply(in, e)
-		n.inflight++
-		n.attestQ.push(e)
+		records = append(records, e)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	rest, err := n.restoreBatches(records)
+	if err != nil {
+		return err
+	}
+	// Records made durable but not attested before the restart are
+	// attested now, under the next sequence numbers.
+	for _, e := range rest {
+		n.inflight++
+		n.attestQ.push(e)
+	}
+	return nil
+}
+
+// restoreBatches gives the replayed records, in log order, the attestation
+// batches stored for them, rebuilt without signing, and returns the records
+// no stored batch covers. A stored batch whose records do not hash to its
+// root, or that covers more records than the log holds, means the data
+// directory is damaged: Open refuses it rather than sign over it.
+func (n *Node) restoreBatches(records []*Entry) ([]*Entry, error) {
+	n.nextBatchSeq = 1
+	var leaves [][32]byte
+	err := n.log.Batches(func(sb *persist.Batch) error {
+		if int(sb.Leaves) > len(records) {
+			return fmt.Errorf("attestation batch %d covers %d records, the log holds %d more: the data directory is damaged", sb.Seq, sb.Leaves, len(records))
+		}
+		group := records[:sb.Leaves]
+		records = records[sb.Leaves:]
+		leaves = leaves[:0]
+		for _, e := range group {
+			leaves = append(leaves, Commitment(e.Rec).Leaf())
+		}
+		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, leaves, sb.Sigs)
+		if err != nil {
+			return fmt.Errorf("attestation batch %d: %w: the data directory is damaged", sb.Seq, err)
+		}
+		for i, e := range group {
+			e.batch, e.index = b, i
+			for li := range e.Rec.Logs {
+				n.logs = append(n.logs, LogRef{Entry: e, LogIndex: li, TimeUs: b.Timestamp})
+			}
+		}
+		n.lastAtt = b.Timestamp
+		n.nextBatchSeq = sb.Seq + 1
+		return nil
+	})
+	return records, err
 }
 
 // Close stops accepting writes, drains the pipeline and closes the log.

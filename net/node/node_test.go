@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/hex"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/ledgervenue/node/core/attest"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/clob/abi"
+	"github.com/ledgervenue/node/persist"
 )
 
 func testConfig(t *testing.T, dir string) Config {
@@ -131,7 +133,7 @@ func TestReplayRebuildsState(t *testing.T) {
 	if fee := n.BaseFee(); fee.Uint64() != 3e9 {
 		t.Fatalf("base fee %d", fee.Uint64())
 	}
-	// Replayed records are attested again and their logs are queryable.
+	// Replayed records keep their attestation and their logs are queryable.
 	attested := make(chan struct{})
 	n.OnAttested(dep.Rec.Tx.Hash, func() { close(attested) })
 	<-attested
@@ -277,4 +279,104 @@ func (n *Node) levels(book clob.Hash) string {
 		}
 	})
 	return out
+}
+
+// batchOf is what a verifier sees of a receipt's attestation batch.
+type batchOf struct {
+	seq  uint64
+	ts   int64
+	root [32]byte
+	sig0 [65]byte
+}
+
+func attestedBatch(t *testing.T, n *Node, h core.Hash) batchOf {
+	t.Helper()
+	r, ok := n.Lookup(h)
+	if !ok || !r.Attested {
+		t.Fatalf("%x: known %v, attested %v", h[:4], ok, r.Attested)
+	}
+	return batchOf{r.Batch.Seq, r.Batch.Timestamp, r.Batch.Root, r.Batch.Sigs[0].Signature}
+}
+
+// TestRestartKeepsAttestations: after restarts every record keeps the batch
+// it was attested in (nothing is signed again, nothing waits to be), and
+// new batches continue the sequence: no (epoch, seq) ever names two roots.
+func TestRestartKeepsAttestations(t *testing.T) {
+	dir := t.TempDir()
+	n := openNode(t, testConfig(t, dir))
+	var hashes []core.Hash
+	seen := map[uint64][32]byte{}
+	record := func(n *Node, h core.Hash) batchOf {
+		b := attestedBatch(t, n, h)
+		if root, ok := seen[b.seq]; ok && root != b.root {
+			t.Fatalf("batch %d signed over two roots", b.seq)
+		}
+		seen[b.seq] = b.root
+		return b
+	}
+	want := map[core.Hash]batchOf{}
+	nonce := uint64(0)
+	for round := range 3 {
+		for range 5 {
+			tx := devTransfer(nonce, nonce+1)
+			submitWait(t, n, tx)
+			hashes = append(hashes, tx.Hash)
+			want[tx.Hash] = record(n, tx.Hash)
+			nonce++
+		}
+		if err := n.Close(); err != nil {
+			t.Fatal(err)
+		}
+		n = openNode(t, testConfig(t, dir))
+		n.mu.RLock()
+		inflight := n.inflight
+		n.mu.RUnlock()
+		if inflight != 0 {
+			t.Fatalf("round %d: %d replayed records wait to be attested again", round, inflight)
+		}
+		for _, h := range hashes {
+			if got := record(n, h); got != want[h] {
+				t.Fatalf("round %d: %x attested as %+v after the restart, %+v before", round, h[:4], got, want[h])
+			}
+		}
+	}
+	defer n.Close()
+	tx := devTransfer(nonce, 1)
+	submitWait(t, n, tx)
+	if b := record(n, tx.Hash); b.seq != uint64(len(seen)) {
+		t.Fatalf("the first batch after the restarts has seq %d, want %d (the next)", b.seq, len(seen))
+	}
+}
+
+// TestDamagedBatchRefused: a stored batch whose records do not hash to its
+// root stops Open with an error, rather than be signed over again.
+func TestDamagedBatchRefused(t *testing.T) {
+	dir := t.TempDir()
+	n := openNode(t, testConfig(t, dir))
+	submitWait(t, n, devTransfer(0, 1))
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := persist.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first persist.Batch
+	lg.Batches(func(b *persist.Batch) error {
+		if b.Seq == 1 {
+			first = *b
+		}
+		return nil
+	})
+	first.Root[0] ^= 1
+	if err := lg.AppendBatch(&first); err != nil { // overwrites batch 1
+		t.Fatal(err)
+	}
+	lg.Close()
+	if n, err := Open(testConfig(t, dir)); err == nil || !strings.Contains(err.Error(), "damaged") {
+		if err == nil {
+			n.Close()
+		}
+		t.Fatalf("Open over a damaged batch: %v, want an error saying the directory is damaged", err)
+	}
 }

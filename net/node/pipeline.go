@@ -6,6 +6,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
 	"github.com/ledgervenue/node/net/subs"
+	"github.com/ledgervenue/node/persist"
 )
 
 // Entry is the node's record of one applied input with a TxRecord. Rec is
@@ -91,13 +92,26 @@ func (n *Node) fail(group []admission, err error) {
 	}
 }
 
-// attester signs each group of durable records and publishes them.
+// failAttest handles a failed batch write: its receipts were never served,
+// and no later batch may be (batches must stay contiguous), so the node
+// stops attesting and taking writes; reads keep working.
+func (n *Node) failAttest(err error) {
+	n.mu.Lock()
+	n.stopped = true
+	n.mu.Unlock()
+	if n.cfg.Logf != nil {
+		n.cfg.Logf("FATAL: attestation batch write failed, refusing further writes: %v", err)
+	}
+}
+
+// attester signs each group of durable records, stores the batch and
+// publishes the records.
 func (n *Node) attester() {
 	defer n.wg.Done()
 	var group []*Entry
 	var leaves [][32]byte
 	var wake []func()
-	for seq := uint64(1); ; seq++ {
+	for seq := n.nextBatchSeq; ; seq++ {
 		group = n.attestQ.take(group[:0], attest.MaxBatchLeaves)
 		if len(group) == 0 {
 			return
@@ -108,6 +122,13 @@ func (n *Node) attester() {
 		}
 		ts := n.cfg.Clock.NowMicros()
 		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
+		// The batch is stored before any of its receipts is served: after a
+		// crash it is restored, never signed again over other records.
+		if err := n.log.AppendBatch(&persist.Batch{Seq: seq, Epoch: b.Epoch, TimeUs: ts, Root: b.Root,
+			Leaves: uint32(len(group)), Sigs: b.Sigs}); err != nil {
+			n.failAttest(err)
+			return
+		}
 		now := time.Now()
 		wake = wake[:0]
 		n.mu.Lock()

@@ -205,8 +205,10 @@ func TestCompatHeadsAndLogBounds(t *testing.T) {
 		t.Fatal("no newHeads notification")
 	}
 
-	// The tick's record is its own block, attested at the tick's time: its
+	// The tick's record is its own block (the order's receipt names it),
+	// attested at the tick's time (the manual clock stands still): its
 	// SolutionExecuted log is found in the slot the header carried.
+	tn.waitReceipt(tn.waitReceipt(tx.Hash()).BlockHash)
 	for _, q := range []struct {
 		from, to uint64
 		want     bool

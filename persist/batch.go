@@ -1,0 +1,110 @@
+package persist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/ledgervenue/node/core/attest"
+)
+
+const batchPrefix = 'b'
+
+// batchFixedBytes is a stored batch's size before its signatures.
+const batchFixedBytes = 8 + 8 + 32 + 4 + 2
+
+// batchSigBytes is one stored signature: validator address and r ‖ s ‖ v.
+const batchSigBytes = 20 + 65
+
+// Batch is an attestation batch as stored: what the committee signed over
+// the next Leaves records after the previous batch's. Records are counted in
+// log order, over the inputs that produce one (every input but base-fee
+// changes and market creations); the attester signs them in that order.
+type Batch struct {
+	Seq    uint64 // 1, 2, … with no gap
+	Epoch  uint64
+	TimeUs int64
+	Root   [32]byte
+	Leaves uint32
+	Sigs   []attest.ValidatorSig
+}
+
+// AppendBatch stores b with a synced write. The node serves none of b's
+// receipts before it returns, so a batch that was seen is never signed
+// again after a crash.
+//
+// REQUIRES: b.Seq is one more than the last stored batch's (1 for the
+// first); Batches checks it on the way back.
+func (l *Log) AppendBatch(b *Batch) error {
+	if len(b.Sigs) > attest.MaxCommitteeSize {
+		panic("BUG: persist.AppendBatch: more signatures than a committee has")
+	}
+	var key [9]byte
+	key[0] = batchPrefix
+	binary.BigEndian.PutUint64(key[1:], b.Seq)
+	val := make([]byte, 0, batchFixedBytes+batchSigBytes*len(b.Sigs))
+	val = binary.BigEndian.AppendUint64(val, b.Epoch)
+	val = binary.BigEndian.AppendUint64(val, uint64(b.TimeUs))
+	val = append(val, b.Root[:]...)
+	val = binary.BigEndian.AppendUint32(val, b.Leaves)
+	val = binary.BigEndian.AppendUint16(val, uint16(len(b.Sigs)))
+	for i := range b.Sigs {
+		val = append(val, b.Sigs[i].Validator[:]...)
+		val = append(val, b.Sigs[i].Signature[:]...)
+	}
+	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(key[:], val) }); err != nil {
+		return fmt.Errorf("cannot store attestation batch %d: %w", b.Seq, err)
+	}
+	return nil
+}
+
+// errBatchCorrupt is a stored batch that does not decode exactly.
+var errBatchCorrupt = errors.New("malformed stored attestation batch")
+
+// Batches calls fn for every stored batch, in sequence order. A gap in the
+// sequence or a batch that does not decode is an error.
+func (l *Log) Batches(fn func(*Batch) error) error {
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: []byte{batchPrefix}})
+		defer it.Close()
+		want := uint64(1)
+		for it.Rewind(); it.Valid(); it.Next() {
+			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
+			if seq != want {
+				return fmt.Errorf("attestation batches have a gap: found %d, want %d", seq, want)
+			}
+			b := Batch{Seq: seq}
+			if err := it.Item().Value(func(v []byte) error { return decodeBatch(v, &b) }); err != nil {
+				return fmt.Errorf("attestation batch %d: %w", seq, err)
+			}
+			if err := fn(&b); err != nil {
+				return err
+			}
+			want++
+		}
+		return nil
+	})
+}
+
+func decodeBatch(v []byte, b *Batch) error {
+	if len(v) < batchFixedBytes {
+		return errBatchCorrupt
+	}
+	b.Epoch = binary.BigEndian.Uint64(v)
+	b.TimeUs = int64(binary.BigEndian.Uint64(v[8:]))
+	copy(b.Root[:], v[16:48])
+	b.Leaves = binary.BigEndian.Uint32(v[48:])
+	n := int(binary.BigEndian.Uint16(v[52:]))
+	v = v[batchFixedBytes:]
+	if b.Leaves < 1 || b.Leaves > attest.MaxBatchLeaves || n > attest.MaxCommitteeSize || len(v) != n*batchSigBytes {
+		return errBatchCorrupt
+	}
+	b.Sigs = make([]attest.ValidatorSig, n)
+	for i := range b.Sigs {
+		copy(b.Sigs[i].Validator[:], v[:20])
+		copy(b.Sigs[i].Signature[:], v[20:batchSigBytes])
+		v = v[batchSigBytes:]
+	}
+	return nil
+}
