@@ -30,33 +30,28 @@ type Batch struct {
 	Sigs   []attest.ValidatorSig
 }
 
-// AppendBatch stores b with a synced write. The node serves none of b's
-// receipts before it returns, so a batch that was seen is never signed
-// again after a crash.
-//
-// REQUIRES: b.Seq is one more than the last stored batch's (1 for the
-// first); Batches checks it on the way back.
-func (l *Log) AppendBatch(b *Batch) error {
-	if len(b.Sigs) > attest.MaxCommitteeSize {
-		panic("BUG: persist.AppendBatch: more signatures than a committee has")
-	}
-	var key [9]byte
+func batchKey(seq uint64) []byte {
+	key := make([]byte, 9)
 	key[0] = batchPrefix
-	binary.BigEndian.PutUint64(key[1:], b.Seq)
-	val := make([]byte, 0, batchFixedBytes+batchSigBytes*len(b.Sigs))
-	val = binary.BigEndian.AppendUint64(val, b.Epoch)
-	val = binary.BigEndian.AppendUint64(val, uint64(b.TimeUs))
-	val = append(val, b.Root[:]...)
-	val = binary.BigEndian.AppendUint32(val, b.Leaves)
-	val = binary.BigEndian.AppendUint16(val, uint16(len(b.Sigs)))
+	binary.BigEndian.PutUint64(key[1:], seq)
+	return key
+}
+
+// appendBatch appends b's stored value (layout in doc.go).
+func appendBatch(dst []byte, b *Batch) []byte {
+	if len(b.Sigs) > attest.MaxCommitteeSize {
+		panic("BUG: persist: a batch with more signatures than a committee has")
+	}
+	dst = binary.BigEndian.AppendUint64(dst, b.Epoch)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(b.TimeUs))
+	dst = append(dst, b.Root[:]...)
+	dst = binary.BigEndian.AppendUint32(dst, b.Leaves)
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(b.Sigs)))
 	for i := range b.Sigs {
-		val = append(val, b.Sigs[i].Validator[:]...)
-		val = append(val, b.Sigs[i].Signature[:]...)
+		dst = append(dst, b.Sigs[i].Validator[:]...)
+		dst = append(dst, b.Sigs[i].Signature[:]...)
 	}
-	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(key[:], val) }); err != nil {
-		return fmt.Errorf("cannot store attestation batch %d: %w", b.Seq, err)
-	}
-	return nil
+	return dst
 }
 
 // errBatchCorrupt is a stored batch that does not decode exactly.

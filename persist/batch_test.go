@@ -31,7 +31,7 @@ func TestBatchesRoundTrip(t *testing.T) {
 	var want []*Batch
 	for seq := uint64(1); seq <= 3; seq++ {
 		want = append(want, sampleBatch(seq))
-		if err := l.AppendBatch(want[len(want)-1]); err != nil {
+		if err := l.Append(nil, want[len(want)-1:]); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -65,7 +65,7 @@ func TestBatchesRefuseDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.AppendBatch(sampleBatch(1)); err != nil {
+		if err := l.Append(nil, []*Batch{sampleBatch(1)}); err != nil {
 			t.Fatal(err)
 		}
 		val := c.val

@@ -93,18 +93,17 @@ func (l *Log) findEnd() error {
 // Len returns how many inputs the log holds.
 func (l *Log) Len() uint64 { return l.nextSeq - 1 }
 
-// Append makes inputs durable, in order, with one synced write (more only if
-// the group exceeds Badger's transaction size). When it returns nil every
-// input is on disk.
-func (l *Log) Append(inputs []*core.Input) error {
+// Append makes inputs durable, in order, and stores the attestation
+// batches, with one synced write (more only if the group exceeds Badger's
+// transaction size): the attester's batches share the group commit's fsync.
+// When it returns nil all of them are on disk.
+//
+// REQUIRES: each batch's Seq is one more than the last stored batch's (1
+// for the first); Batches checks it on the way back.
+func (l *Log) Append(inputs []*core.Input, batches []*Batch) error {
 	txn := l.db.NewTransaction(true)
 	defer func() { txn.Discard() }()
-	for _, in := range inputs {
-		l.key[0] = logPrefix
-		binary.BigEndian.PutUint64(l.key[1:], l.nextSeq)
-		l.val = AppendRecord(l.val[:0], in)
-		// Badger keeps the slices until commit: give it copies.
-		key, val := append([]byte(nil), l.key[:]...), append([]byte(nil), l.val...)
+	set := func(key, val []byte) error {
 		err := txn.Set(key, val)
 		if errors.Is(err, badger.ErrTxnTooBig) {
 			if err = txn.Commit(); err != nil {
@@ -116,7 +115,22 @@ func (l *Log) Append(inputs []*core.Input) error {
 		if err != nil {
 			return fmt.Errorf("cannot append to intent log: %w", err)
 		}
+		return nil
+	}
+	for _, in := range inputs {
+		l.key[0] = logPrefix
+		binary.BigEndian.PutUint64(l.key[1:], l.nextSeq)
+		l.val = AppendRecord(l.val[:0], in)
+		// Badger keeps the slices until commit: give it copies.
+		if err := set(append([]byte(nil), l.key[:]...), append([]byte(nil), l.val...)); err != nil {
+			return err
+		}
 		l.nextSeq++
+	}
+	for _, b := range batches {
+		if err := set(batchKey(b.Seq), appendBatch(nil, b)); err != nil {
+			return err
+		}
 	}
 	if err := txn.Commit(); err != nil {
 		return fmt.Errorf("cannot commit intent log: %w", err)

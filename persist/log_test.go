@@ -80,10 +80,10 @@ func TestLogAppendReplayReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	ins := sampleInputs()
-	if err := l.Append(ins[:2]); err != nil {
+	if err := l.Append(ins[:2], nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Append(ins[2:]); err != nil {
+	if err := l.Append(ins[2:], nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {

@@ -99,10 +99,12 @@ type Node struct {
 	closeErr  error
 }
 
-// admission is an applied input on its way to the log.
+// admission is an applied input on its way to the log, or (in nil) an
+// attestation batch to store with the next group commit.
 type admission struct {
 	in    *core.Input
 	entry *Entry // nil for inputs without a record (base-fee changes)
+	batch *persist.Batch
 	done  func(*Entry, error)
 }
 

@@ -369,7 +369,7 @@ func TestDamagedBatchRefused(t *testing.T) {
 		return nil
 	})
 	first.Root[0] ^= 1
-	if err := lg.AppendBatch(&first); err != nil { // overwrites batch 1
+	if err := lg.Append(nil, []*persist.Batch{&first}); err != nil { // overwrites batch 1
 		t.Fatal(err)
 	}
 	lg.Close()

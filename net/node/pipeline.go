@@ -41,19 +41,24 @@ func (n *Node) writer() {
 	defer n.attestQ.close()
 	var group []admission
 	var inputs []*core.Input
+	var batches []*persist.Batch
 	for {
 		group = n.admitQ.take(group[:0], writerGroupMax)
 		if len(group) == 0 {
 			return
 		}
-		inputs = inputs[:0]
+		inputs, batches = inputs[:0], batches[:0]
 		for _, a := range group {
-			inputs = append(inputs, a.in)
+			if a.in != nil {
+				inputs = append(inputs, a.in)
+			} else {
+				batches = append(batches, a.batch)
+			}
 		}
 		if n.cfg.BeforeAppend != nil {
 			n.cfg.BeforeAppend()
 		}
-		if err := n.log.Append(inputs); err != nil {
+		if err := n.log.Append(inputs, batches); err != nil {
 			n.fail(group, err)
 			continue
 		}
@@ -92,20 +97,10 @@ func (n *Node) fail(group []admission, err error) {
 	}
 }
 
-// failAttest handles a failed batch write: its receipts were never served,
-// and no later batch may be (batches must stay contiguous), so the node
-// stops attesting and taking writes; reads keep working.
-func (n *Node) failAttest(err error) {
-	n.mu.Lock()
-	n.stopped = true
-	n.mu.Unlock()
-	if n.cfg.Logf != nil {
-		n.cfg.Logf("FATAL: attestation batch write failed, refusing further writes: %v", err)
-	}
-}
-
-// attester signs each group of durable records, stores the batch and
-// publishes the records.
+// attester signs each group of durable records, has the writer store the
+// batch with its next group commit (one fsync for both), then publishes the
+// records. A batch that could not be stored is never served, and no later
+// one is signed: the sequence must stay contiguous on disk.
 func (n *Node) attester() {
 	defer n.wg.Done()
 	var group []*Entry
@@ -124,9 +119,8 @@ func (n *Node) attester() {
 		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
 		// The batch is stored before any of its receipts is served: after a
 		// crash it is restored, never signed again over other records.
-		if err := n.log.AppendBatch(&persist.Batch{Seq: seq, Epoch: b.Epoch, TimeUs: ts, Root: b.Root,
-			Leaves: uint32(len(group)), Sigs: b.Sigs}); err != nil {
-			n.failAttest(err)
+		if !n.storeBatch(&persist.Batch{Seq: seq, Epoch: b.Epoch, TimeUs: ts, Root: b.Root,
+			Leaves: uint32(len(group)), Sigs: b.Sigs}) {
 			return
 		}
 		now := time.Now()
@@ -160,6 +154,17 @@ func (n *Node) attester() {
 			w()
 		}
 	}
+}
+
+// storeBatch hands b to the writer and waits until it is durable. It
+// reports false when it is not: the node is closing (the writer is gone) or
+// the log write failed (fail already stopped the node).
+func (n *Node) storeBatch(b *persist.Batch) bool {
+	stored := make(chan error, 1)
+	if !n.admitQ.pushOpen(admission{batch: b, done: func(_ *Entry, err error) { stored <- err }}) {
+		return false
+	}
+	return <-stored == nil
 }
 
 // Commitment is what a record's receipt leaf commits to.

@@ -24,6 +24,20 @@ func (q *queue[T]) push(items ...T) {
 	q.cond.Signal()
 }
 
+// pushOpen pushes item unless the queue is closed, and reports whether it
+// did: a closed queue's consumer may be gone.
+func (q *queue[T]) pushOpen(item T) bool {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, item)
+	q.mu.Unlock()
+	q.cond.Signal()
+	return true
+}
+
 // take waits for items and moves up to max of them into dst. It returns dst
 // empty only once the queue is closed and drained.
 func (q *queue[T]) take(dst []T, max int) []T {
