@@ -67,11 +67,15 @@ type Node struct {
 	committee *attest.Committee
 	log       *persist.Log
 
-	mu       sync.RWMutex
-	ledger   *core.Ledger
-	entries  map[core.Hash]*Entry
-	logs     []LogRef // attested logs, in attestation order
-	inflight int      // inputs applied but not yet attested
+	mu      sync.RWMutex
+	ledger  *core.Ledger
+	entries map[core.Hash]*Entry
+	logs    []LogRef // attested logs, in attestation order
+	// attested lists the attested records in attestation order (batch,
+	// then leaf): a record's index here is its place in the history
+	// listings, stable across restarts because batches are restored.
+	attested []*Entry
+	inflight int // inputs applied but not yet attested
 	stopped  bool
 	lastAtt  int64 // timestamp of the newest attestation batch
 	metrics  metrics
@@ -222,12 +226,7 @@ func (n *Node) restoreBatches(records []*Entry) ([]*Entry, error) {
 		if err != nil {
 			return fmt.Errorf("attestation batch %d: %w: the data directory is damaged", sb.Seq, err)
 		}
-		for i, e := range group {
-			e.batch, e.index = b, i
-			for li := range e.Rec.Logs {
-				n.logs = append(n.logs, LogRef{Entry: e, LogIndex: li, TimeUs: b.Timestamp})
-			}
-		}
+		n.attachLocked(group, b)
 		n.lastAtt = b.Timestamp
 		n.nextBatchSeq = sb.Seq + 1
 		return nil

@@ -126,11 +126,8 @@ func (n *Node) attester() {
 		now := time.Now()
 		wake = wake[:0]
 		n.mu.Lock()
-		for i, e := range group {
-			e.batch, e.index = b, i
-			for li := range e.Rec.Logs {
-				n.logs = append(n.logs, LogRef{Entry: e, LogIndex: li, TimeUs: ts})
-			}
+		n.attachLocked(group, b)
+		for _, e := range group {
 			wake = append(wake, e.waiters...)
 			e.waiters = nil
 			n.metrics.observe(now, now.Sub(e.acceptedAt), e.Rec)
@@ -152,6 +149,20 @@ func (n *Node) attester() {
 		}
 		for _, w := range wake {
 			w()
+		}
+	}
+}
+
+// attachLocked makes b the attestation of the records of group (in leaf
+// order) and indexes them: the attested order of the history listings, and
+// the logs.
+// REQUIRES: n.mu held for writing.
+func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
+	for i, e := range group {
+		e.batch, e.index = b, i
+		n.attested = append(n.attested, e)
+		for li := range e.Rec.Logs {
+			n.logs = append(n.logs, LogRef{Entry: e, LogIndex: li, TimeUs: b.Timestamp})
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"sort"
+
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
@@ -170,4 +172,65 @@ func contains[T comparable](set []T, v T) bool {
 		}
 	}
 	return false
+}
+
+// Listing bounds (docs/decisions.md, "History listings").
+const (
+	// ListLimitDefault and ListLimitMax bound the receipts one page holds.
+	ListLimitDefault = 100
+	ListLimitMax     = 1000
+	// ListScanMax bounds the records one page looks at: a page of a sparse
+	// account may come back short, with a cursor to go on from, rather than
+	// scan all of history under the lock.
+	ListScanMax = 100_000
+)
+
+// ListQuery selects attested receipts in attestation order, the order of
+// the history listings.
+type ListQuery struct {
+	// SinceUs bounds the attestation time: at or after it when SinceIncl,
+	// else strictly after.
+	SinceUs   int64
+	SinceIncl bool
+	// Account keeps the receipts sent from or to it; nil keeps all.
+	Account *core.Address
+	// After continues a listing after the record at this place (a cursor);
+	// -1 starts at the beginning (oldest first) or the end (newest first).
+	After       int64
+	NewestFirst bool
+	// Limit is the page size, 1..ListLimitMax.
+	Limit int
+}
+
+// ListReceipts returns one page of q and the place to continue from, or -1
+// when the listing is complete. A place is stable across restarts.
+func (n *Node) ListReceipts(q *ListQuery) (items []Receipt, next int64) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	all := n.attested
+	// The first place whose time is past the bound; attestation times grow
+	// with the place (a batch is timed when signed).
+	from := sort.Search(len(all), func(i int) bool {
+		ts := all[i].batch.Timestamp
+		return ts > q.SinceUs || (q.SinceIncl && ts == q.SinceUs)
+	})
+	lo, hi := int64(from), int64(len(all)) // the places that qualify on time
+	i, step := lo, int64(1)
+	if q.NewestFirst {
+		i, step = hi-1, -1
+	}
+	if q.After >= 0 { // a cursor from a query with another since stays in range
+		i = min(max(q.After+step, lo), hi-1)
+	}
+	for scanned := 0; i >= lo && i < hi; i += step {
+		if len(items) == q.Limit || scanned == ListScanMax {
+			return items, i - step
+		}
+		scanned++
+		e := all[i]
+		if q.Account == nil || e.Rec.Tx.From == *q.Account || (e.Rec.Tx.HasTo && e.Rec.Tx.To == *q.Account) {
+			items = append(items, n.receiptLocked(e))
+		}
+	}
+	return items, -1
 }

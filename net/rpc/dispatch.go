@@ -84,6 +84,10 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.metrics(dst), nil
 	case "svc_pastPerfectTime":
 		return c.pastPerfectTime(dst)
+	case "svc_listAccountReceipts":
+		return c.listReceipts(dst, true)
+	case "svc_listConfirmedReceipts":
+		return c.listReceipts(dst, false)
 	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions":
 		return c.orderbookRead(dst)
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket":

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/big"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,6 +42,9 @@ type testNode struct {
 	rpc   *gethrpc.Client
 	admin *gethrpc.Client
 	clock *node.ManualClock
+	// stop shuts the node down (once; the test's cleanup calls it too), so
+	// a test can start another on the same data directory.
+	stop func()
 }
 
 type nodeOption func(*node.Config)
@@ -102,7 +106,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	if tn.admin, err = gethrpc.DialOptions(ctx, tn.url, gethrpc.WithHeader("Authorization", "Bearer "+testAdminToken)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
+	tn.stop = sync.OnceFunc(func() {
 		tn.rpc.Close()
 		tn.admin.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -111,6 +115,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 		srv.Stop(ctx)
 		n.Close()
 	})
+	t.Cleanup(tn.stop)
 	return tn
 }
 
