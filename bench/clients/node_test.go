@@ -1,20 +1,17 @@
 package clients
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ledgervenue/node/bench/proc"
 )
 
 // repoRoot is the module root, seen from this package's directory (the
@@ -44,16 +41,7 @@ var built sync.Map // package path -> func() (string, error)
 // like "./cmd/ledgerd") cgo-free into binDir and returns the binary's path.
 func buildGo(t *testing.T, pkg string) string {
 	t.Helper()
-	once, _ := built.LoadOrStore(pkg, sync.OnceValues(func() (string, error) {
-		out := filepath.Join(binDir, strings.Trim(strings.ReplaceAll(pkg, "/", "_"), "._"))
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Dir = repoRoot
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
-		}
-		return out, nil
-	}))
+	once, _ := built.LoadOrStore(pkg, sync.OnceValues(func() (string, error) { return proc.Build(repoRoot, pkg, binDir) }))
 	bin, err := once.(func() (string, error))()
 	if err != nil {
 		t.Fatal(err)
@@ -61,71 +49,26 @@ func buildGo(t *testing.T, pkg string) string {
 	return bin
 }
 
-// node is a running ledgerd.
-type node struct {
-	HTTP, WS string // http://127.0.0.1:PORT, ws://127.0.0.1:PORT
-}
-
-var listeningRE = regexp.MustCompile(`ledgerd listening on (http://\S+) and (ws://\S+)`)
-
 // startNode starts a fresh dev node (its own data directory, a free port),
 // with --compat when compat is set, and stops it when the test ends. The
 // node's log is written to the test log if the test fails.
-func startNode(t *testing.T, compat bool) node {
+func startNode(t *testing.T, compat bool) *proc.Ledgerd {
 	t.Helper()
-	args := []string{"--dev", "--datadir", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-token", "test"}
+	args := []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test"}
 	if compat {
 		args = append(args, "--compat")
 	}
-	cmd := exec.Command(buildGo(t, "./cmd/ledgerd"), args...)
-	var logs lockedBuffer
-	cmd.Stderr = &logs
-	stdout, err := cmd.StdoutPipe()
+	n, err := proc.Start(buildGo(t, "./cmd/ledgerd"), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		stopProcess(cmd)
+		n.Stop()
 		if t.Failed() {
-			t.Logf("ledgerd %s log:\n%s", strings.Join(args, " "), logs.String())
+			t.Logf("ledgerd %s log:\n%s", strings.Join(args, " "), n.Log())
 		}
 	})
-
-	found := make(chan node, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				found <- node{HTTP: m[1], WS: m[2]}
-				break
-			}
-		}
-		io.Copy(io.Discard, stdout) // the rest of the banner
-	}()
-	select {
-	case n := <-found:
-		return n
-	case <-time.After(30 * time.Second):
-		t.Fatalf("ledgerd printed no listening line in 30 s; its log:\n%s", logs.String())
-		return node{}
-	}
-}
-
-// stopProcess ends a process the test started: SIGTERM, then SIGKILL if it
-// is still running 10 s later.
-func stopProcess(cmd *exec.Cmd) {
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-	}
+	return n
 }
 
 // program is one run of a client program: its output and how it ended.
@@ -183,23 +126,4 @@ func jsReady(t *testing.T) bool {
 		t.Fatalf("bench/clients/js/node_modules is missing: make test installs it (npm ci --prefix bench/clients/js); %s", skip)
 	}
 	return true
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writing process and a reading
-// test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
