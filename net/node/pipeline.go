@@ -106,6 +106,9 @@ func (n *Node) attester() {
 	var group []*Entry
 	var leaves [][32]byte
 	var wake []func()
+	n.mu.RLock()
+	lastTs := n.lastAtt // restored batches' newest time
+	n.mu.RUnlock()
 	for seq := n.nextBatchSeq; ; seq++ {
 		group = n.attestQ.take(group[:0], attest.MaxBatchLeaves)
 		if len(group) == 0 {
@@ -115,7 +118,10 @@ func (n *Node) attester() {
 		for _, e := range group {
 			leaves = append(leaves, Commitment(e.Rec).Leaf())
 		}
-		ts := n.cfg.Clock.NowMicros()
+		// Attestation times never decrease, even if the wall clock steps
+		// back: the history indexes search them.
+		ts := max(n.cfg.Clock.NowMicros(), lastTs)
+		lastTs = ts
 		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
 		// The batch is stored before any of its receipts is served: after a
 		// crash it is restored, never signed again over other records.

@@ -131,22 +131,31 @@ type LogMatch struct {
 }
 
 // Logs returns the attested logs that match f, oldest first, at most limit.
+// The time bounds pick a range of the index by binary search (attestation
+// times never decrease along it), and the scan runs outside the lock: the
+// index is append-only, so the prefix taken under the read lock never
+// changes, and a long query does not stall the sequencer. Only the matches'
+// receipts are copied under the lock.
 func (n *Node) Logs(f *LogFilter, limit int) []LogMatch {
 	n.mu.RLock()
-	defer n.mu.RUnlock()
-	var out []LogMatch
-	for _, ref := range n.logs {
-		if len(out) == limit {
+	logs := n.logs
+	n.mu.RUnlock()
+	from := sort.Search(len(logs), func(i int) bool { return logs[i].TimeUs >= f.FromUs })
+	var refs []LogRef
+	for _, ref := range logs[from:] {
+		if len(refs) == limit || (f.ToUs != 0 && ref.TimeUs > f.ToUs) {
 			break
 		}
-		if ref.TimeUs < f.FromUs || (f.ToUs != 0 && ref.TimeUs > f.ToUs) {
-			continue
+		if len(ref.Entry.batch.Sigs) >= f.MinAttestations && f.matches(&ref.Entry.Rec.Logs[ref.LogIndex]) {
+			refs = append(refs, ref)
 		}
-		if len(ref.Entry.batch.Sigs) < f.MinAttestations || !f.matches(&ref.Entry.Rec.Logs[ref.LogIndex]) {
-			continue
-		}
-		out = append(out, LogMatch{Receipt: n.receiptLocked(ref.Entry), LogIndex: ref.LogIndex})
 	}
+	out := make([]LogMatch, len(refs))
+	n.mu.RLock()
+	for i, ref := range refs {
+		out[i] = LogMatch{Receipt: n.receiptLocked(ref.Entry), LogIndex: ref.LogIndex}
+	}
+	n.mu.RUnlock()
 	return out
 }
 
@@ -204,12 +213,14 @@ type ListQuery struct {
 
 // ListReceipts returns one page of q and the place to continue from, or -1
 // when the listing is complete. A place is stable across restarts.
+// Like Logs it scans outside the lock and copies only the page's receipts
+// under it.
 func (n *Node) ListReceipts(q *ListQuery) (items []Receipt, next int64) {
 	n.mu.RLock()
-	defer n.mu.RUnlock()
-	all := n.attested
-	// The first place whose time is past the bound; attestation times grow
-	// with the place (a batch is timed when signed).
+	all := n.attested // append-only: this prefix never changes
+	n.mu.RUnlock()
+	// The first place whose time is past the bound; attestation times never
+	// decrease with the place (the attester's clock does not run back).
 	from := sort.Search(len(all), func(i int) bool {
 		ts := all[i].batch.Timestamp
 		return ts > q.SinceUs || (q.SinceIncl && ts == q.SinceUs)
@@ -222,15 +233,24 @@ func (n *Node) ListReceipts(q *ListQuery) (items []Receipt, next int64) {
 	if q.After >= 0 { // a cursor from a query with another since stays in range
 		i = min(max(q.After+step, lo), hi-1)
 	}
+	var page []*Entry
+	next = -1
 	for scanned := 0; i >= lo && i < hi; i += step {
-		if len(items) == q.Limit || scanned == ListScanMax {
-			return items, i - step
+		if len(page) == q.Limit || scanned == ListScanMax {
+			next = i - step
+			break
 		}
 		scanned++
 		e := all[i]
 		if q.Account == nil || e.Rec.Tx.From == *q.Account || (e.Rec.Tx.HasTo && e.Rec.Tx.To == *q.Account) {
-			items = append(items, n.receiptLocked(e))
+			page = append(page, e)
 		}
 	}
-	return items, -1
+	items = make([]Receipt, len(page))
+	n.mu.RLock()
+	for k, e := range page {
+		items[k] = n.receiptLocked(e)
+	}
+	n.mu.RUnlock()
+	return items, next
 }
