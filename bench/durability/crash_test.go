@@ -27,9 +27,11 @@ import (
 
 var ledgerd string // the binary, built once
 
+// TestMain builds ./cmd/ledgerd, or takes the binary LEDGERD_BIN names (to
+// measure another build with the same tests).
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ledgerd-durability-")
-	if err == nil {
+	if ledgerd = os.Getenv("LEDGERD_BIN"); ledgerd == "" && err == nil {
 		ledgerd, err = proc.Build("../..", "./cmd/ledgerd", dir)
 	}
 	if err != nil {
