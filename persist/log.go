@@ -19,7 +19,8 @@ var formatKey = []byte("format")
 // FormatVersion is the record format this build writes (2: transactions
 // carry their admission time; ticks and markets are records; 3: the records
 // are format 2's, but every transaction now uses 21000 gas, so replaying an
-// older log would charge other fees than it acknowledged).
+// older log would charge other fees than it acknowledged, and the
+// attestation batches are stored beside the log).
 const FormatVersion = 3
 
 // Log is the durable, ordered log of ledger inputs. Append and Replay must
