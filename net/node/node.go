@@ -29,8 +29,12 @@ const writerGroupMax = 4096
 var (
 	// ErrOverloaded refuses a write while MaxInflight inputs are in flight.
 	ErrOverloaded = errors.New("node overloaded: too many inputs awaiting durability")
-	// ErrStopped refuses a write after a fatal log error or Close.
+	// ErrStopped refuses a write after Close.
 	ErrStopped = errors.New("node is not accepting writes")
+	// ErrLogFailed refuses a write after the intent log could not be
+	// written (a full or failing disk): the node serves reads and takes no
+	// write until it is restarted.
+	ErrLogFailed = errors.New("node is not accepting writes: its intent log could not be written (a full or failing disk? the node's log says why); reads still work")
 	// ErrDuplicateDeposit refuses a deposit whose id was already credited.
 	ErrDuplicateDeposit = errors.New("deposit already credited")
 )
@@ -55,8 +59,10 @@ type Config struct {
 	// Orderbook bounds the engine's memory per market.
 	Orderbook clob.Limits
 	// BeforeAppend, when set, runs on the writer before each group commit.
-	// Tests use it to hold inputs in the applied-but-not-durable state.
-	BeforeAppend func()
+	// Tests use it to hold inputs in the applied-but-not-durable state, and
+	// to fail a group commit as a failing disk would: an error it returns
+	// is the commit's.
+	BeforeAppend func() error
 	// Logf reports fatal pipeline errors; nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -77,6 +83,7 @@ type Node struct {
 	attested []*Entry
 	inflight int // inputs applied but not yet attested
 	stopped  bool
+	stopErr  error // why writes are refused once stopped: ErrStopped or ErrLogFailed
 	lastAtt  int64 // timestamp of the newest attestation batch
 	metrics  metrics
 	// lastStamp is the newest admission time given to an input: the
@@ -239,7 +246,7 @@ func (n *Node) restoreBatches(records []*Entry) ([]*Entry, error) {
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.mu.Lock()
-		n.stopped = true
+		n.stop(ErrStopped)
 		n.mu.Unlock()
 		close(n.quit)
 		n.admitQ.close()
@@ -261,7 +268,7 @@ func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, er
 // REQUIRES: n.mu held.
 func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reject, error) {
 	if n.stopped {
-		return core.Reject{}, ErrStopped
+		return core.Reject{}, n.stopErr
 	}
 	if n.inflight >= MaxInflight {
 		return core.Reject{}, ErrOverloaded

@@ -86,7 +86,7 @@ func TestSubmitAttestVerify(t *testing.T) {
 func TestPendingUntilDurable(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
 	gate := make(chan struct{})
-	cfg.BeforeAppend = func() { <-gate }
+	cfg.BeforeAppend = func() error { <-gate; return nil }
 	n := openNode(t, cfg)
 	defer n.Close()
 	durable := make(chan error, 1)

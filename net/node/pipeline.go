@@ -55,10 +55,14 @@ func (n *Node) writer() {
 				batches = append(batches, a.batch)
 			}
 		}
+		var err error
 		if n.cfg.BeforeAppend != nil {
-			n.cfg.BeforeAppend()
+			err = n.cfg.BeforeAppend()
 		}
-		if err := n.log.Append(inputs, batches); err != nil {
+		if err == nil {
+			err = n.log.Append(inputs, batches)
+		}
+		if err != nil {
 			n.fail(group, err)
 			continue
 		}
@@ -87,13 +91,21 @@ func (n *Node) writer() {
 // what is durable) and tells the waiting clients.
 func (n *Node) fail(group []admission, err error) {
 	n.mu.Lock()
-	n.stopped = true
+	n.stop(ErrLogFailed)
 	n.mu.Unlock()
 	if n.cfg.Logf != nil {
 		n.cfg.Logf("FATAL: intent log write failed, refusing further writes: %v", err)
 	}
 	for _, a := range group {
-		a.done(nil, ErrStopped)
+		a.done(nil, ErrLogFailed)
+	}
+}
+
+// stop refuses every later write with why (the first reason stays).
+// REQUIRES: n.mu held for writing.
+func (n *Node) stop(why error) {
+	if !n.stopped {
+		n.stopped, n.stopErr = true, why
 	}
 }
 

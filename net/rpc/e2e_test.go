@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"math/big"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -219,7 +221,7 @@ func TestValidationErrors(t *testing.T) {
 func TestPendingTransactionRefused(t *testing.T) {
 	gate := make(chan struct{})
 	released := false
-	tn := startNode(t, func(c *node.Config) { c.BeforeAppend = func() { <-gate } })
+	tn := startNode(t, func(c *node.Config) { c.BeforeAppend = func() error { <-gate; return nil } })
 	defer func() {
 		if !released {
 			close(gate)
@@ -413,5 +415,44 @@ func TestMetricsAreMeasured(t *testing.T) {
 	// 20 transactions over a 10 s window, each paying base fee + tip.
 	if m.Throughput != count/10.0 || m.GasPrice.Cmp(new(big.Int).Add(gwei, tip)) != 0 || m.Uptime != 1 || m.Latency <= 0 {
 		t.Fatalf("metrics %+v", m)
+	}
+}
+
+// TestDiskFailureKeepsReads: when the intent log cannot be written (the
+// hook fails the group commit as a failing disk would), the write that hit
+// it and every later one get -32603 saying so, nothing crashes, and reads,
+// receipts and listings keep working.
+func TestDiskFailureKeepsReads(t *testing.T) {
+	var failing atomic.Bool
+	tn := startNode(t, func(c *node.Config) {
+		c.BeforeAppend = func() error {
+			if failing.Load() {
+				return errors.New("write /data/000001.vlog: no space left on device")
+			}
+			return nil
+		}
+	})
+	ctx := context.Background()
+	tip, feeCap := gwei, new(big.Int).Mul(gwei, big.NewInt(3))
+	ok := dynTx(t, devKey(t, 0), chainID, 0, devAddr(1), big.NewInt(1), tip, feeCap)
+	if err := tn.eth.SendTransaction(ctx, ok); err != nil {
+		t.Fatal(err)
+	}
+	tn.waitReceipt(ok.Hash())
+
+	failing.Store(true)
+	for nonce := uint64(1); nonce <= 2; nonce++ { // the write that hits the failure, then one after
+		err := tn.eth.SendTransaction(ctx, dynTx(t, devKey(t, 0), chainID, nonce, devAddr(1), big.NewInt(1), tip, feeCap))
+		wantRPCError(t, err, -32603, "Internal error", node.ErrLogFailed.Error())
+	}
+	if _, err := tn.eth.TransactionReceipt(ctx, ok.Hash()); err != nil {
+		t.Fatalf("a receipt from before the failure: %v", err)
+	}
+	if b, err := tn.eth.BalanceAt(ctx, devAddr(1), nil); err != nil || b.Sign() <= 0 {
+		t.Fatalf("balance after the failure: %v %v", b, err)
+	}
+	var p page
+	if err := tn.rpc.CallContext(ctx, &p, "svc_listConfirmedReceipts", map[string]any{"since": 0}); err != nil || len(p.Items) != 1 {
+		t.Fatalf("listing after the failure: %d items, %v", len(p.Items), err)
 	}
 }
