@@ -32,7 +32,7 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 	for {
 		n.mu.Lock()
 		tickUs, ok := n.ledger.NextTickDue(now)
-		if !ok || n.stopped {
+		if !ok || n.stopErr != nil {
 			n.mu.Unlock()
 			return durable, nil
 		}

@@ -82,10 +82,10 @@ type Node struct {
 	// listings, stable across restarts because batches are restored.
 	attested []*Entry
 	inflight int // inputs applied but not yet attested
-	stopped  bool
-	stopErr  error // why writes are refused once stopped: ErrStopped or ErrLogFailed
-	lastAtt  int64 // timestamp of the newest attestation batch
-	metrics  metrics
+	// stopErr, once set, refuses every write: ErrStopped or ErrLogFailed.
+	stopErr error
+	lastAtt int64 // timestamp of the newest attestation batch
+	metrics metrics
 	// lastStamp is the newest admission time given to an input: the
 	// sequencer's clock never runs backwards.
 	lastStamp int64
@@ -225,10 +225,7 @@ func (n *Node) restoreBatches(records []*Entry) ([]*Entry, error) {
 		}
 		group := records[:sb.Leaves]
 		records = records[sb.Leaves:]
-		leaves = leaves[:0]
-		for _, e := range group {
-			leaves = append(leaves, Commitment(e.Rec).Leaf())
-		}
+		leaves = appendLeaves(leaves[:0], group)
 		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, leaves, sb.Sigs)
 		if err != nil {
 			return fmt.Errorf("attestation batch %d: %w: the data directory is damaged", sb.Seq, err)
@@ -267,7 +264,7 @@ func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, er
 
 // REQUIRES: n.mu held.
 func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reject, error) {
-	if n.stopped {
+	if n.stopErr != nil {
 		return core.Reject{}, n.stopErr
 	}
 	if n.inflight >= MaxInflight {

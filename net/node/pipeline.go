@@ -104,8 +104,8 @@ func (n *Node) fail(group []admission, err error) {
 // stop refuses every later write with why (the first reason stays).
 // REQUIRES: n.mu held for writing.
 func (n *Node) stop(why error) {
-	if !n.stopped {
-		n.stopped, n.stopErr = true, why
+	if n.stopErr == nil {
+		n.stopErr = why
 	}
 }
 
@@ -126,10 +126,7 @@ func (n *Node) attester() {
 		if len(group) == 0 {
 			return
 		}
-		leaves = leaves[:0]
-		for _, e := range group {
-			leaves = append(leaves, Commitment(e.Rec).Leaf())
-		}
+		leaves = appendLeaves(leaves[:0], group)
 		// Attestation times never decrease, even if the wall clock steps
 		// back: the history indexes search them.
 		ts := max(n.cfg.Clock.NowMicros(), lastTs)
@@ -190,10 +187,19 @@ func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 // the log write failed (fail already stopped the node).
 func (n *Node) storeBatch(b *persist.Batch) bool {
 	stored := make(chan error, 1)
-	if !n.admitQ.pushOpen(admission{batch: b, done: func(_ *Entry, err error) { stored <- err }}) {
+	if !n.admitQ.push(admission{batch: b, done: func(_ *Entry, err error) { stored <- err }}) {
 		return false
 	}
 	return <-stored == nil
+}
+
+// appendLeaves appends the receipt leaves of group, in order: what an
+// attestation batch over group signs.
+func appendLeaves(dst [][32]byte, group []*Entry) [][32]byte {
+	for _, e := range group {
+		dst = append(dst, Commitment(e.Rec).Leaf())
+	}
+	return dst
 }
 
 // Commitment is what a record's receipt leaf commits to.

@@ -17,16 +17,9 @@ func newQueue[T any]() *queue[T] {
 	return q
 }
 
-func (q *queue[T]) push(items ...T) {
-	q.mu.Lock()
-	q.items = append(q.items, items...)
-	q.mu.Unlock()
-	q.cond.Signal()
-}
-
-// pushOpen pushes item unless the queue is closed, and reports whether it
-// did: a closed queue's consumer may be gone.
-func (q *queue[T]) pushOpen(item T) bool {
+// push appends item unless the queue is closed, and reports whether it did:
+// a closed queue's consumer may be gone.
+func (q *queue[T]) push(item T) bool {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
