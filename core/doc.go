@@ -12,15 +12,29 @@
 //     byte for byte (AppendSnapshot, StateHash). No clock, no goroutines, no
 //     I/O; map iteration order never reaches an output (accounts and tokens
 //     are sorted before encoding).
+//   - Continuation: a ledger loaded from a snapshot (LoadSnapshot) gives the
+//     same records, rejections and state hashes for the same inputs as the
+//     ledger that wrote it, and its own snapshot is the bytes it was loaded
+//     from.
 //   - Conservation: Σ native balances + fees burned = genesis + native
 //     deposits, after every input (CheckSupply).
 //   - A rejected input changes nothing.
+//
+// Snapshots. AppendSnapshot writes the whole state as canonical bytes
+// (layout in snapshot.go, the orderbook's in core/clob/doc.go), so that
+// the node can persist it at a tick boundary and, at start-up, load the
+// newest snapshot with LoadSnapshot and replay only the log after it.
+// LoadSnapshot treats its input as untrusted: corrupt or truncated bytes
+// are an error, never a panic, and it checks the state it rebuilds from
+// both sides (conservation, and locked amounts against the orderbook's
+// reservations) before returning it.
 //
 // The one piece of state that is not part of the snapshot is the per-account
 // "pending" mark: a transaction the sequencer applied but has not yet made
 // durable. While it is set, the account's next transaction is refused with
 // RejectPending. It is transient by nature (a replay starts with no pending
-// transactions), so it is excluded from StateHash.
+// transactions), so it is excluded from StateHash, and a loaded ledger
+// starts with none.
 //
 // Limits: accounts and token balances live in maps that grow with use; the
 // transaction and receipt index lives outside core (see net/node).

@@ -72,7 +72,8 @@
 //   - Every fill of a tick in one book is at the one clearing price, which
 //     lies within every filled order's own limit or cap.
 //   - Determinism: the same inputs give the same events and the same
-//     AppendSnapshot bytes.
+//     AppendSnapshot bytes; an engine loaded from those bytes (LoadEngine)
+//     gives the same events and snapshots for the same inputs from then on.
 //
 // Order ids must be unique: the engine panics ("BUG: ...") if an admission
 // would create an id that is live, i.e. when a (signer, nonce) is admitted
@@ -116,6 +117,19 @@
 // AppendSnapshot writes canonical bytes: books by id, levels best first,
 // orders in queue order, pending intents in admission order; never arena
 // slots or map order. Integers are big-endian; amounts are 32-byte uint256.
+// It is taken between ticks, so every live order is either resting (in a
+// level) or pending (in its submit, in the pending ring); a cancel or update
+// names its target by id, zero once the target has left the book.
+//
+// LoadEngine reads the bytes back. The Limits are not in them; everything
+// the snapshot does not hold is rebuilt: arena slots (handed out 1, 2, ...
+// in snapshot order), generations, the free list, the id index, level links
+// and volumes, and the expiry heap (from the resting orders' expiresUs; its
+// order is total on (expiresUs, id), so its layout cannot change what it
+// yields). The scratch buffers are empty between ticks. LoadEngine refuses
+// whatever AppendSnapshot could not have written from a state between ticks
+// as far as the engine relies on it (see its doc), so what loads re-encodes
+// to the same bytes. Money is checked by the ledger (VisitLocks).
 //
 //	engine:   | "CLOB1" | seq u64 | transferLastUs u64 | nBooks u32 | book* | nTransfers u32 | transfer* |
 //	book:     | id 32 | kind u8 | base 20 | quote 20 | intervalUs u64 |
@@ -125,7 +139,7 @@
 //	          | bids: nLevels u32 | level* | asks: nLevels u32 | level* |
 //	          | nPending u32 | pending* |
 //	level:    | priceSteps u64 | nOrders u32 | order* |
-//	order:    | id 32 | owner 20 | side u8 | type u8 | flags u8 | state u8 |
+//	order:    | id 32 | owner 20 | side u8 | type u8 | flags u8 | state u8 (1 pending, 3 resting) |
 //	          | priceSteps u64 | remLots u64 | queueTickUs u64 | admitTickUs u64 | expiresUs u64 |
 //	          | deadlineUs u64 | ttlUs u64 | pendingUpdates u32 |
 //	          | reserved 32 | settled 32 (zero unless pendingUpdates > 0) | size 32 |

@@ -1,7 +1,10 @@
 package clob
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
+	"slices"
 
 	"github.com/holiman/uint256"
 )
@@ -118,8 +121,9 @@ func (b *book) appendOrder(dst []byte, s uint32) []byte {
 }
 
 func appendU256(dst []byte, v *uint256.Int) []byte {
-	b := v.Bytes32()
-	return append(dst, b[:]...)
+	dst = append(dst, make([]byte, 32)...) // grows once; not allocated
+	v.PutUint256(dst[len(dst)-32:])
+	return dst
 }
 
 func appendBool(dst []byte, v bool) []byte {
@@ -127,4 +131,413 @@ func appendBool(dst []byte, v bool) []byte {
 		return append(dst, 1)
 	}
 	return append(dst, 0)
+}
+
+// VisitLocks calls fn with every amount the engine holds locked in the
+// ledger — each live order's reservation, in the token backing its side,
+// then each pending transfer's amount — in snapshot order. By the
+// invariant in doc.go these add up, per (token, owner), to the ledger's
+// locked amounts; a loader checks that from both sides. amount is valid
+// only during the call. Cold path.
+// REQUIRES: not called from inside Tick.
+func (e *Engine) VisitLocks(fn func(token, owner Address, amount *uint256.Int)) {
+	for _, b := range e.books {
+		for _, side := range [2]Side{Buy, Sell} {
+			lv := b.sides[side]
+			for i := len(lv) - 1; i >= 0; i-- {
+				for s := lv[i].head; s != 0; s = b.nodes[s].next {
+					fn(b.u.backing(side), b.ords[s].owner, &b.ords[s].reserved)
+				}
+			}
+		}
+		for i := range b.pending.len() {
+			p := b.pending.at(i)
+			if s := b.deref(p.ref); s != 0 && p.kind == IntentSubmit {
+				fn(b.u.backing(b.nodes[s].side), b.ords[s].owner, &b.ords[s].reserved)
+			}
+		}
+	}
+	for i := range e.transfers.len() {
+		t := e.transfers.at(i)
+		fn(t.token, t.owner, &t.amount)
+	}
+}
+
+// LoadEngine rebuilds an engine from the snapshot AppendSnapshot wrote at
+// the start of snap, and returns the bytes after it (a caller that expects
+// none must check that rest is empty). The Limits are not part of the
+// snapshot: they are taken as NewEngine takes them.
+//
+// The loaded engine behaves exactly like the one that wrote the snapshot:
+// the same inputs give the same reasons, events and snapshots. Arena slots,
+// generations, the free list, the id index, the expiry heap and the level
+// links are rebuilt (the snapshot holds none of them); everything else is
+// read as written.
+//
+// snap comes from disk and may be corrupt, so LoadEngine never panics on
+// it. It refuses, with an error naming the byte offset, every input that is
+// not what AppendSnapshot writes for a state the engine can be in between
+// ticks, as far as the engine relies on it: truncation, a wrong magic,
+// counts over the Limits, unknown sides, types, flags and intent kinds,
+// books or levels out of order, empty levels, an order whose level, state,
+// price or size cannot be, duplicate or unknown order ids, update counts
+// that disagree with the pending rings, intents out of admission order, and
+// bytes AppendSnapshot always writes as zero. Hence whatever loads
+// re-encodes to the same bytes. It does not check money: the ledger does
+// (VisitLocks). snap is not retained.
+//
+// REQUIRES: l as for NewEngine, which panics on bad Limits.
+func LoadEngine(l Limits, snap []byte) (e *Engine, rest []byte, err error) {
+	e = NewEngine(l)
+	r := snapReader{b: snap}
+	if m := r.take(len(snapshotMagic)); r.err == nil && string(m) != snapshotMagic {
+		r.fail("magic %q, want %q", m, snapshotMagic)
+	}
+	e.seq = r.u64()
+	e.transferLastUs = r.tickUs("transfer", TransferIntervalUs)
+	nBooks := r.count("books", MarketsMax)
+	for i := 0; i < nBooks && r.err == nil; i++ {
+		b := e.loadBook(&r)
+		if r.err == nil && i > 0 && bytes.Compare(e.books[i-1].cfg.ID[:], b.cfg.ID[:]) >= 0 {
+			r.fail("book %x after book %x", b.cfg.ID, e.books[i-1].cfg.ID)
+		}
+		e.books = append(e.books, b)
+	}
+	e.loadTransfers(&r)
+	if r.err != nil {
+		return nil, nil, fmt.Errorf("cannot load engine snapshot: %w", r.err)
+	}
+	return e, snap[r.off:], nil
+}
+
+// loadTransfers reads the transfer ring.
+func (e *Engine) loadTransfers(r *snapReader) {
+	n := r.count("pending transfers", len(e.transfers.buf))
+	lastSeq := uint64(0)
+	for i := 0; i < n && r.err == nil; i++ {
+		var t pendingTransfer
+		t.owner, t.token, t.to = r.addr(), r.addr(), r.addr()
+		r.u256(&t.amount)
+		t.deadlineUs = r.u64()
+		t.landUs = int64(r.u64())
+		t.seq, t.tag = r.u64(), r.u64()
+		r.admissionOrder(t.seq, &lastSeq, e.seq)
+		if r.err == nil {
+			e.transfers.push(&t)
+		}
+	}
+}
+
+// loadBook reads one book: its market, its tick state, its sides and its
+// pending ring.
+func (e *Engine) loadBook(r *snapReader) *book {
+	var cfg MarketConfig
+	cfg.ID = r.hash()
+	cfg.Kind = MarketKind(r.u8())
+	cfg.Base, cfg.Quote = r.addr(), r.addr()
+	cfg.IntervalUs = int64(r.u64())
+	for _, v := range [...]*uint256.Int{&cfg.TickPrecision, &cfg.LotSize, &cfg.MakerFee, &cfg.TakerFee} {
+		r.u256(v)
+	}
+	cfg.Name, cfg.BaseSymbol, cfg.QuoteSymbol = r.str(), r.str(), r.str()
+	if r.err != nil {
+		return nil
+	}
+	u, err := marketUnits(&cfg)
+	if err != nil {
+		r.fail("market %x: %v", cfg.ID, err)
+		return nil
+	}
+	b := newBook(&cfg, &u, &e.limits)
+	b.lastTickUs = r.tickUs("book", cfg.IntervalUs)
+	b.hasPrice = r.boolean()
+	b.priceHalf = int64(r.u64())
+	if r.err == nil && (b.hasPrice && (b.priceHalf < 1 || b.priceHalf > 2*unitsMax) || !b.hasPrice && b.priceHalf != 0) {
+		r.fail("last price %d half-steps (has price: %v)", b.priceHalf, b.hasPrice)
+	}
+	b.loadSide(r, Buy)
+	b.loadSide(r, Sell)
+	updates := b.loadPending(r, e.seq)
+	// Invariant: a fresh arena hands out slots 1, 2, ... so the live
+	// orders are exactly slots 1..live().
+	for s := 1; s <= b.live() && r.err == nil; s++ {
+		if want := countAt(updates, s); b.ords[s].pendingUpdates != want {
+			r.fail("order %x counts %d pending updates, the ring holds %d", b.ords[s].id, b.ords[s].pendingUpdates, want)
+		}
+	}
+	return b
+}
+
+func countAt(counts []uint32, i int) uint32 {
+	if i < len(counts) {
+		return counts[i]
+	}
+	return 0
+}
+
+// loadSide reads one side's levels, best first, and queues their orders.
+func (b *book) loadSide(r *snapReader, side Side) {
+	n := r.count("levels", len(b.nodes)-1) // no level is empty
+	lv := b.sides[side][:0]
+	for i := 0; i < n && r.err == nil; i++ {
+		l := level{priceSteps: int64(r.u64())}
+		if r.err == nil && (l.priceSteps < 1 || l.priceSteps > unitsMax || i > 0 && key(side, l.priceSteps) >= key(side, lv[i-1].priceSteps)) {
+			r.fail("side %d: level at %d steps out of range or out of order", side, l.priceSteps)
+		}
+		if count := r.count("orders in a level", len(b.nodes)-1); r.err == nil && count == 0 {
+			r.fail("side %d: empty level at %d steps", side, l.priceSteps)
+		} else {
+			b.loadLevel(r, side, &l, count)
+		}
+		lv = append(lv, l)
+	}
+	slices.Reverse(lv) // best last
+	b.sides[side] = lv
+}
+
+// loadLevel reads count resting orders into l, in queue order.
+func (b *book) loadLevel(r *snapReader, side Side, l *level, count int) {
+	for range count {
+		s := b.loadOrder(r, stateResting)
+		if r.err != nil {
+			return
+		}
+		n := &b.nodes[s]
+		if n.side != side || n.priceSteps != l.priceSteps {
+			r.fail("order %x (side %d, %d steps) in level %d/%d", b.ords[s].id, n.side, n.priceSteps, side, l.priceSteps)
+			return
+		}
+		n.prev = l.tail
+		if l.tail == 0 {
+			l.head = s
+		} else {
+			b.nodes[l.tail].next = s
+		}
+		l.tail = s
+		l.count++
+		l.vol.add(n.remLots)
+		if b.ords[s].expiresUs != 0 {
+			b.expiryPush(s)
+		}
+	}
+}
+
+// loadPending reads the pending ring; it returns, by slot, how many pending
+// updates name each order.
+func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
+	n := r.count("pending intents", len(b.pending.buf))
+	lastSeq := uint64(0)
+	for i := 0; i < n && r.err == nil; i++ {
+		var p pendingIntent
+		p.kind = IntentKind(r.u8())
+		p.seq, p.tag, p.deadlineUs = r.u64(), r.u64(), r.u64()
+		p.landUs = int64(r.u64())
+		r.admissionOrder(p.seq, &lastSeq, engineSeq)
+		switch {
+		case r.err != nil:
+		case p.kind == IntentSubmit:
+			s := b.loadOrder(r, statePending)
+			p.ref = makeRef(s, b.nodes[s].gen)
+		case p.kind == IntentCancel:
+			p.ref = b.loadTarget(r)
+		case p.kind == IntentUpdate:
+			p.ref = b.loadTarget(r)
+			p.newLots, p.newSteps = int64(r.u64()), int64(r.u64())
+			r.u256(&p.reserve)
+			if r.err == nil && (p.newLots < 1 || p.newLots > unitsMax || p.newSteps < 1 || p.newSteps > unitsMax) {
+				r.fail("update to %d lots at %d steps", p.newLots, p.newSteps)
+			}
+			if s := p.ref.slot(); s != 0 {
+				if updates == nil {
+					updates = make([]uint32, len(b.nodes))
+				}
+				updates[s]++
+			}
+		default:
+			r.fail("pending intent kind %d", p.kind)
+		}
+		if r.err == nil {
+			b.pending.push(&p)
+		}
+	}
+	return updates
+}
+
+// loadTarget reads the order a pending cancel or update names: a live
+// order, or zero for one that has left the book.
+func (b *book) loadTarget(r *snapReader) orderRef {
+	id := r.hash()
+	if r.err != nil || id == (Hash{}) {
+		return 0
+	}
+	s := b.index.find(&id, b.ords)
+	if s == 0 {
+		r.fail("pending intent names order %x, which is not live", id)
+		return 0
+	}
+	return makeRef(s, b.nodes[s].gen)
+}
+
+// loadOrder reads one order into a fresh slot and indexes it. state is
+// what its place in the snapshot says it is: resting (in a level) or
+// pending (in a submit). It returns the slot, 0 on error.
+func (b *book) loadOrder(r *snapReader, state uint8) uint32 {
+	var n node
+	var o order
+	o.id, o.owner = r.hash(), r.addr()
+	n.side, n.typ, n.flags, n.state = Side(r.u8()), OrderType(r.u8()), r.u8(), r.u8()
+	n.priceSteps, n.remLots, n.queueTick = int64(r.u64()), int64(r.u64()), int64(r.u64())
+	o.admitTickUs, o.expiresUs = int64(r.u64()), int64(r.u64())
+	o.deadlineUs, o.ttlUs, o.pendingUpdates = r.u64(), r.u64(), r.u32()
+	for _, v := range [...]*uint256.Int{&o.reserved, &o.settled, &o.sizeBase, &o.filledBase, &o.filledQuote, &o.fee} {
+		r.u256(v)
+	}
+	if r.err != nil {
+		return 0
+	}
+	if why := b.orderProblem(&n, &o, state); why != "" {
+		r.fail("order %x: %s", o.id, why)
+		return 0
+	}
+	s := b.alloc().slot()
+	n.gen, n.heapPos = b.nodes[s].gen, -1
+	b.nodes[s], b.ords[s] = n, o
+	b.index.insert(&o.id, s)
+	return s
+}
+
+// orderProblem says what is wrong with a decoded order, "" if nothing.
+func (b *book) orderProblem(n *node, o *order, state uint8) string {
+	switch {
+	case o.id == Hash{}:
+		return "zero id"
+	case b.index.find(&o.id, b.ords) != 0:
+		return "id appears twice"
+	case b.live() >= len(b.nodes)-1:
+		return fmt.Sprintf("more than OrdersMax = %d live orders", len(b.nodes)-1)
+	case n.side > Sell || n.typ > Market || n.flags&^flagsKnown != 0:
+		return fmt.Sprintf("side %d, type %d, flags %#x", n.side, n.typ, n.flags)
+	case n.state != state:
+		return fmt.Sprintf("state %d where only %d can be", n.state, state)
+	case n.priceSteps < 1 || n.priceSteps > unitsMax || n.remLots < 1 || n.remLots > unitsMax:
+		return fmt.Sprintf("%d lots at %d steps", n.remLots, n.priceSteps)
+	case o.pendingUpdates == 0 && !o.settled.IsZero():
+		return "settled reservation without pending updates"
+	case state == stateResting && (n.typ != Limit || n.flags&FlagIOC != 0):
+		return "a market or IOC order rests between ticks"
+	case state == statePending && (n.queueTick != 0 || o.admitTickUs != 0 || o.expiresUs != 0):
+		return "a pending order has tick times"
+	}
+	return ""
+}
+
+// snapReader reads a snapshot front to back. The first failure sets err,
+// and every read after it returns zero, so decoders test err once per
+// record rather than after every field.
+type snapReader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (r *snapReader) fail(format string, args ...any) {
+	if r.err == nil {
+		r.err = fmt.Errorf("byte %d: %s", r.off, fmt.Sprintf(format, args...))
+	}
+}
+
+// take returns the next n bytes (aliasing the input), nil after a failure.
+func (r *snapReader) take(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.b)-r.off {
+		r.fail("truncated: %d bytes left, %d needed", len(r.b)-r.off, n)
+		return nil
+	}
+	p := r.b[r.off : r.off+n]
+	r.off += n
+	return p
+}
+
+func (r *snapReader) u8() uint8 {
+	if p := r.take(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (r *snapReader) u32() uint32 {
+	if p := r.take(4); p != nil {
+		return binary.BigEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (r *snapReader) u64() uint64 {
+	if p := r.take(8); p != nil {
+		return binary.BigEndian.Uint64(p)
+	}
+	return 0
+}
+
+func (r *snapReader) hash() (h Hash) {
+	copy(h[:], r.take(len(h)))
+	return h
+}
+
+func (r *snapReader) addr() (a Address) {
+	copy(a[:], r.take(len(a)))
+	return a
+}
+
+func (r *snapReader) u256(dst *uint256.Int) {
+	if p := r.take(32); p != nil {
+		dst.SetBytes32(p)
+	}
+}
+
+func (r *snapReader) boolean() bool {
+	v := r.u8()
+	if v > 1 {
+		r.fail("bool byte %d", v)
+	}
+	return v == 1
+}
+
+func (r *snapReader) str() string {
+	n := r.u32()
+	if uint64(n) > uint64(len(r.b)-r.off) {
+		r.fail("string of %d bytes, %d left", n, len(r.b)-r.off)
+		return ""
+	}
+	return string(r.take(int(n)))
+}
+
+// count reads a u32 count of at most max what.
+func (r *snapReader) count(what string, max int) int {
+	n := r.u32()
+	if uint64(n) > uint64(max) {
+		r.fail("%d %s, at most %d", n, what, max)
+		return 0
+	}
+	return int(n)
+}
+
+// tickUs reads the time of a last tick: on the grid of intervalUs, ≥ 0.
+func (r *snapReader) tickUs(what string, intervalUs int64) int64 {
+	t := int64(r.u64())
+	if r.err == nil && (t < 0 || t%intervalUs != 0) {
+		r.fail("%s tick at %dµs, off the %dµs grid", what, t, intervalUs)
+	}
+	return t
+}
+
+// admissionOrder checks that a ring's intents come in admission order,
+// from envelopes the engine has counted.
+func (r *snapReader) admissionOrder(seq uint64, last *uint64, engineSeq uint64) {
+	if r.err == nil && (seq < *last || seq >= engineSeq) {
+		r.fail("envelope %d after %d (engine counted %d)", seq, *last, engineSeq)
+	}
+	*last = seq
 }
