@@ -25,7 +25,12 @@
 //     never changes again. The book's clearing price, last tick time and
 //     new-order count come from its BookTick; a tick that traded
 //     (BookTick.Traded) folds its clearing price and base volume into the
-//     candles of every resolution.
+//     candles of every resolution. An event moves the resting counts of its
+//     order's own book (Meta.Book).
+//   - AppendSnapshot writes the whole index as canonical bytes, Load reads
+//     them back (layout below): the node snapshots at tick boundaries and,
+//     at start-up, loads the newest snapshot and replays only the intent
+//     log after it.
 //
 // # Queries
 //
@@ -63,10 +68,12 @@
 //
 // # Limits
 //
-//   - AccountOrdersMax (1024) terminal orders per account: past it the
-//     oldest terminal order is forgotten (it leaves ob_getOrders and its
-//     total_count). Live orders are never dropped; the engine's OrdersMax per
-//     book bounds them.
+//   - TerminalOrdersPerAccount (1024) terminal orders per account: past it
+//     the oldest terminal order, by (admission time, nonce, order id), is
+//     forgotten: it leaves ob_getOrders and its total_count, and the id map
+//     (later events naming it are ignored). Live orders (pending, active)
+//     are never dropped; the engine's OrdersMax and PendingMax per book
+//     bound them. Which orders are forgotten depends only on the inputs.
 //   - OrderFillsMax (64) per-tick fill rows per order, oldest dropped; the
 //     order's cumulative amounts stay exact.
 //   - CandleBucketsMax (1500) buckets per market and resolution, oldest
@@ -75,10 +82,20 @@
 //     default is OrdersLimitDefault, 50); CandlesLimitMax (1500) candles per
 //     answer, also the default when the query names no limit.
 //
-// The number of accounts and markets is bounded by the ledger, not here.
+// Nothing else grows with the orders or ticks processed: an account's
+// memory is its live orders plus at most TerminalOrdersPerAccount terminal
+// ones of at most OrderFillsMax fill rows each; a market's is its six
+// candle rings. The number of accounts and markets is bounded by the
+// ledger, not here.
 //
 // # Decisions where the openapi is silent
 //
+//   - Finite order history: ob_getOrders lists an account's live orders and
+//     its newest TerminalOrdersPerAccount terminal ones, not every order it
+//     ever placed. A node runs for months and bots place orders every tick,
+//     so keeping all history would grow without bound; the live network's
+//     indexer keeps finite history too. Older orders stay in the intent log
+//     and the receipts, not here.
 //   - Order timestamps: every order carries "timestamp", its admission time
 //     (µs), the ts of its cursor (not in the openapi Order schema). "end" is
 //     the ttl expiry (the tick it entered its book plus ttl) and null when
@@ -126,4 +143,45 @@
 //     or 0x quantities; unknown members of a query object are ignored.
 //     depth must be ≥ 1 when given; a query limit must be ≥ 1 (larger than
 //     the maximum is clamped); to_ts < from_ts is an error.
+//
+// # Snapshot layout
+//
+// AppendSnapshot writes everything the index holds as canonical bytes: the
+// same state gives the same bytes, never depending on map order, pointers
+// or ring positions. Books ascend by id, accounts by address, an account's
+// orders by (admission time, nonce, order id); candles go oldest first.
+// Integers are big-endian (i64: two's complement), amounts 32-byte uint256,
+// booleans one byte (0 or 1), strings a u32 length and their bytes.
+//
+//	index:   | "OBIX1" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
+//	book:    | id 32 | kind u8 | base 20 | quote 20 | intervalUs i64 |
+//	         | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
+//	         | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
+//	         | ran u8 | lastTickUs i64 | newOrders i64 | hasPrice u8 | price 32 |
+//	         | (nCandles u32 | candle*) × 1m, 5m, 15m, 1h, 4h, 1d |
+//	candle:  | startUs i64 | open 32 | high 32 | low 32 | close 32 | volume 32 |
+//	account: | owner 20 | nOrders u32 | order* |
+//	order:   | id 32 | book 32 | signer 20 | txHash 32 | nonce u64 |
+//	         | side u8 | type u8 | flags u8 | marketKind u8 | status u8 |
+//	         | admittedPrice 32 | size 32 | deadlineUs i64 | ttlUs i64 | admittedUs i64 |
+//	         | price 32 | filledBase 32 | filledQuote 32 | fee 32 | enteredUs i64 | endUs i64 |
+//	         | nFills u32 | fill* |
+//	fill:    | tickUs i64 | base 32 | quote 32 | price 32 |
+//
+// An order's owner is not written: it is its account's address. Neither
+// are the books' resting counts (buys_count, sells_count), the accounts'
+// terminal counts and the order id map, which Load derives from the
+// orders, nor the 24h statistics, computed from the 1m candles and nowUs
+// as at run time.
+//
+// Load is the inverse, for bytes read from disk: it never panics and
+// refuses with an error whatever AppendSnapshot cannot have written (bad
+// magic, short or trailing bytes, counts beyond the remaining bytes or the
+// limits, unknown enums, booleans other than 0/1, unsorted or repeated
+// keys, an order of an unknown book, non-canonical fields such as a price
+// on a book that never cleared, candles off their bucket boundaries or
+// after nowUs). So whatever it accepts re-encodes to the same bytes
+// (FuzzLoad checks it). The snapshot carries no checksum of its own: the
+// node stores it zstd-compressed (persist.Snapshot), whose frame checksum
+// catches a damaged value before Load sees it.
 package obindex

@@ -10,10 +10,12 @@ import (
 
 // Limits of the index's memory. See doc.go for what happens at each.
 const (
-	// AccountOrdersMax bounds the terminal orders kept per account; the
-	// oldest terminal order is dropped first. Live orders are never dropped
-	// (the engine's OrdersMax per book bounds them).
-	AccountOrdersMax = 1024
+	// TerminalOrdersPerAccount bounds the terminal orders (filled,
+	// expired, canceled, post-only refused) kept per account: past it the
+	// oldest, by (admission time, nonce, order id), is forgotten. Live
+	// orders (pending, active) are never dropped: the engine's OrdersMax
+	// and PendingMax per book bound them.
+	TerminalOrdersPerAccount = 1024
 	// OrderFillsMax bounds the per-tick fill rows kept per order; the oldest
 	// row is dropped first (the cumulative totals stay exact).
 	OrderFillsMax = 64
@@ -137,24 +139,30 @@ type book struct {
 	newOrders  int   // orders created in that tick
 	price      uint256.Int
 	hasPrice   bool
-	// activeCount counts orders with StatusActive, by side.
+	// Invariant: activeCount[side] is the number of this book's orders
+	// (Meta.Book) with StatusActive on that side.
 	activeCount [2]int
 	candles     [resolutionCount]candleRing
 }
 
 // account is one owner's order history.
 type account struct {
-	// Invariant: orders is sorted ascending by orderKey.
-	orders        []*Order
+	// Invariant: orders is sorted ascending by (admission time, nonce,
+	// order id), and never empty.
+	orders []*Order
+	// Invariant: terminalCount is the number of terminal orders in orders,
+	// and ≤ TerminalOrdersPerAccount between calls.
 	terminalCount int
 }
 
 // Index is the market-data indexer behind the ob_ read methods. Not safe
 // for concurrent use: the node calls it under its own lock.
 type Index struct {
-	live     LiveOrders
-	books    map[clob.Hash]*book
-	bookIDs  []clob.Hash // ascending
+	live    LiveOrders
+	books   map[clob.Hash]*book
+	bookIDs []clob.Hash // ascending
+	// Invariant: orders holds exactly the orders of the accounts' lists
+	// (a forgotten order leaves both).
 	orders   map[clob.Hash]*Order
 	accounts map[clob.Address]*account
 	nowUs    int64 // the latest tick time seen
@@ -174,7 +182,12 @@ func New(live LiveOrders) *Index {
 
 // AddMarket registers a market. Adding a market twice replaces its
 // configuration and keeps its history.
+//
+// REQUIRES: cfg.Kind is clob.Spot or clob.Perp (Load refuses others).
 func (x *Index) AddMarket(cfg *clob.MarketConfig) {
+	if cfg.Kind > clob.Perp {
+		panic("BUG: obindex: unknown market kind")
+	}
 	if b, ok := x.books[cfg.ID]; ok {
 		b.cfg = *cfg
 		return
@@ -198,11 +211,15 @@ func (x *Index) NowUs() int64 { return x.nowUs }
 // Admitted records an order created by an admitted transaction. An id
 // already known is ignored.
 //
-// REQUIRES: the market was added.
+// REQUIRES: the market was added; side, type and flags are ones the engine
+// admits (Load refuses others).
 func (x *Index) Admitted(m *OrderMeta) {
 	b, ok := x.books[m.Book]
 	if !ok {
 		panic("BUG: obindex: order admitted to an unknown market")
+	}
+	if m.Side > clob.Sell || m.Type > clob.Market || m.Flags&^flagsKnown != 0 {
+		panic("BUG: obindex: order admitted with an unknown side, type or flag")
 	}
 	if _, ok := x.orders[m.ID]; ok {
 		return
@@ -220,7 +237,13 @@ func (x *Index) Admitted(m *OrderMeta) {
 
 // Tick applies one tick's outcome: order events and each book's clearing
 // price and volume.
+//
+// REQUIRES: res.TickUs ≥ 0, and a book's traded ticks come in time order
+// (the engine's ticks do).
 func (x *Index) Tick(res *clob.TickResult) {
+	if res.TickUs < 0 {
+		panic("BUG: obindex: negative tick time")
+	}
 	if res.TickUs > x.nowUs {
 		x.nowUs = res.TickUs
 	}
@@ -237,7 +260,7 @@ func (x *Index) Tick(res *clob.TickResult) {
 			b.price, b.hasPrice = bt.Price, true
 		}
 		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
-			x.apply(b, &res.Events[j], res.TickUs, &bt.Price)
+			x.apply(&res.Events[j], res.TickUs, &bt.Price)
 		}
 		if bt.Traded {
 			for r := range b.candles {
@@ -248,7 +271,7 @@ func (x *Index) Tick(res *clob.TickResult) {
 }
 
 // apply folds one event into its order's record.
-func (x *Index) apply(b *book, e *clob.Event, tickUs int64, price *uint256.Int) {
+func (x *Index) apply(e *clob.Event, tickUs int64, price *uint256.Int) {
 	o, ok := x.orders[e.OrderID]
 	if !ok {
 		return // never admitted through this index, or dropped from history
@@ -260,18 +283,18 @@ func (x *Index) apply(b *book, e *clob.Event, tickUs int64, price *uint256.Int) 
 		if o.Meta.TTLUs > 0 {
 			o.EndUs = tickUs + o.Meta.TTLUs
 		}
-		x.setStatus(b, o, StatusActive)
+		x.setStatus(o, StatusActive)
 	case clob.EventFill:
 		o.addFill(tickUs, e, price)
 		if e.Terminal {
-			x.setStatus(b, o, StatusFilled)
+			x.setStatus(o, StatusFilled)
 		}
 	case clob.EventCancel:
-		x.setStatus(b, o, StatusCanceled)
+		x.setStatus(o, StatusCanceled)
 	case clob.EventExpire:
-		x.setStatus(b, o, StatusExpired)
+		x.setStatus(o, StatusExpired)
 	case clob.EventPostOnlyRefused:
-		x.setStatus(b, o, StatusPostOnlyRefused)
+		x.setStatus(o, StatusPostOnlyRefused)
 	case clob.EventUpdate:
 		if x.live == nil {
 			return
@@ -285,13 +308,16 @@ func (x *Index) apply(b *book, e *clob.Event, tickUs int64, price *uint256.Int) 
 	}
 }
 
-// setStatus moves an order to s, keeping the book's active counts and the
-// account's history bound.
-func (x *Index) setStatus(b *book, o *Order, s Status) {
+// setStatus moves an order to s, keeping its book's active counts and the
+// account's history bound. The count is kept on the order's own book, not
+// on the book whose events carried it (the same with the engine): so it is
+// always what Load derives from the orders.
+func (x *Index) setStatus(o *Order, s Status) {
 	if o.Status == s || o.Status.Terminal() {
 		return
 	}
-	side := o.Meta.Side & 1
+	b := x.books[o.Meta.Book]
+	side := o.Meta.Side
 	if o.Status == StatusActive {
 		b.activeCount[side]--
 	}
@@ -302,7 +328,7 @@ func (x *Index) setStatus(b *book, o *Order, s Status) {
 	if s.Terminal() {
 		a := x.accounts[o.Meta.Owner]
 		a.terminalCount++
-		if a.terminalCount > AccountOrdersMax {
+		if a.terminalCount > TerminalOrdersPerAccount {
 			x.dropOldestTerminal(a)
 		}
 	}

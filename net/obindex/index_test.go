@@ -38,6 +38,7 @@ func TestMarketsJSON(t *testing.T) {
 	if got != want {
 		t.Fatalf("markets:\ngot  %s\nwant %s", got, want)
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestStats24hRolling(t *testing.T) {
@@ -73,6 +74,7 @@ func TestStats24hRolling(t *testing.T) {
 	if m := x.Markets(nil)[0]; m.LastPrice != dec(four) || !m.HasPrice {
 		t.Fatalf("last price %s", m.LastPrice.Dec())
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestChangeBps(t *testing.T) {
@@ -131,6 +133,7 @@ func TestOrderbookJSON(t *testing.T) {
 	if _, ok := x.Orderbook(hashOf(9), nil, nil, 0); ok {
 		t.Fatalf("unknown book answered")
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestOrderLifecycle(t *testing.T) {
@@ -185,6 +188,7 @@ func TestOrderLifecycle(t *testing.T) {
 	if s.BuysCount != 1 {
 		t.Fatalf("buys_count %d, want 1 (order 6)", s.BuysCount)
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestOrderJSON(t *testing.T) {
@@ -223,6 +227,7 @@ func TestOrderJSON(t *testing.T) {
 	if got := string(AppendOrders(nil, &page)); got != `{"orders":[],"total_count":0,"next_cursor":null}` {
 		t.Fatalf("empty account: %s", got)
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestOrdersPagination(t *testing.T) {
@@ -311,6 +316,7 @@ func TestOrdersPagination(t *testing.T) {
 	if got := len(x.Orders(nil, alice, &OrdersQuery{Limit: 0}).Orders); got != 23 {
 		t.Fatalf("default limit gave %d", got)
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestCursorJSON(t *testing.T) {
@@ -323,14 +329,15 @@ func TestCursorJSON(t *testing.T) {
 	if got[len(got)-len(want):] != want {
 		t.Fatalf("cursor: %s", got)
 	}
+	checkRoundTrip(t, x)
 }
 
-func TestAccountOrdersMax(t *testing.T) {
+func TestTerminalOrdersPerAccount(t *testing.T) {
 	x := newTestIndex()
 	// One live order first: it must survive every drop.
 	x.Admitted(&OrderMeta{ID: hashOf(0), Book: bookA, Owner: alice})
 	x.Tick(mkTick(500_000, bookTick{book: bookA, events: []clob.Event{ev(clob.EventPlaced, 0)}}))
-	total := AccountOrdersMax + 10
+	total := TerminalOrdersPerAccount + 10
 	for i := 1; i <= total; i++ {
 		var id clob.Hash
 		id[0], id[1] = byte(i>>8), byte(i)
@@ -341,10 +348,10 @@ func TestAccountOrdersMax(t *testing.T) {
 		x.Tick(res)
 	}
 	page := x.Orders(nil, alice, &OrdersQuery{Limit: OrdersLimitMax, WithTotal: true})
-	if page.Total != AccountOrdersMax+1 {
-		t.Fatalf("kept %d orders, want %d", page.Total, AccountOrdersMax+1)
+	if page.Total != TerminalOrdersPerAccount+1 {
+		t.Fatalf("kept %d orders, want %d", page.Total, TerminalOrdersPerAccount+1)
 	}
-	if len(x.orders) != AccountOrdersMax+1 {
+	if len(x.orders) != TerminalOrdersPerAccount+1 {
 		t.Fatalf("id map holds %d", len(x.orders))
 	}
 	a := x.accounts[alice]
@@ -354,6 +361,7 @@ func TestAccountOrdersMax(t *testing.T) {
 	if a.orders[1].Meta.AdmittedUs != 11 {
 		t.Fatalf("oldest kept terminal order admitted at %d, want 11", a.orders[1].Meta.AdmittedUs)
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestUpdateUsesLiveOrders(t *testing.T) {
@@ -366,6 +374,7 @@ func TestUpdateUsesLiveOrders(t *testing.T) {
 	if o.Price != dec("6"+e18[1:]) || o.Meta.Price != dec("5"+e18[1:]) || o.EndUs != 9_000_000 || o.Status != StatusActive {
 		t.Fatalf("after update: price %s end %d status %s", o.Price.Dec(), o.EndUs, o.Status)
 	}
+	checkRoundTrip(t, x)
 }
 
 type fakeLive map[clob.Hash]clob.OrderInfo
@@ -427,6 +436,7 @@ func TestCandles(t *testing.T) {
 	if _, ok := x.Candles(nil, hashOf(9), &all); ok {
 		t.Fatalf("unknown book answered")
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestCandleBucketsMax(t *testing.T) {
@@ -473,6 +483,7 @@ func TestPositionsJSON(t *testing.T) {
 	if got := string(AppendPositions(nil, x.Positions(nil, bob, balances))); got[:16] != `{"positions":[],` {
 		t.Fatalf("empty positions: %s", got)
 	}
+	checkRoundTrip(t, x)
 }
 
 func TestDeterminism(t *testing.T) {
@@ -493,7 +504,8 @@ func TestDeterminism(t *testing.T) {
 		}
 		out = AppendMarkets(out, x.Markets(nil))
 		page := x.Orders(nil, alice, &OrdersQuery{Limit: 100, WithTotal: true, WithFills: true})
-		return string(AppendOrders(out, &page))
+		out = AppendOrders(out, &page)
+		return string(checkRoundTrip(t, x)) + string(out)
 	}
 	if a, b := run(), run(); a != b {
 		t.Fatalf("two runs differ")
