@@ -6,28 +6,37 @@ import (
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
 )
 
 const batchPrefix = 'b'
 
 // batchFixedBytes is a stored batch's size before its signatures.
-const batchFixedBytes = 8 + 8 + 32 + 4 + 2
+const batchFixedBytes = 8 + 8 + 32 + 8 + 4 + 2
 
 // batchSigBytes is one stored signature: validator address and r ‖ s ‖ v.
 const batchSigBytes = 20 + 65
 
 // Batch is an attestation batch as stored: what the committee signed over
-// the next Leaves records after the previous batch's. Records are counted in
-// log order, over the inputs that produce one (every input but base-fee
-// changes and market creations); the attester signs them in that order.
+// the records at places FirstPlace … FirstPlace+Leaves-1. Records are
+// counted in log order, over the inputs that produce one (every input but
+// base-fee changes and market creations); the attester signs them in that
+// order.
 type Batch struct {
-	Seq    uint64 // 1, 2, … with no gap
-	Epoch  uint64
-	TimeUs int64
-	Root   [32]byte
-	Leaves uint32
-	Sigs   []attest.ValidatorSig
+	Seq        uint64 // 1, 2, … with no gap
+	Epoch      uint64
+	TimeUs     int64
+	Root       [32]byte
+	FirstPlace uint64
+	Leaves     uint32
+	Sigs       []attest.ValidatorSig
+	// LeafHashes are the signed leaves, in order: enough to rebuild the
+	// Merkle tree (and every receipt's proof) without the records.
+	LeafHashes [][32]byte
+	// Records are the attested records, in leaf order: Append stores them
+	// as history rows beside the batch. Reads leave it nil.
+	Records []*core.TxRecord
 }
 
 func batchKey(seq uint64) []byte {
@@ -45,11 +54,15 @@ func appendBatch(dst []byte, b *Batch) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, b.Epoch)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(b.TimeUs))
 	dst = append(dst, b.Root[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, b.FirstPlace)
 	dst = binary.BigEndian.AppendUint32(dst, b.Leaves)
 	dst = binary.BigEndian.AppendUint16(dst, uint16(len(b.Sigs)))
 	for i := range b.Sigs {
 		dst = append(dst, b.Sigs[i].Validator[:]...)
 		dst = append(dst, b.Sigs[i].Signature[:]...)
+	}
+	for i := range b.LeafHashes {
+		dst = append(dst, b.LeafHashes[i][:]...)
 	}
 	return dst
 }
@@ -89,10 +102,11 @@ func decodeBatch(v []byte, b *Batch) error {
 	b.Epoch = binary.BigEndian.Uint64(v)
 	b.TimeUs = int64(binary.BigEndian.Uint64(v[8:]))
 	copy(b.Root[:], v[16:48])
-	b.Leaves = binary.BigEndian.Uint32(v[48:])
-	n := int(binary.BigEndian.Uint16(v[52:]))
+	b.FirstPlace = binary.BigEndian.Uint64(v[48:])
+	b.Leaves = binary.BigEndian.Uint32(v[56:])
+	n := int(binary.BigEndian.Uint16(v[60:]))
 	v = v[batchFixedBytes:]
-	if b.Leaves < 1 || b.Leaves > attest.MaxBatchLeaves || n > attest.MaxCommitteeSize || len(v) != n*batchSigBytes {
+	if b.Leaves < 1 || b.Leaves > attest.MaxBatchLeaves || n > attest.MaxCommitteeSize || len(v) != n*batchSigBytes+32*int(b.Leaves) {
 		return errBatchCorrupt
 	}
 	b.Sigs = make([]attest.ValidatorSig, n)
@@ -100,6 +114,10 @@ func decodeBatch(v []byte, b *Batch) error {
 		copy(b.Sigs[i].Validator[:], v[:20])
 		copy(b.Sigs[i].Signature[:], v[20:batchSigBytes])
 		v = v[batchSigBytes:]
+	}
+	b.LeafHashes = make([][32]byte, b.Leaves)
+	for i := range b.LeafHashes {
+		copy(b.LeafHashes[i][:], v[32*i:])
 	}
 	return nil
 }

@@ -9,13 +9,20 @@ import (
 	"github.com/ledgervenue/node/core/attest"
 )
 
+// sampleBatch is batch seq of a history where batch k holds k records.
 func sampleBatch(seq uint64) *Batch {
-	b := &Batch{Seq: seq, Epoch: 2, TimeUs: 1_700_000_000_000_000 + int64(seq), Root: [32]byte{byte(seq)}, Leaves: uint32(seq * 3)}
+	b := &Batch{Seq: seq, Epoch: 2, TimeUs: 1_700_000_000_000_000 + int64(seq), Root: [32]byte{byte(seq)},
+		FirstPlace: seq * (seq - 1) / 2, Leaves: uint32(seq)}
 	for i := range 4 {
 		var s attest.ValidatorSig
 		s.Validator[19] = byte(i)
 		s.Signature[0], s.Signature[64] = byte(seq), 27
 		b.Sigs = append(b.Sigs, s)
+	}
+	for i := range b.Leaves {
+		place := b.FirstPlace + uint64(i)
+		b.LeafHashes = append(b.LeafHashes, [32]byte{byte(place), 1})
+		b.Records = append(b.Records, sampleRecord(place))
 	}
 	return b
 }
@@ -31,7 +38,7 @@ func TestBatchesRoundTrip(t *testing.T) {
 	var want []*Batch
 	for seq := uint64(1); seq <= 3; seq++ {
 		want = append(want, sampleBatch(seq))
-		if err := l.Append(nil, want[len(want)-1:]); err != nil {
+		if err := l.Append(&Group{Batches: want[len(want)-1:]}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -43,6 +50,9 @@ func TestBatchesRoundTrip(t *testing.T) {
 	var got []*Batch
 	if err := l.Batches(func(b *Batch) error { c := *b; got = append(got, &c); return nil }); err != nil {
 		t.Fatal(err)
+	}
+	for _, b := range want {
+		b.Records = nil // stored as history rows, not with the batch
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("batches after reopen:\n%+v\nwant\n%+v", got, want)
@@ -65,7 +75,7 @@ func TestBatchesRefuseDamage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Append(nil, []*Batch{sampleBatch(1)}); err != nil {
+		if err := l.Append(&Group{Batches: []*Batch{sampleBatch(1)}}); err != nil {
 			t.Fatal(err)
 		}
 		val := c.val

@@ -1,5 +1,6 @@
 // Package persist keeps the node's durable state in Badger: the ordered log
-// of every input the sequencer applied to the ledger.
+// of every input the sequencer applied to the ledger, the attested history
+// (records, their attestation batches and indexes), and state snapshots.
 //
 // Model. The sequencer appends inputs in the order it applied them; Append
 // writes a group of them in one synced Badger transaction, and only after it
@@ -37,20 +38,40 @@
 //	+-----------+------+-----------------+------------+------------------+-------------+
 //
 //	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
-//	value: (below)                                 no gaps (AppendBatch, Batches)
-//	+-------+--------+------+--------+-------+-------------------------------------+
-//	| epoch | timeUs | root | leaves | nSigs | nSigs × (validator 20 | sig r‖s‖v 65) |
-//	|   8   |   8    |  32  |   4    |   2   |                                     |
-//	+-------+--------+------+--------+-------+-------------------------------------+
+//	value: (below)                                 no gaps (Append, Batches, Batch)
+//	+-------+--------+------+------------+--------+-------+------------------------+---------------+
+//	| epoch | timeUs | root | firstPlace | leaves | nSigs | nSigs × (validator 20 | | leaves × leaf |
+//	|   8   |   8    |  32  |     8      |   4    |   2   |   sig r‖s‖v 65)        |      32       |
+//	+-------+--------+------+------------+--------+-------+------------------------+---------------+
 //
-// A batch covers the next `leaves` records after the previous batch's, in
-// log order, counting the inputs that produce a record (all but base-fee
-// changes and market creations): the order the attester signs them in.
+// A batch covers the records at places firstPlace … firstPlace+leaves-1. A
+// record's place is its position in log order among the inputs that produce
+// a record (all but base-fee changes and market creations): the order the
+// attester signs them in, and the order of the history listings. The leaves
+// rebuild the Merkle tree (every receipt's proof) without the records.
+//
+// History, written with the batch that attests it (Append, in the same
+// group commit), read without any lock of the node's:
+//
+//	'r' | place 8                 → batch seq 8 | leaf 4 | record
+//	'h' | tx hash 32              → place 8
+//	'a' | address 20 | place 8    → (empty)      sender and recipient
+//	'l' | place 8 | log index 4   → address 20 | nTopics 1 | topics
+//	't' | batch time 8 | seq 8    → firstPlace 8 (time → place)
+//	'k' | intent tx hash 32       → tick time 8 | tick hash 32
+//	                                (written with the tick's input)
+//	record: kind 1 | seq 8 | status 1 | gasUsed 8 | effectiveGasPrice 32 |
+//	        tickUs 8 | nLogs 4 | logs | tx (as in kind 1 above, without timeUs)
+//	log:    address 20 | nTopics 1 | topics | dataLen 4 | data
+//
+// Snapshots: 's' | seq 8 → zstd(the node's state after the first seq
+// inputs; its layout is the node's). The frame's checksum catches damage.
 //
 // A value that does not decode exactly (wrong length, unknown kind) is
 // corruption: Replay and Batches stop with an error rather than guess.
 //
-// Limits: MaxDataBytes bounds a transaction's calldata in a record.
-// Snapshots and receipt indexes are not stored yet: a restart replays the
-// whole log (and restores the stored batches over it).
+// Limits: MaxDataBytes bounds a transaction's calldata in a record,
+// MaxRecordLogs and MaxLogTopics a stored record's logs, SnapshotBytesMax a
+// snapshot. PruneBefore and PruneLogBefore delete old history and log
+// inputs (retention); the newest batch always stays.
 package persist

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/dgraph-io/badger/v4/options"
 	"github.com/ledgervenue/node/core"
 )
 
@@ -20,8 +21,9 @@ var formatKey = []byte("format")
 // carry their admission time; ticks and markets are records; 3: the records
 // are format 2's, but every transaction now uses 21000 gas, so replaying an
 // older log would charge other fees than it acknowledged, and the
-// attestation batches are stored beside the log).
-const FormatVersion = 3
+// attestation batches are stored beside the log; 4: batches carry their
+// leaves and first place, and the history rows and snapshots are stored).
+const FormatVersion = 4
 
 // Log is the durable, ordered log of ledger inputs. Append and Replay must
 // not run concurrently (the node replays before it serves).
@@ -40,7 +42,15 @@ func Open(dir string) (*Log, error) {
 		WithMemTableSize(16 << 20).
 		WithNumMemtables(2).
 		WithValueLogFileSize(64 << 20).
-		WithBlockCacheSize(16 << 20)
+		WithBlockCacheSize(16 << 20).
+		WithIndexCacheSize(16 << 20).
+		// Compaction's table builders take about twice a table's size each,
+		// and Badger doubles the table size per level: with the defaults a
+		// growing history made compaction hold hundreds of MB. Every level
+		// keeps the base size, and two compactors run.
+		WithNumCompactors(2).
+		WithCompression(options.None)
+	opts.TableSizeMultiplier = 1
 	db, err := badger.Open(opts)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open intent log in %q: %w", dir, err)
@@ -94,58 +104,76 @@ func (l *Log) findEnd() error {
 // Len returns how many inputs the log holds.
 func (l *Log) Len() uint64 { return l.nextSeq - 1 }
 
-// Append makes inputs durable, in order, and stores the attestation
-// batches, with one synced write (more only if the group exceeds Badger's
-// transaction size): the attester's batches share the group commit's fsync.
-// When it returns nil all of them are on disk.
+// Group is one group commit: the inputs the sequencer applied, in order,
+// the attestation batches with their records, the tick links of the ticks
+// among the inputs, and possibly a snapshot.
+type Group struct {
+	Inputs  []*core.Input
+	Batches []*Batch
+	Links   []TickLink
+	// Snapshot, when set, is stored once every input up to its Seq is.
+	Snapshot *Snapshot
+}
+
+// Reset empties g for reuse.
+func (g *Group) Reset() {
+	g.Inputs, g.Batches, g.Links, g.Snapshot = g.Inputs[:0], g.Batches[:0], g.Links[:0], nil
+}
+
+// Append makes a group durable with one synced write (more only if the group
+// exceeds Badger's transaction size): the attester's batches and their
+// history share the group commit's fsync. When it returns nil all of it is
+// on disk.
 //
 // REQUIRES: each batch's Seq is one more than the last stored batch's (1
-// for the first); Batches checks it on the way back.
-func (l *Log) Append(inputs []*core.Input, batches []*Batch) error {
-	txn := l.db.NewTransaction(true)
-	defer func() { txn.Discard() }()
-	set := func(key, val []byte) error {
-		err := txn.Set(key, val)
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			if err = txn.Commit(); err != nil {
-				return fmt.Errorf("cannot commit intent log: %w", err)
-			}
-			txn = l.db.NewTransaction(true)
-			err = txn.Set(key, val)
-		}
-		if err != nil {
-			return fmt.Errorf("cannot append to intent log: %w", err)
-		}
-		return nil
-	}
-	for _, in := range inputs {
+// for the first), and its FirstPlace the previous batch's end; Batches
+// checks the sequence on the way back. A snapshot's Seq is at most the
+// log's length after the group.
+func (l *Log) Append(g *Group) error {
+	s := setter{db: l.db, txn: l.db.NewTransaction(true)}
+	defer func() { s.txn.Discard() }()
+	for _, in := range g.Inputs {
 		l.key[0] = logPrefix
 		binary.BigEndian.PutUint64(l.key[1:], l.nextSeq)
 		l.val = AppendRecord(l.val[:0], in)
 		// Badger keeps the slices until commit: give it copies.
-		if err := set(append([]byte(nil), l.key[:]...), append([]byte(nil), l.val...)); err != nil {
+		if err := s.set(append([]byte(nil), l.key[:]...), append([]byte(nil), l.val...)); err != nil {
 			return err
 		}
 		l.nextSeq++
 	}
-	for _, b := range batches {
-		if err := set(batchKey(b.Seq), appendBatch(nil, b)); err != nil {
+	for _, b := range g.Batches {
+		if err := s.putBatch(b); err != nil {
 			return err
 		}
 	}
-	if err := txn.Commit(); err != nil {
+	for i := range g.Links {
+		if err := s.putLink(&g.Links[i]); err != nil {
+			return err
+		}
+	}
+	if g.Snapshot != nil {
+		if g.Snapshot.Seq > l.nextSeq-1 {
+			panic("BUG: persist: a snapshot past the end of the log")
+		}
+		if err := s.set(snapshotKey(g.Snapshot.Seq), g.Snapshot.encode()); err != nil {
+			return err
+		}
+	}
+	if err := s.txn.Commit(); err != nil {
 		return fmt.Errorf("cannot commit intent log: %w", err)
 	}
 	return nil
 }
 
-// Replay calls fn for every stored input, in order.
-func (l *Log) Replay(fn func(seq uint64, in *core.Input) error) error {
+// Replay calls fn for every stored input after the first from, in order
+// (from 0 replays the whole log; from a snapshot's Seq what follows it).
+func (l *Log) Replay(from uint64, fn func(seq uint64, in *core.Input) error) error {
 	return l.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 256, Prefix: []byte{logPrefix}})
 		defer it.Close()
-		want := uint64(1)
-		for it.Rewind(); it.Valid(); it.Next() {
+		want := from + 1
+		for it.Seek(placeKey(logPrefix, want)); it.Valid(); it.Next() {
 			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
 			if seq != want {
 				return fmt.Errorf("intent log has a gap: found seq %d, want %d", seq, want)

@@ -80,10 +80,10 @@ func TestLogAppendReplayReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	ins := sampleInputs()
-	if err := l.Append(ins[:2], nil); err != nil {
+	if err := l.Append(&Group{Inputs: ins[:2]}); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Append(ins[2:], nil); err != nil {
+	if err := l.Append(&Group{Inputs: ins[2:]}); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
@@ -98,7 +98,7 @@ func TestLogAppendReplayReopen(t *testing.T) {
 		t.Fatalf("len %d", l.Len())
 	}
 	var got [][]byte
-	err = l.Replay(func(seq uint64, in *core.Input) error {
+	err = l.Replay(0, func(seq uint64, in *core.Input) error {
 		if seq != uint64(len(got)+1) {
 			t.Fatalf("seq %d", seq)
 		}

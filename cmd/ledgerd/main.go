@@ -31,9 +31,10 @@ const ChainID = 0x50d
 
 type flags struct {
 	addr, datadir, adminToken, clock, seed, pprof string
-	dev, compat                                   bool
-	validators                                    int
+	dev, compat, ignoreSnapshots                  bool
+	validators, historyCache, snapshotEvery       int
 	baseFee                                       uint64
+	snapshotInterval, retain                      time.Duration
 }
 
 func main() {
@@ -48,6 +49,11 @@ func main() {
 	flag.Uint64Var(&f.baseFee, "base-fee", 1_000_000_000, "initial base fee per gas, wei")
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
+	flag.IntVar(&f.historyCache, "history-cache", node.DefaultCacheEntries, "attested records kept in RAM; older ones are read from disk")
+	flag.IntVar(&f.snapshotEvery, "snapshot-every", node.DefaultSnapshotEvery, "take a state snapshot after this many inputs (-1: never)")
+	flag.DurationVar(&f.snapshotInterval, "snapshot-interval", node.DefaultSnapshotInterval, "take a state snapshot this long after the previous one, if any input arrived since")
+	flag.BoolVar(&f.ignoreSnapshots, "ignore-snapshots", false, "replay the whole intent log at start-up instead of loading the newest snapshot (to check one)")
+	flag.DurationVar(&f.retain, "retain", 0, "delete history attested longer ago than this (e.g. 24h; 0: keep everything)")
 	flag.Parse()
 	if err := run(&f); err != nil {
 		log.Fatalf("ledgerd: %v", err)
@@ -58,6 +64,11 @@ func run(f *flags) error {
 	cfg := node.Config{
 		DataDir: f.datadir, ChainID: ChainID, BaseFee: *uint256.NewInt(f.baseFee),
 		Validators: f.validators, CommitteeSeed: []byte(f.seed), Clock: node.WallClock{}, Logf: log.Printf,
+		CacheEntries: f.historyCache, SnapshotEvery: f.snapshotEvery, SnapshotInterval: f.snapshotInterval,
+		Retain: f.retain, IgnoreSnapshots: f.ignoreSnapshots,
+	}
+	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 {
+		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0")
 	}
 	var manual *node.ManualClock
 	switch f.clock {

@@ -18,16 +18,22 @@
 // the load grows, and an idle node answers at once.
 //
 // Invariants:
+//
 //   - The queues hold inputs in the order the ledger applied them, so the log
 //     order is the apply order and a replay rebuilds the same state.
 //   - Nothing is acknowledged before it is durable: Submit's callback runs
 //     after the group's Append returned.
 //   - A receipt is visible only once attested; a transaction is visible only
 //     once durable.
+//   - The attester's batch and its records' history rows are durable before
+//     any of those receipts is served; a restart reads batches back and never
+//     signs a record twice (sequence numbers continue).
 //
-// Limits: MaxInflight inputs may wait for durability or attestation at once;
-// beyond it Submit refuses with ErrOverloaded rather than queue without bound.
-// The transaction index and the log list live in memory and grow with use;
-// attestations are not persisted: after a restart the replayed receipts are
-// attested again at start-up time.
+// Memory: RAM holds the ledger, the books, the market index, the records in
+// flight (MaxInflight bounds them: beyond it Submit refuses with
+// ErrOverloaded rather than queue without bound) and the newest
+// Config.CacheEntries attested records. Everything older is read from the
+// history on disk (history.go), outside the sequencer's lock. Snapshots
+// (snapshot.go) bound restart time: start-up loads the newest one and
+// replays only the log after it. Retention (retain.go) bounds the disk.
 package node

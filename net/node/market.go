@@ -8,6 +8,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/persist"
 )
 
 // Ticks. The orderbook clears at multiples of each market's auction
@@ -109,35 +110,42 @@ func (n *Node) CreateMarket(cfg *clob.MarketConfig, done func(error)) error {
 	return nil
 }
 
-// afterApply keeps the node's views in step with an applied input; e is
-// its entry, nil for inputs without a record.
+// afterApply keeps the node's views in step with an applied input; rec is
+// its record and e its entry (nil for inputs without a record; e also nil
+// for a replayed record the history already holds). A tick returns the
+// links from the orderbook transactions it landed to itself, which the
+// writer stores with it.
 // REQUIRES: n.mu held, called right after the ledger applied in.
-func (n *Node) afterApply(in *core.Input, e *Entry) {
+func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persist.TickLink {
 	switch in.Kind {
 	case core.InputTx:
-		if e != nil && in.Tx.To == core.OrderbookAddress {
-			n.awaiting[e.Rec.Seq] = e
-			n.market.admitted(e, in.TimeUs, n.ledger.LastEnvelope())
+		if rec != nil && in.Tx.To == core.OrderbookAddress {
+			n.awaiting[rec.Seq] = awaitRef{hash: rec.Tx.Hash, e: e}
+			n.market.admitted(&rec.Tx, in.TimeUs, n.ledger.LastEnvelope())
 		}
 	case core.InputTick:
 		res := n.ledger.LastTick()
 		n.lastTickUs = res.TickUs
+		var links []persist.TickLink
 		for _, tag := range res.Landed {
-			if le := n.awaiting[tag]; le != nil {
-				le.tick = e
+			if ref, ok := n.awaiting[tag]; ok {
+				if ref.e != nil {
+					ref.e.tick = e
+				}
+				links = append(links, persist.TickLink{Intent: ref.hash, TickUs: res.TickUs, TickHash: rec.Tx.Hash})
 				delete(n.awaiting, tag)
 			}
 		}
 		n.market.tick(res)
 		if n.pub != nil && e != nil {
-			e.publish = n.buildTick(res, e)
+			e.publish = n.buildTick(res, e) // chains to the previous tick
 		}
-		if e != nil {
-			n.lastTickHash = clob.Hash(e.Rec.Tx.Hash)
-		}
+		n.lastTickHash = clob.Hash(rec.Tx.Hash)
+		return links
 	case core.InputCreateMarket:
 		n.market.addMarket(&in.Market)
 	}
+	return nil
 }
 
 // marketViews is the node's market-data index (net/obindex), fed under the
@@ -155,8 +163,7 @@ func (v *marketViews) addMarket(cfg *clob.MarketConfig) { v.idx.AddMarket(cfg) }
 func (v *marketViews) tick(res *clob.TickResult) { v.idx.Tick(res) }
 
 // admitted records the orders an admitted orderbook transaction created.
-func (v *marketViews) admitted(e *Entry, timeUs int64, env *clob.Envelope) {
-	tx := &e.Rec.Tx
+func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 	owner := clob.Address(tx.From)
 	if env.Delegated {
 		owner = env.Master

@@ -45,6 +45,21 @@ type Alloc struct {
 	Amount         uint256.Int
 }
 
+// History defaults (docs/decisions.md, "History on disk").
+const (
+	// DefaultCacheEntries is how many of the newest attested records stay
+	// in RAM besides the history on disk.
+	DefaultCacheEntries = 32768
+	// DefaultSnapshotEvery and DefaultSnapshotInterval: a snapshot is taken
+	// after this many inputs, or this long after the previous one if any
+	// input arrived since.
+	DefaultSnapshotEvery    = 100_000
+	DefaultSnapshotInterval = 5 * time.Minute
+	// snapshotsKept is how many snapshots stay on disk: the newest, and an
+	// older one to fall back on if the newest cannot be read.
+	snapshotsKept = 2
+)
+
 // Config configures a node.
 type Config struct {
 	DataDir       string
@@ -58,12 +73,26 @@ type Config struct {
 	Markets []clob.MarketConfig
 	// Orderbook bounds the engine's memory per market.
 	Orderbook clob.Limits
+	// CacheEntries bounds the attested records kept in RAM (0: the
+	// default); older ones are read from disk.
+	CacheEntries int
+	// SnapshotEvery and SnapshotInterval schedule snapshots (0: the
+	// defaults; SnapshotEvery < 0 turns them off).
+	SnapshotEvery    int
+	SnapshotInterval time.Duration
+	// IgnoreSnapshots replays the whole log at start-up, as if no snapshot
+	// were stored: to check that a snapshot and the log agree.
+	IgnoreSnapshots bool
+	// Retain bounds the history on disk by age (0: keep everything);
+	// retain.go says what pruning removes.
+	Retain time.Duration
 	// BeforeAppend, when set, runs on the writer before each group commit.
 	// Tests use it to hold inputs in the applied-but-not-durable state, and
 	// to fail a group commit as a failing disk would: an error it returns
 	// is the commit's.
 	BeforeAppend func() error
-	// Logf reports fatal pipeline errors; nil discards them.
+	// Logf reports fatal pipeline errors and start-up decisions (a
+	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
 }
 
@@ -72,16 +101,22 @@ type Node struct {
 	cfg       Config
 	committee *attest.Committee
 	log       *persist.Log
+	// genesisHash is the state hash before any input: a snapshot taken
+	// under another genesis is not used.
+	genesisHash core.Hash
 
-	mu      sync.RWMutex
-	ledger  *core.Ledger
+	mu     sync.RWMutex
+	ledger *core.Ledger
+	// entries holds the records not yet attested, and the newest attested
+	// ones (recent); the rest of history is on disk.
 	entries map[core.Hash]*Entry
-	logs    []LogRef // attested logs, in attestation order
-	// attested lists the attested records in attestation order (batch,
-	// then leaf): a record's index here is its place in the history
-	// listings, stable across restarts because batches are restored.
-	attested []*Entry
-	inflight int // inputs applied but not yet attested
+	recent  ring
+	// records counts the records applied: the next one's place.
+	records uint64
+	// attestedEnd is the place after the newest attested record: every
+	// place before it is in the history on disk.
+	attestedEnd uint64
+	inflight    int // inputs applied but not yet attested
 	// stopErr, once set, refuses every write: ErrStopped or ErrLogFailed.
 	stopErr error
 	lastAtt int64 // timestamp of the newest attestation batch
@@ -89,9 +124,9 @@ type Node struct {
 	// lastStamp is the newest admission time given to an input: the
 	// sequencer's clock never runs backwards.
 	lastStamp int64
-	// awaiting maps the Seq of each admitted orderbook transaction to its
-	// entry until the tick it lands in has run.
-	awaiting map[uint64]*Entry
+	// awaiting maps the Seq of each admitted orderbook transaction to it
+	// until the tick it lands in has run.
+	awaiting map[uint64]awaitRef
 	market   *marketViews
 	// pub receives durable ticks and attested receipts (nil: nobody
 	// subscribes); lastTickHash chains the published ticks.
@@ -101,6 +136,11 @@ type Node struct {
 	// nextBatchSeq is the sequence number of the next attestation batch:
 	// one after the newest stored batch, so none is ever signed twice.
 	nextBatchSeq uint64
+	snap         snapshotter
+	batches      batchCache
+	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
+	// none, the log was replayed from genesis).
+	replayedFrom uint64
 
 	admitQ    *queue[admission]
 	attestQ   *queue[*Entry]
@@ -110,12 +150,22 @@ type Node struct {
 	closeErr  error
 }
 
-// admission is an applied input on its way to the log, or (in nil) an
-// attestation batch to store with the next group commit.
+// awaitRef is an orderbook transaction waiting for its tick: its entry
+// while it is in RAM (nil once only the history has it).
+type awaitRef struct {
+	hash core.Hash
+	e    *Entry
+}
+
+// admission is what the writer stores with its next group commit: an
+// applied input (with the tick links of a tick), an attestation batch, or a
+// snapshot.
 type admission struct {
 	in    *core.Input
 	entry *Entry // nil for inputs without a record (base-fee changes)
+	links []persist.TickLink
 	batch *persist.Batch
+	snap  *persist.Snapshot
 	done  func(*Entry, error)
 }
 
@@ -133,6 +183,15 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Orderbook.PendingMax == 0 {
 		cfg.Orderbook.PendingMax = DefaultPendingMax
 	}
+	if cfg.CacheEntries <= 0 {
+		cfg.CacheEntries = DefaultCacheEntries
+	}
+	if cfg.SnapshotEvery == 0 {
+		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if cfg.SnapshotInterval <= 0 {
+		cfg.SnapshotInterval = DefaultSnapshotInterval
+	}
 	lg, err := persist.Open(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -143,7 +202,8 @@ func Open(cfg Config) (*Node, error) {
 		log:       lg,
 		ledger:    core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook}),
 		entries:   make(map[core.Hash]*Entry),
-		awaiting:  make(map[uint64]*Entry),
+		recent:    newRing(cfg.CacheEntries),
+		awaiting:  make(map[uint64]awaitRef),
 		admitQ:    newQueue[admission](),
 		attestQ:   newQueue[*Entry](),
 		quit:      make(chan struct{}),
@@ -160,50 +220,87 @@ func Open(cfg Config) (*Node, error) {
 		}
 		n.market.addMarket(&cfg.Markets[i])
 	}
-	if err := n.replay(); err != nil {
+	n.genesisHash = n.ledger.StateHash()
+	start := time.Now()
+	if err := n.restore(); err != nil {
 		lg.Close()
 		return nil, err
 	}
-	n.wg.Add(2)
+	if lg.Len() > 0 {
+		n.logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
+			time.Since(start).Round(time.Millisecond), n.replayedFrom, lg.Len()-n.replayedFrom, n.inflight)
+	}
+	n.snap.init(n)
+	n.wg.Add(3)
 	go n.writer()
 	go n.attester()
+	go n.snapshotter()
 	if _, manual := cfg.Clock.(*ManualClock); !manual {
 		n.wg.Add(1)
 		go n.ticker()
 	}
+	if cfg.Retain > 0 {
+		n.wg.Add(1)
+		go n.pruner()
+	}
 	return n, nil
 }
 
-// replay rebuilds the ledger and the index from the log; the replayed
-// records are queued for attestation.
-func (n *Node) replay() error {
-	var records []*Entry // in log order: the order they were attested in
-	err := n.log.Replay(func(seq uint64, in *core.Input) error {
+// restore rebuilds the state: from the newest usable snapshot, then the log
+// after it. Replayed records the history already holds are not kept in RAM;
+// the others (durable before the restart, not yet attested) are queued for
+// attestation under the next sequence numbers, at the places they were
+// applied in.
+func (n *Node) restore() error {
+	head, err := n.log.Head()
+	if err != nil {
+		return err
+	}
+	n.nextBatchSeq, n.attestedEnd, n.lastAtt = head.NextSeq, head.NextPlace, head.LastUs
+	last, err := n.checkNewestBatch(head)
+	if err != nil {
+		return err
+	}
+	var from uint64
+	if !n.cfg.IgnoreSnapshots {
+		if from, err = n.loadNewestSnapshot(head); err != nil {
+			return err
+		}
+	}
+	n.replayedFrom = from
+	var rest []*Entry
+	err = n.log.Replay(from, func(seq uint64, in *core.Input) error {
 		rec, rej := n.ledger.Apply(in)
 		if !rej.OK() {
 			return fmt.Errorf("intent log seq %d no longer applies (reject code %d): log and genesis disagree", seq, rej.Code)
 		}
 		n.lastStamp = max(n.lastStamp, in.TimeUs)
 		if rec == nil {
-			n.afterApply(in, nil)
+			n.afterApply(in, nil, nil)
 			return nil
 		}
 		n.ledger.Settle(rec)
-		e := &Entry{Rec: rec, durable: true, acceptedAt: time.Now()}
+		place := n.records
+		n.records++
+		if place < head.NextPlace {
+			if last != nil && place >= last.FirstPlace && Commitment(rec).Leaf() != last.LeafHashes[place-last.FirstPlace] {
+				return fmt.Errorf("attestation batch %d does not attest the log's record at place %d: the data directory is damaged", last.Seq, place)
+			}
+			n.afterApply(in, rec, nil)
+			return nil
+		}
+		e := &Entry{Rec: rec, place: place, durable: true, acceptedAt: time.Now()}
 		n.entries[rec.Tx.Hash] = e
-		n.afterApply(in, e)
-		records = append(records, e)
+		n.afterApply(in, rec, e)
+		rest = append(rest, e)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	rest, err := n.restoreBatches(records)
-	if err != nil {
-		return err
+	if n.records < head.NextPlace {
+		return fmt.Errorf("the history holds %d attested records, the log only %d: the data directory is damaged", head.NextPlace, n.records)
 	}
-	// Records made durable but not attested before the restart are
-	// attested now, under the next sequence numbers.
 	for _, e := range rest {
 		n.inflight++
 		n.attestQ.push(e)
@@ -211,31 +308,26 @@ func (n *Node) replay() error {
 	return nil
 }
 
-// restoreBatches gives the replayed records, in log order, the attestation
-// batches stored for them, rebuilt without signing, and returns the records
-// no stored batch covers. A stored batch whose records do not hash to its
-// root, or that covers more records than the log holds, means the data
-// directory is damaged: Open refuses it rather than sign over it.
-func (n *Node) restoreBatches(records []*Entry) ([]*Entry, error) {
-	n.nextBatchSeq = 1
-	var leaves [][32]byte
-	err := n.log.Batches(func(sb *persist.Batch) error {
-		if int(sb.Leaves) > len(records) {
-			return fmt.Errorf("attestation batch %d covers %d records, the log holds %d more: the data directory is damaged", sb.Seq, sb.Leaves, len(records))
-		}
-		group := records[:sb.Leaves]
-		records = records[sb.Leaves:]
-		leaves = appendLeaves(leaves[:0], group)
-		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, leaves, sb.Sigs)
-		if err != nil {
-			return fmt.Errorf("attestation batch %d: %w: the data directory is damaged", sb.Seq, err)
-		}
-		n.attachLocked(group, b)
-		n.lastAtt = b.Timestamp
-		n.nextBatchSeq = sb.Seq + 1
-		return nil
-	})
-	return records, err
+// checkNewestBatch rebuilds the newest stored batch from its leaves: a
+// batch whose leaves do not hash to its signed root means the data
+// directory is damaged, and Open refuses it rather than sign over it. It
+// returns the batch (nil when none is stored) so that the replay can check
+// the records it attests.
+func (n *Node) checkNewestBatch(head persist.Head) (*persist.Batch, error) {
+	if head.NextSeq == 1 {
+		return nil, nil
+	}
+	sb, err := n.log.Batch(head.NextSeq - 1)
+	if err == nil && sb == nil {
+		err = fmt.Errorf("attestation batch %d is missing", head.NextSeq-1)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: the data directory is damaged", err)
+	}
+	if _, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs); err != nil {
+		return nil, fmt.Errorf("attestation batch %d: %w: the data directory is damaged", sb.Seq, err)
+	}
+	return sb, nil
 }
 
 // Close stops accepting writes, drains the pipeline and closes the log.
@@ -274,8 +366,11 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 		if in.DepositID == (core.Hash{}) {
 			in.DepositID = depositID(n.ledger.Seq()+1, in.Token, in.To, &in.Amount)
 		}
-		if n.entries[in.DepositID] != nil {
-			return core.Reject{}, ErrDuplicateDeposit
+		if dup, err := n.knownHash(in.DepositID); err != nil || dup {
+			if err == nil {
+				err = ErrDuplicateDeposit
+			}
+			return core.Reject{}, err
 		}
 	}
 	if in.Kind == core.InputTx {
@@ -288,12 +383,14 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	}
 	var e *Entry
 	if rec != nil {
-		e = &Entry{Rec: rec, acceptedAt: time.Now()}
+		e = &Entry{Rec: rec, place: n.records, acceptedAt: time.Now()}
+		n.records++
 		n.entries[rec.Tx.Hash] = e
 		n.inflight++
 	}
-	n.afterApply(in, e)
-	n.admitQ.push(admission{in: in, entry: e, done: done})
+	links := n.afterApply(in, rec, e)
+	n.admitQ.push(admission{in: in, entry: e, links: links, done: done})
+	n.snap.afterInput()
 	return rej, nil
 }
 
@@ -314,6 +411,20 @@ func (n *Node) Deposit(id core.Hash, token, to core.Address, amount *uint256.Int
 func (n *Node) SetBaseFee(fee *uint256.Int, done func(error)) error {
 	_, err := n.submit(&core.Input{Kind: core.InputSetBaseFee, BaseFee: *fee}, func(_ *Entry, err error) { done(err) })
 	return err
+}
+
+// knownHash reports whether a record with hash h was applied: in RAM or in
+// the history on disk (a point read: deposits are rare next to transfers).
+// REQUIRES: n.mu held.
+func (n *Node) knownHash(h core.Hash) (bool, error) {
+	if n.entries[h] != nil {
+		return true, nil
+	}
+	ok, err := n.log.HasHash(h)
+	if err != nil {
+		return false, fmt.Errorf("cannot check the deposit id against the history: %w", err)
+	}
+	return ok, nil
 }
 
 func depositID(seq uint64, token, to core.Address, amount *uint256.Int) core.Hash {

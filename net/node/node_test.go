@@ -137,7 +137,10 @@ func TestReplayRebuildsState(t *testing.T) {
 	attested := make(chan struct{})
 	n.OnAttested(dep.Rec.Tx.Hash, func() { close(attested) })
 	<-attested
-	logs := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 10)
+	logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(logs) != 1 || logs[0].Receipt.Rec.Tx.Hash != dep.Rec.Tx.Hash {
 		t.Fatalf("deposit logs after replay: %d", len(logs))
 	}
@@ -361,15 +364,20 @@ func TestDamagedBatchRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var first persist.Batch
-	lg.Batches(func(b *persist.Batch) error {
-		if b.Seq == 1 {
-			first = *b
-		}
-		return nil
-	})
+	first, err := lg.Batch(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	first.Root[0] ^= 1
-	if err := lg.Append(nil, []*persist.Batch{&first}); err != nil { // overwrites batch 1
+	first.Records = make([]*core.TxRecord, first.Leaves) // rewrites batch 1 and its records' rows
+	for i := range first.Records {
+		s, err := lg.Records([]uint64{first.FirstPlace + uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first.Records[i] = &s[0].Rec
+	}
+	if err := lg.Append(&persist.Group{Batches: []*persist.Batch{first}}); err != nil {
 		t.Fatal(err)
 	}
 	lg.Close()

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ledgervenue/node/core"
@@ -14,6 +15,7 @@ import (
 // Lookup, which copies them).
 type Entry struct {
 	Rec        *core.TxRecord
+	place      uint64    // position in attestation order (history listings)
 	acceptedAt time.Time // wall time, for the latency metric only
 	durable    bool
 	batch      *attest.Batch // nil until attested
@@ -27,32 +29,28 @@ type Entry struct {
 	publish *subs.Tick
 }
 
-// LogRef locates one attested log.
-type LogRef struct {
-	Entry    *Entry
-	LogIndex int   // index within the receipt's logs
-	TimeUs   int64 // attestation time
-}
-
 // writer makes applied inputs durable in groups, then hands records to the
 // attester and answers their submitters.
 func (n *Node) writer() {
 	defer n.wg.Done()
 	defer n.attestQ.close()
 	var group []admission
-	var inputs []*core.Input
-	var batches []*persist.Batch
+	var g persist.Group
 	for {
 		group = n.admitQ.take(group[:0], writerGroupMax)
 		if len(group) == 0 {
 			return
 		}
-		inputs, batches = inputs[:0], batches[:0]
+		g.Reset()
 		for _, a := range group {
-			if a.in != nil {
-				inputs = append(inputs, a.in)
-			} else {
-				batches = append(batches, a.batch)
+			switch {
+			case a.in != nil:
+				g.Inputs = append(g.Inputs, a.in)
+				g.Links = append(g.Links, a.links...)
+			case a.batch != nil:
+				g.Batches = append(g.Batches, a.batch)
+			default:
+				g.Snapshot = a.snap // the newest one, if several queued
 			}
 		}
 		var err error
@@ -60,7 +58,7 @@ func (n *Node) writer() {
 			err = n.cfg.BeforeAppend()
 		}
 		if err == nil {
-			err = n.log.Append(inputs, batches)
+			err = n.log.Append(&g)
 		}
 		if err != nil {
 			n.fail(group, err)
@@ -132,10 +130,15 @@ func (n *Node) attester() {
 		ts := max(n.cfg.Clock.NowMicros(), lastTs)
 		lastTs = ts
 		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
-		// The batch is stored before any of its receipts is served: after a
-		// crash it is restored, never signed again over other records.
-		if !n.storeBatch(&persist.Batch{Seq: seq, Epoch: b.Epoch, TimeUs: ts, Root: b.Root,
-			Leaves: uint32(len(group)), Sigs: b.Sigs}) {
+		// The batch and its records' history are stored before any of its
+		// receipts is served: after a crash they are read back, never
+		// signed again over other records.
+		sb := &persist.Batch{Seq: seq, Epoch: b.Epoch, TimeUs: ts, Root: b.Root, FirstPlace: group[0].place,
+			Leaves: uint32(len(group)), Sigs: b.Sigs, LeafHashes: slices.Clone(leaves), Records: make([]*core.TxRecord, len(group))}
+		for i, e := range group {
+			sb.Records[i] = e.Rec
+		}
+		if !n.storeBatch(sb) {
 			return
 		}
 		now := time.Now()
@@ -149,6 +152,7 @@ func (n *Node) attester() {
 		}
 		n.inflight -= len(group)
 		n.lastAtt = ts
+		n.attestedEnd = group[len(group)-1].place + 1
 		n.metrics.observeBatch(len(b.Sigs), n.committee.N)
 		pub := n.pub
 		var attested []Receipt
@@ -165,19 +169,19 @@ func (n *Node) attester() {
 		for _, w := range wake {
 			w()
 		}
+		n.snap.attested()
 	}
 }
 
 // attachLocked makes b the attestation of the records of group (in leaf
-// order) and indexes them: the attested order of the history listings, and
-// the logs.
+// order), and moves them into the cache of recent records, evicting the
+// oldest: from now on the history on disk serves those.
 // REQUIRES: n.mu held for writing.
 func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 	for i, e := range group {
 		e.batch, e.index = b, i
-		n.attested = append(n.attested, e)
-		for li := range e.Rec.Logs {
-			n.logs = append(n.logs, LogRef{Entry: e, LogIndex: li, TimeUs: b.Timestamp})
+		if old := n.recent.push(e); old != nil && n.entries[old.Rec.Tx.Hash] == old {
+			delete(n.entries, old.Rec.Tx.Hash)
 		}
 	}
 }

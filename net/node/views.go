@@ -1,7 +1,7 @@
 package node
 
 import (
-	"sort"
+	"fmt"
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
@@ -49,6 +49,14 @@ func (n *Node) StateHash() core.Hash {
 	return n.ledger.StateHash()
 }
 
+// StateAt returns the number of inputs applied and the state hash after
+// them, consistently.
+func (n *Node) StateAt() (seq uint64, hash core.Hash) {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.ledger.Seq(), n.ledger.StateHash()
+}
+
 // PastPerfectTime is the time up to which every accepted input is attested:
 // the clock when nothing is in flight, else the newest attestation time.
 func (n *Node) PastPerfectTime() int64 {
@@ -77,15 +85,29 @@ type Receipt struct {
 }
 
 // Lookup returns what the node knows of hash; ok is false for unknown or
-// not yet durable transactions.
+// not yet durable transactions. Records older than the cache are read from
+// disk, outside the lock.
 func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
 	n.mu.RLock()
-	defer n.mu.RUnlock()
 	e := n.entries[hash]
-	if e == nil || !e.durable {
-		return r, false
+	if e != nil {
+		r, ok = n.receiptLocked(e), e.durable
 	}
-	return n.receiptLocked(e), true
+	n.mu.RUnlock()
+	if e != nil {
+		return r, ok
+	}
+	// Not in RAM: attested and evicted (written before it was evicted),
+	// or unknown.
+	s, err := n.log.RecordByHash(hash)
+	if err == nil && s != nil {
+		r, err = n.storedReceipt(s)
+		ok = err == nil
+	}
+	if err != nil {
+		n.logf("history read of %x: %v", hash[:4], err)
+	}
+	return r, ok
 }
 
 // REQUIRES: n.mu held.
@@ -105,7 +127,11 @@ func (n *Node) OnAttested(hash core.Hash, fn func()) bool {
 	switch {
 	case e == nil:
 		n.mu.Unlock()
-		return false
+		if ok, err := n.log.HasHash(hash); !ok || err != nil {
+			return false
+		}
+		fn()
+		return true
 	case e.batch != nil:
 		n.mu.Unlock()
 		fn()
@@ -130,33 +156,83 @@ type LogMatch struct {
 	LogIndex int
 }
 
+// LogScanMax bounds the logs one eth_getLogs looks at (the time range picks
+// them from the index on disk; address and topics are matched among them).
+const LogScanMax = 2_000_000
+
+// ErrLogRangeTooWide refuses a log query over more than LogScanMax logs.
+var ErrLogRangeTooWide = fmt.Errorf("the block range holds more than %d logs: narrow fromBlock/toBlock", LogScanMax)
+
 // Logs returns the attested logs that match f, oldest first, at most limit.
-// The time bounds pick a range of the index by binary search (attestation
-// times never decrease along it), and the scan runs outside the lock: the
-// index is append-only, so the prefix taken under the read lock never
-// changes, and a long query does not stall the sequencer. Only the matches'
-// receipts are copied under the lock.
-func (n *Node) Logs(f *LogFilter, limit int) []LogMatch {
-	n.mu.RLock()
-	logs := n.logs
-	n.mu.RUnlock()
-	from := sort.Search(len(logs), func(i int) bool { return logs[i].TimeUs >= f.FromUs })
-	var refs []LogRef
-	for _, ref := range logs[from:] {
-		if len(refs) == limit || (f.ToUs != 0 && ref.TimeUs > f.ToUs) {
-			break
+// It reads the history on disk without the sequencer's lock: the time
+// bounds pick a range of places, and the log index in that range is matched
+// against the filter before any record is read.
+func (n *Node) Logs(f *LogFilter, limit int) ([]LogMatch, error) {
+	lo, hi, err := n.placeRange(f.FromUs, true, f.ToUs)
+	if err != nil {
+		return nil, err
+	}
+	type ref struct {
+		place uint64
+		index int
+	}
+	var refs []ref
+	scanned := 0
+	err = n.log.ScanLogs(lo, hi, func(place uint64, index int, lg *core.Log) bool {
+		if scanned++; scanned > LogScanMax {
+			return false
 		}
-		if len(ref.Entry.batch.Sigs) >= f.MinAttestations && f.matches(&ref.Entry.Rec.Logs[ref.LogIndex]) {
-			refs = append(refs, ref)
+		if f.matches(lg) {
+			refs = append(refs, ref{place, index})
+		}
+		return len(refs) < limit
+	})
+	if err != nil {
+		return nil, err
+	}
+	if scanned > LogScanMax {
+		return nil, ErrLogRangeTooWide
+	}
+	places := make([]uint64, 0, len(refs))
+	for _, r := range refs {
+		if len(places) == 0 || places[len(places)-1] != r.place {
+			places = append(places, r.place)
 		}
 	}
-	out := make([]LogMatch, len(refs))
-	n.mu.RLock()
-	for i, ref := range refs {
-		out[i] = LogMatch{Receipt: n.receiptLocked(ref.Entry), LogIndex: ref.LogIndex}
+	receipts, err := n.receiptsAt(places)
+	if err != nil {
+		return nil, err
 	}
+	out := make([]LogMatch, 0, len(refs))
+	k := 0
+	for _, r := range refs {
+		for places[k] != r.place {
+			k++
+		}
+		if rc := receipts[k]; rc != nil && len(rc.Batch.Sigs) >= f.MinAttestations {
+			out = append(out, LogMatch{Receipt: *rc, LogIndex: r.index})
+		}
+	}
+	return out, nil
+}
+
+// placeRange turns attestation-time bounds into the places [lo, hi) of the
+// attested history they cover (toUs 0: no upper bound).
+func (n *Node) placeRange(sinceUs int64, incl bool, toUs int64) (lo, hi uint64, err error) {
+	n.mu.RLock()
+	hi = n.attestedEnd
 	n.mu.RUnlock()
-	return out
+	if lo, err = n.log.PlaceAfter(sinceUs, incl); err != nil {
+		return 0, 0, err
+	}
+	if toUs != 0 {
+		end, err := n.log.PlaceAfter(toUs, false)
+		if err != nil {
+			return 0, 0, err
+		}
+		hi = min(hi, end)
+	}
+	return lo, hi, nil
 }
 
 func (f *LogFilter) matches(l *core.Log) bool {
@@ -188,10 +264,6 @@ const (
 	// ListLimitDefault and ListLimitMax bound the receipts one page holds.
 	ListLimitDefault = 100
 	ListLimitMax     = 1000
-	// ListScanMax bounds the records one page looks at: a page of a sparse
-	// account may come back short, with a cursor to go on from, rather than
-	// scan all of history under the lock.
-	ListScanMax = 100_000
 )
 
 // ListQuery selects attested receipts in attestation order, the order of
@@ -212,45 +284,54 @@ type ListQuery struct {
 }
 
 // ListReceipts returns one page of q and the place to continue from, or -1
-// when the listing is complete. A place is stable across restarts.
-// Like Logs it scans outside the lock and copies only the page's receipts
-// under it.
-func (n *Node) ListReceipts(q *ListQuery) (items []Receipt, next int64) {
-	n.mu.RLock()
-	all := n.attested // append-only: this prefix never changes
-	n.mu.RUnlock()
-	// The first place whose time is past the bound; attestation times never
-	// decrease with the place (the attester's clock does not run back).
-	from := sort.Search(len(all), func(i int) bool {
-		ts := all[i].batch.Timestamp
-		return ts > q.SinceUs || (q.SinceIncl && ts == q.SinceUs)
-	})
-	lo, hi := int64(from), int64(len(all)) // the places that qualify on time
-	i, step := lo, int64(1)
-	if q.NewestFirst {
-		i, step = hi-1, -1
+// when the listing is complete. A place is stable across restarts. It reads
+// the history on disk (the account index for an account), without the
+// sequencer's lock.
+func (n *Node) ListReceipts(q *ListQuery) (items []Receipt, next int64, err error) {
+	lo, hi, err := n.placeRange(q.SinceUs, q.SinceIncl, 0)
+	if err != nil {
+		return nil, -1, err
 	}
 	if q.After >= 0 { // a cursor from a query with another since stays in range
-		i = min(max(q.After+step, lo), hi-1)
+		if q.NewestFirst {
+			hi = min(hi, uint64(q.After))
+		} else {
+			lo = max(lo, uint64(q.After)+1)
+		}
 	}
-	var page []*Entry
+	// One more than the page: whether it exists says if the listing goes on.
+	places := make([]uint64, 0, q.Limit+1)
+	if q.Account != nil {
+		err = n.log.AccountPlaces(*q.Account, lo, hi, q.NewestFirst, func(place uint64) bool {
+			places = append(places, place)
+			return len(places) <= q.Limit
+		})
+		if err != nil {
+			return nil, -1, err
+		}
+	} else {
+		for k := uint64(0); k <= uint64(q.Limit) && lo+k < hi; k++ {
+			if q.NewestFirst {
+				places = append(places, hi-1-k)
+			} else {
+				places = append(places, lo+k)
+			}
+		}
+	}
 	next = -1
-	for scanned := 0; i >= lo && i < hi; i += step {
-		if len(page) == q.Limit || scanned == ListScanMax {
-			next = i - step
-			break
-		}
-		scanned++
-		e := all[i]
-		if q.Account == nil || e.Rec.Tx.From == *q.Account || (e.Rec.Tx.HasTo && e.Rec.Tx.To == *q.Account) {
-			page = append(page, e)
+	if len(places) > q.Limit {
+		places = places[:q.Limit]
+		next = int64(places[q.Limit-1])
+	}
+	rs, err := n.receiptsAt(places)
+	if err != nil {
+		return nil, -1, err
+	}
+	items = make([]Receipt, 0, len(rs))
+	for _, r := range rs {
+		if r != nil { // nil: pruned meanwhile
+			items = append(items, *r)
 		}
 	}
-	items = make([]Receipt, len(page))
-	n.mu.RLock()
-	for k, e := range page {
-		items[k] = n.receiptLocked(e)
-	}
-	n.mu.RUnlock()
-	return items, next
+	return items, next, nil
 }

@@ -90,7 +90,7 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.listReceipts(dst, false)
 	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions":
 		return c.orderbookRead(dst)
-	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket":
+	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket", "admin_stateHash", "admin_snapshot":
 		if !c.admin {
 			return dst, errUnauthorized
 		}

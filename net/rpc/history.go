@@ -55,7 +55,10 @@ func (c *call) listReceipts(dst []byte, byAccount bool) ([]byte, *jsonrpc.Error)
 	if err := parsePagination(obj.Get("pagination"), &q); err != nil {
 		return dst, err
 	}
-	items, next := c.s.node.ListReceipts(&q)
+	items, next, lerr := c.s.node.ListReceipts(&q)
+	if lerr != nil {
+		return dst, internalError(lerr)
+	}
 	dst = append(dst, `{"items":[`...)
 	for i := range items {
 		if i > 0 {

@@ -260,6 +260,9 @@ func TestOrderbookCrossingOrdersSettle(t *testing.T) {
 	err := tn.rpc.CallContext(ctx, new(json.RawMessage), "ob_getOrderbook", common.Hash{0xde})
 	wantRPCError(t, err, -32602, "Invalid params", nil)
 
+	// The tick's logs are found once the tick itself is attested (the
+	// order's receipt names the tick as soon as it is durable).
+	tn.waitReceipt(rb.BlockHash)
 	logs, err := tn.eth.FilterLogs(ctx, ethereum.FilterQuery{Addresses: []common.Address{orderbookAddr},
 		Topics: [][]common.Hash{{common.Hash(core.TopicSolutionExecuted)}, {wethBook}}})
 	if err != nil || len(logs) != 1 || logs[0].TxHash != rb.BlockHash {

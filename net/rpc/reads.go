@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"errors"
+
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
@@ -71,6 +73,8 @@ var (
 	errTooManyTopics = jsonrpc.InvalidParams("too many topics: at most 4")
 	errTooManyLogs   = jsonrpc.InvalidParams("query returns more than 10000 logs: narrow the filter")
 	errBadFilter     = jsonrpc.InvalidParams("eth_getLogs needs a filter object")
+	// errLogRangeTooWide: the range holds more logs than one query looks at.
+	errLogRangeTooWide = jsonrpc.InvalidParams(node.ErrLogRangeTooWide.Error())
 )
 
 func (c *call) getLogs(dst []byte) ([]byte, *jsonrpc.Error) {
@@ -82,8 +86,13 @@ func (c *call) getLogs(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	matches := c.s.node.Logs(&f, LogsMax+1)
-	if len(matches) > LogsMax {
+	matches, lerr := c.s.node.Logs(&f, LogsMax+1)
+	switch {
+	case errors.Is(lerr, node.ErrLogRangeTooWide):
+		return dst, errLogRangeTooWide
+	case lerr != nil:
+		return dst, internalError(lerr)
+	case len(matches) > LogsMax:
 		return dst, errTooManyLogs
 	}
 	dst = append(dst, '[')

@@ -1,0 +1,585 @@
+package persist
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/ledgervenue/node/core"
+)
+
+// History: the attested records and their indexes, written with the batch
+// that attests them (layout in doc.go). A record's place is its position in
+// attestation order, counted from 0 over all batches: the order of the
+// history listings, and (attestation times never decrease) of time.
+const (
+	recordPrefix  = 'r' // place → batch seq | leaf | record
+	hashPrefix    = 'h' // tx hash → place
+	accountPrefix = 'a' // address | place → (empty)
+	logPrefixIdx  = 'l' // place | log index → address | topics
+	linkPrefix    = 'k' // intent hash → tick time | tick hash
+	timePrefix    = 't' // batch time | batch seq → first place
+)
+
+// MaxRecordLogs bounds the logs of one stored record, MaxLogTopics the topics
+// of one log (the EVM's limit is 4; the orderbook emits at most 4).
+const (
+	MaxRecordLogs = 1 << 20
+	MaxLogTopics  = 4
+)
+
+// Stored is one attested record read back from the history.
+type Stored struct {
+	Place    uint64
+	BatchSeq uint64
+	Leaf     uint32
+	Rec      core.TxRecord
+}
+
+// TickLink names the auction tick an orderbook transaction landed in.
+type TickLink struct {
+	Intent   core.Hash
+	TickUs   int64
+	TickHash core.Hash
+}
+
+// Head is where the history ends: the next place and batch sequence number
+// to assign, and the newest batch's time (0, 1, 0 when nothing is attested).
+type Head struct {
+	NextPlace uint64
+	NextSeq   uint64
+	LastUs    int64
+}
+
+// setter adds keys to a write transaction, committing and starting another
+// when Badger says the transaction is full.
+type setter struct {
+	db  *badger.DB
+	txn *badger.Txn
+}
+
+func (s *setter) set(key, val []byte) error {
+	err := s.txn.Set(key, val)
+	if errors.Is(err, badger.ErrTxnTooBig) {
+		if err = s.txn.Commit(); err != nil {
+			return fmt.Errorf("cannot commit intent log: %w", err)
+		}
+		s.txn = s.db.NewTransaction(true)
+		err = s.txn.Set(key, val)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot append to intent log: %w", err)
+	}
+	return nil
+}
+
+// putBatch writes b and the history rows of its records.
+func (s *setter) putBatch(b *Batch) error {
+	if len(b.Records) != int(b.Leaves) || len(b.LeafHashes) != int(b.Leaves) {
+		panic("BUG: persist: a batch whose records or leaves do not match its leaf count")
+	}
+	if err := s.set(batchKey(b.Seq), appendBatch(nil, b)); err != nil {
+		return err
+	}
+	tk := make([]byte, 17)
+	tk[0] = timePrefix
+	binary.BigEndian.PutUint64(tk[1:], uint64(b.TimeUs))
+	binary.BigEndian.PutUint64(tk[9:], b.Seq)
+	if err := s.set(tk, binary.BigEndian.AppendUint64(nil, b.FirstPlace)); err != nil {
+		return err
+	}
+	for i, rec := range b.Records {
+		place := b.FirstPlace + uint64(i)
+		val := binary.BigEndian.AppendUint64(nil, b.Seq)
+		val = binary.BigEndian.AppendUint32(val, uint32(i))
+		if err := s.set(placeKey(recordPrefix, place), appendTxRecord(val, rec)); err != nil {
+			return err
+		}
+		if err := s.set(hashKey(hashPrefix, rec.Tx.Hash), binary.BigEndian.AppendUint64(nil, place)); err != nil {
+			return err
+		}
+		if err := s.set(accountKey(rec.Tx.From, place), nil); err != nil {
+			return err
+		}
+		if rec.Tx.HasTo && rec.Tx.To != rec.Tx.From {
+			if err := s.set(accountKey(rec.Tx.To, place), nil); err != nil {
+				return err
+			}
+		}
+		for li := range rec.Logs {
+			lg := &rec.Logs[li]
+			key := binary.BigEndian.AppendUint32(placeKey(logPrefixIdx, place), uint32(li))
+			if err := s.set(key, appendLogKeyFields(nil, lg)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *setter) putLink(k *TickLink) error {
+	val := binary.BigEndian.AppendUint64(nil, uint64(k.TickUs))
+	return s.set(hashKey(linkPrefix, k.Intent), append(val, k.TickHash[:]...))
+}
+
+func placeKey(prefix byte, place uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefix}, place)
+}
+
+func hashKey(prefix byte, h core.Hash) []byte { return append([]byte{prefix}, h[:]...) }
+
+func accountKey(a core.Address, place uint64) []byte {
+	return binary.BigEndian.AppendUint64(append([]byte{accountPrefix}, a[:]...), place)
+}
+
+// appendLogKeyFields appends what a log filter looks at: address and topics.
+func appendLogKeyFields(dst []byte, lg *core.Log) []byte {
+	if len(lg.Topics) > MaxLogTopics {
+		panic("BUG: persist: a log with more than MaxLogTopics topics")
+	}
+	dst = append(dst, lg.Address[:]...)
+	dst = append(dst, byte(len(lg.Topics)))
+	for _, t := range lg.Topics {
+		dst = append(dst, t[:]...)
+	}
+	return dst
+}
+
+// appendTxRecord appends a record's encoding: kind 1 | seq 8 | status 1 |
+// gasUsed 8 | effectiveGasPrice 32 | tickUs 8 | nLogs 4 | logs | tx (as in
+// the log, to the end). A log is address 20 | nTopics 1 | topics | dataLen 4
+// | data.
+func appendTxRecord(dst []byte, rec *core.TxRecord) []byte {
+	dst = append(dst, byte(rec.Kind))
+	dst = binary.BigEndian.AppendUint64(dst, rec.Seq)
+	dst = append(dst, rec.Status)
+	dst = binary.BigEndian.AppendUint64(dst, rec.GasUsed)
+	dst = appendU256(dst, &rec.EffectiveGasPrice)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(rec.TickUs))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(len(rec.Logs)))
+	for i := range rec.Logs {
+		lg := &rec.Logs[i]
+		dst = appendLogKeyFields(dst, lg)
+		dst = binary.BigEndian.AppendUint32(dst, uint32(len(lg.Data)))
+		dst = append(dst, lg.Data...)
+	}
+	return appendTx(dst, &rec.Tx)
+}
+
+const txRecordFixedBytes = 1 + 8 + 1 + 8 + 32 + 8 + 4
+
+// decodeTxRecord decodes appendTxRecord's bytes; the record does not alias b.
+func decodeTxRecord(b []byte, rec *core.TxRecord) error {
+	if len(b) < txRecordFixedBytes {
+		return ErrCorrupt
+	}
+	r := reader{b: b}
+	rec.Kind = core.RecordKind(r.u8())
+	rec.Seq = r.u64()
+	rec.Status = r.u8()
+	rec.GasUsed = r.u64()
+	r.u256(&rec.EffectiveGasPrice)
+	rec.TickUs = int64(r.u64())
+	n := r.u32()
+	if rec.Kind < core.RecordTx || rec.Kind > core.RecordTick || rec.Status > 1 || n > MaxRecordLogs || uint64(n)*(20+1+4) > uint64(len(r.b)) {
+		return ErrCorrupt
+	}
+	if n > 0 {
+		rec.Logs = make([]core.Log, n)
+	}
+	for i := range rec.Logs {
+		lg := &rec.Logs[i]
+		rest, err := decodeLogKeyFields(r.b, lg)
+		if err != nil || len(rest) < 4 {
+			return ErrCorrupt
+		}
+		r.b = rest
+		dn := r.u32()
+		if uint64(dn) > uint64(len(r.b)) {
+			return ErrCorrupt
+		}
+		lg.Data = append([]byte{}, r.b[:dn]...)
+		r.b = r.b[dn:]
+	}
+	if len(r.b) < txFixedBytes-8 { // the log's tx body has no admission time
+		return ErrCorrupt
+	}
+	return decodeTx(r.b, &rec.Tx)
+}
+
+// decodeLogKeyFields decodes appendLogKeyFields's bytes at the start of b
+// into lg's address and topics and returns the rest.
+func decodeLogKeyFields(b []byte, lg *core.Log) ([]byte, error) {
+	if len(b) < 21 {
+		return nil, ErrCorrupt
+	}
+	copy(lg.Address[:], b)
+	n := int(b[20])
+	b = b[21:]
+	if n > MaxLogTopics || len(b) < 32*n {
+		return nil, ErrCorrupt
+	}
+	lg.Topics = make([]core.Hash, n)
+	for i := range lg.Topics {
+		copy(lg.Topics[i][:], b[32*i:])
+	}
+	return b[32*n:], nil
+}
+
+// Head returns where the history ends, from the newest stored batch.
+func (l *Log) Head() (Head, error) {
+	h := Head{NextSeq: 1}
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{batchPrefix}})
+		defer it.Close()
+		it.Seek([]byte{batchPrefix, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		if !it.Valid() {
+			return nil
+		}
+		b := Batch{Seq: binary.BigEndian.Uint64(it.Item().Key()[1:])}
+		if err := it.Item().Value(func(v []byte) error { return decodeBatch(v, &b) }); err != nil {
+			return fmt.Errorf("attestation batch %d: %w", b.Seq, err)
+		}
+		h = Head{NextPlace: b.FirstPlace + uint64(b.Leaves), NextSeq: b.Seq + 1, LastUs: b.TimeUs}
+		return nil
+	})
+	return h, err
+}
+
+// RecordByHash returns the attested record with this transaction hash; nil
+// when the history has none (unknown, not yet attested, or pruned).
+func (l *Log) RecordByHash(h core.Hash) (*Stored, error) {
+	var s *Stored
+	err := l.db.View(func(txn *badger.Txn) error {
+		place, ok, err := getPlace(txn, h)
+		if !ok || err != nil {
+			return err
+		}
+		s, err = getRecord(txn, place)
+		return err
+	})
+	return s, err
+}
+
+// HasHash reports whether the history holds a record with this hash.
+func (l *Log) HasHash(h core.Hash) (bool, error) {
+	var ok bool
+	err := l.db.View(func(txn *badger.Txn) error {
+		var err error
+		_, ok, err = getPlace(txn, h)
+		return err
+	})
+	return ok, err
+}
+
+// Records returns the records at places, in that order; a pruned place
+// comes back nil.
+func (l *Log) Records(places []uint64) ([]*Stored, error) {
+	out := make([]*Stored, len(places))
+	err := l.db.View(func(txn *badger.Txn) error {
+		for i, p := range places {
+			s, err := getRecord(txn, p)
+			if err != nil {
+				return err
+			}
+			out[i] = s
+		}
+		return nil
+	})
+	return out, err
+}
+
+func getPlace(txn *badger.Txn, h core.Hash) (uint64, bool, error) {
+	item, err := txn.Get(hashKey(hashPrefix, h))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("history: %w", err)
+	}
+	var place uint64
+	err = item.Value(func(v []byte) error {
+		if len(v) != 8 {
+			return ErrCorrupt
+		}
+		place = binary.BigEndian.Uint64(v)
+		return nil
+	})
+	if err != nil {
+		return 0, false, fmt.Errorf("history: hash index of %x: %w", h[:4], err)
+	}
+	return place, true, nil
+}
+
+func getRecord(txn *badger.Txn, place uint64) (*Stored, error) {
+	item, err := txn.Get(placeKey(recordPrefix, place))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	s := &Stored{Place: place}
+	err = item.Value(func(v []byte) error {
+		if len(v) < 12 {
+			return ErrCorrupt
+		}
+		s.BatchSeq = binary.BigEndian.Uint64(v)
+		s.Leaf = binary.BigEndian.Uint32(v[8:])
+		return decodeTxRecord(v[12:], &s.Rec)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("history: record at place %d: %w", place, err)
+	}
+	return s, nil
+}
+
+// Batch returns the stored batch seq with its leaf hashes; nil when there is
+// none (not yet stored, or pruned).
+func (l *Log) Batch(seq uint64) (*Batch, error) {
+	var b *Batch
+	err := l.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(batchKey(seq))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		b = &Batch{Seq: seq}
+		return item.Value(func(v []byte) error { return decodeBatch(v, b) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("attestation batch %d: %w", seq, err)
+	}
+	return b, nil
+}
+
+// TickLinkOf returns the tick the orderbook transaction intent landed in;
+// ok is false while it has not landed (or for any other hash).
+func (l *Log) TickLinkOf(intent core.Hash) (k TickLink, ok bool, err error) {
+	err = l.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(hashKey(linkPrefix, intent))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return item.Value(func(v []byte) error {
+			if len(v) != 8+32 {
+				return ErrCorrupt
+			}
+			k = TickLink{Intent: intent, TickUs: int64(binary.BigEndian.Uint64(v))}
+			copy(k.TickHash[:], v[8:])
+			ok = true
+			return nil
+		})
+	})
+	if err != nil {
+		return k, false, fmt.Errorf("history: tick link of %x: %w", intent[:4], err)
+	}
+	return k, ok, nil
+}
+
+// PlaceAfter returns the first place attested after sinceUs (at or after it
+// when incl), or the head's next place when none is.
+func (l *Log) PlaceAfter(sinceUs int64, incl bool) (uint64, error) {
+	seek := make([]byte, 9)
+	seek[0] = timePrefix
+	from := uint64(sinceUs)
+	if sinceUs < 0 {
+		from = 0
+	} else if !incl {
+		from++
+	}
+	binary.BigEndian.PutUint64(seek[1:], from)
+	place, found := uint64(0), false
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{timePrefix}})
+		defer it.Close()
+		it.Seek(seek)
+		if !it.Valid() {
+			return nil
+		}
+		return it.Item().Value(func(v []byte) error {
+			if len(v) != 8 {
+				return ErrCorrupt
+			}
+			place, found = binary.BigEndian.Uint64(v), true
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, fmt.Errorf("history: time index: %w", err)
+	}
+	if !found {
+		h, err := l.Head()
+		return h.NextPlace, err
+	}
+	return place, nil
+}
+
+// AccountPlaces calls fn with the places of the records sent from or to a
+// whose place lies in [lo, hi), ascending or (desc) descending, until fn
+// returns false.
+func (l *Log) AccountPlaces(a core.Address, lo, hi uint64, desc bool, fn func(place uint64) bool) error {
+	if lo >= hi {
+		return nil
+	}
+	prefix := append([]byte{accountPrefix}, a[:]...)
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix, Reverse: desc})
+		defer it.Close()
+		if desc {
+			it.Seek(accountKey(a, hi-1))
+		} else {
+			it.Seek(accountKey(a, lo))
+		}
+		for ; it.Valid(); it.Next() {
+			place := binary.BigEndian.Uint64(it.Item().Key()[21:])
+			if place < lo || place >= hi || !fn(place) {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// ScanLogs calls fn with the address and topics of each stored log whose
+// record's place lies in [lo, hi), in order, until fn returns false. lg is
+// reused between calls.
+func (l *Log) ScanLogs(lo, hi uint64, fn func(place uint64, index int, lg *core.Log) bool) error {
+	if lo >= hi {
+		return nil
+	}
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefixIdx}, PrefetchValues: true, PrefetchSize: 256})
+		defer it.Close()
+		var lg core.Log
+		for it.Seek(placeKey(logPrefixIdx, lo)); it.Valid(); it.Next() {
+			key := it.Item().Key()
+			place := binary.BigEndian.Uint64(key[1:])
+			if place >= hi {
+				return nil
+			}
+			err := it.Item().Value(func(v []byte) error {
+				rest, err := decodeLogKeyFields(v, &lg)
+				if err == nil && len(rest) != 0 {
+					err = ErrCorrupt
+				}
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("history: log index at place %d: %w", place, err)
+			}
+			if !fn(place, int(binary.BigEndian.Uint32(key[9:])), &lg) {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// PruneBefore deletes the attested history older than cutoffUs: whole
+// batches whose time is before it, with their records and index rows, at
+// most maxRecords records per call (the caller calls again while more is
+// left). The newest batch is always kept: it carries the head (the next
+// sequence number and place), so nothing is ever signed twice. It returns
+// the records deleted and the highest input seq among them.
+func (l *Log) PruneBefore(cutoffUs int64, maxRecords int) (pruned int, lastSeq uint64, err error) {
+	head, err := l.Head()
+	if err != nil || head.NextSeq <= 2 {
+		return 0, 0, err
+	}
+	var dels [][]byte
+	err = l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{timePrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid() && pruned < maxRecords; it.Next() {
+			key := it.Item().KeyCopy(nil)
+			ts, seq := int64(binary.BigEndian.Uint64(key[1:])), binary.BigEndian.Uint64(key[9:])
+			if ts >= cutoffUs || seq >= head.NextSeq-1 {
+				return nil
+			}
+			b := Batch{Seq: seq}
+			item, err := txn.Get(batchKey(seq))
+			if err != nil {
+				return fmt.Errorf("attestation batch %d: %w", seq, err)
+			}
+			if err := item.Value(func(v []byte) error { return decodeBatch(v, &b) }); err != nil {
+				return fmt.Errorf("attestation batch %d: %w", seq, err)
+			}
+			for i := range uint64(b.Leaves) {
+				s, err := getRecord(txn, b.FirstPlace+i)
+				if err != nil {
+					return err
+				}
+				if s != nil {
+					dels = appendRecordKeys(dels, s)
+					lastSeq = max(lastSeq, s.Rec.Seq)
+				}
+				pruned++
+			}
+			dels = append(dels, key, batchKey(seq))
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return pruned, lastSeq, l.deleteKeys(dels)
+}
+
+// appendRecordKeys appends every key the history holds for s.
+func appendRecordKeys(dst [][]byte, s *Stored) [][]byte {
+	rec := &s.Rec
+	dst = append(dst, placeKey(recordPrefix, s.Place), hashKey(hashPrefix, rec.Tx.Hash), hashKey(linkPrefix, rec.Tx.Hash),
+		accountKey(rec.Tx.From, s.Place))
+	if rec.Tx.HasTo && rec.Tx.To != rec.Tx.From {
+		dst = append(dst, accountKey(rec.Tx.To, s.Place))
+	}
+	for li := range rec.Logs {
+		dst = append(dst, binary.BigEndian.AppendUint32(placeKey(logPrefixIdx, s.Place), uint32(li)))
+	}
+	return dst
+}
+
+// PruneLogBefore deletes the logged inputs before seq (the caller keeps
+// every input after its oldest snapshot).
+func (l *Log) PruneLogBefore(seq uint64) error {
+	var dels [][]byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if binary.BigEndian.Uint64(it.Item().Key()[1:]) >= seq {
+				break
+			}
+			dels = append(dels, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return l.deleteKeys(dels)
+}
+
+func (l *Log) deleteKeys(keys [][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	wb := l.db.NewWriteBatch()
+	defer wb.Cancel()
+	for _, k := range keys {
+		if err := wb.Delete(k); err != nil {
+			return fmt.Errorf("history: prune: %w", err)
+		}
+	}
+	if err := wb.Flush(); err != nil {
+		return fmt.Errorf("history: prune: %w", err)
+	}
+	return nil
+}

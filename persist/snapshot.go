@@ -1,0 +1,128 @@
+package persist
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/zstd"
+)
+
+const snapshotPrefix = 's'
+
+// SnapshotBytesMax bounds a snapshot's uncompressed size; a stored one that
+// claims more is corrupt.
+const SnapshotBytesMax = 4 << 30
+
+// Snapshot is the node's state after the first Seq inputs of the log,
+// zstd-compressed (the frame's checksum catches a damaged value).
+type Snapshot struct {
+	Seq        uint64
+	compressed []byte
+}
+
+var (
+	zenc     *zstd.Encoder
+	zdec     *zstd.Decoder
+	zsetOnce sync.Once
+)
+
+func codecs() (*zstd.Encoder, *zstd.Decoder) {
+	zsetOnce.Do(func() {
+		// Neither fails with these options; both are safe for concurrent
+		// use through EncodeAll/DecodeAll.
+		zenc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+		zdec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(SnapshotBytesMax))
+	})
+	return zenc, zdec
+}
+
+// NewSnapshot compresses body, the state after seq inputs. It is the slow
+// part of a snapshot: call it off the sequencer.
+func NewSnapshot(seq uint64, body []byte) *Snapshot {
+	enc, _ := codecs()
+	return &Snapshot{Seq: seq, compressed: enc.EncodeAll(body, nil)}
+}
+
+// Size is the snapshot's size on disk.
+func (s *Snapshot) Size() int { return len(s.compressed) }
+
+func (s *Snapshot) encode() []byte { return s.compressed }
+
+func snapshotKey(seq uint64) []byte { return placeKey(snapshotPrefix, seq) }
+
+// Snapshots calls fn for the stored snapshots, newest first, until it
+// returns false: with the state after seq inputs, or the error that kept it
+// from being read (a damaged snapshot: the caller tries an older one).
+func (l *Log) Snapshots(fn func(seq uint64, body []byte, err error) bool) error {
+	_, dec := codecs()
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{snapshotPrefix}})
+		defer it.Close()
+		for it.Seek(snapshotKey(^uint64(0))); it.Valid(); it.Next() {
+			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
+			var body []byte
+			err := it.Item().Value(func(v []byte) error {
+				var derr error
+				body, derr = dec.DecodeAll(v, nil)
+				return derr
+			})
+			if err != nil {
+				err = fmt.Errorf("snapshot at seq %d: %w", seq, err)
+			}
+			if !fn(seq, body, err) {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
+// DeleteSnapshotsBefore removes the snapshots older than seq (the node
+// keeps its newest few).
+func (l *Log) DeleteSnapshotsBefore(seq uint64) error {
+	var keys [][]byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{snapshotPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if binary.BigEndian.Uint64(it.Item().Key()[1:]) >= seq {
+				break
+			}
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	if err != nil || len(keys) == 0 {
+		return err
+	}
+	return l.db.Update(func(txn *badger.Txn) error {
+		for _, k := range keys {
+			if err := txn.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// DamageSnapshotForTest overwrites the snapshot at seq with bytes that do
+// not decompress, as a torn or rotted write would leave it.
+func (l *Log) DamageSnapshotForTest(seq uint64) error {
+	return l.db.Update(func(txn *badger.Txn) error { return txn.Set(snapshotKey(seq), []byte("damaged")) })
+}
+
+// SnapshotSeqs returns the seqs of the stored snapshots, oldest first.
+func (l *Log) SnapshotSeqs() ([]uint64, error) {
+	var seqs []uint64
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{snapshotPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			seqs = append(seqs, binary.BigEndian.Uint64(it.Item().Key()[1:]))
+		}
+		return nil
+	})
+	return seqs, err
+}
