@@ -9,12 +9,19 @@
 //	                    answering eth_chainId and eth_getBalance byte-for-byte
 //	                    like the node
 //	bench/cmd/loadgen   starts the node and the baseline in one process and
-//	                    drives both with the same client, alternating runs
+//	                    drives both with the same client, alternating runs;
+//	                    its soak scenario drives the real binary for minutes
+//	                    and samples its RSS, disk and restart time
+//	bench/cmd/histbench builds histories of N inputs and measures a restart
+//	                    of the real binary over them, and old-record reads
+//	bench/durability    kills and restarts the real binary under load
 //
 // Running:
 //
 //	go run ./bench/cmd/loadgen -scenario all -runs 5 -duration 5s -conns 16 -pipeline 1
 //	make stress         # the transfer scenario for 10 s
+//	go run ./bench/cmd/loadgen -scenario soak -duration 10m
+//	go run ./bench/cmd/histbench -sizes 100000,1000000
 //
 // Results and how they were taken: BENCHMARKS.md.
 //

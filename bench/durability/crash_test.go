@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,11 +109,17 @@ func TestKillRestart(t *testing.T) {
 		}
 		senders = append(senders, s)
 	}
+	snapshotRestarts := 0
 	lg := &ledger{acked: map[common.Hash]common.Address{}, nonces: map[common.Address]uint64{}, attested: map[common.Hash]string{}}
 	for round := range rounds + 1 {
-		n, err := proc.Start(ledgerd, "--dev", "--datadir", dir, "--admin-token", "test")
+		// Frequent snapshots: kills land while one is written, and most
+		// restarts load one and replay only the log after it.
+		n, err := proc.Start(ledgerd, "--dev", "--datadir", dir, "--admin-token", "test", "--snapshot-every", "400")
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
+		}
+		if m := restoredRE.FindStringSubmatch(n.Log()); m != nil && m[1] != "0" {
+			snapshotRestarts++
 		}
 		c, err := rpc.Dial(n.HTTP)
 		if err != nil {
@@ -120,8 +127,24 @@ func TestKillRestart(t *testing.T) {
 		}
 		lg.verify(t, round, c)
 		if round == rounds {
+			// The state the snapshots led to is the state a replay of the
+			// whole log reaches.
+			viaSnapshot := stateHash(t, c)
 			c.Close()
 			n.Stop()
+			full, err := proc.Start(ledgerd, "--dev", "--datadir", dir, "--admin-token", "test", "--ignore-snapshots")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fc, err := rpc.Dial(full.HTTP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if replayed := stateHash(t, fc); replayed != viaSnapshot {
+				t.Fatalf("state after the snapshot restart %v, after a replay from genesis %v", viaSnapshot, replayed)
+			}
+			fc.Close()
+			full.Stop()
 			break
 		}
 		ctx, cancel := context.WithCancel(context.Background())
@@ -141,8 +164,11 @@ func TestKillRestart(t *testing.T) {
 			return
 		}
 	}
-	t.Logf("%d transactions acknowledged over %d kills, all kept; %d receipts read before a kill kept their attestations",
-		len(lg.acked), rounds, len(lg.attested))
+	t.Logf("%d transactions acknowledged over %d kills, all kept; %d receipts read before a kill kept their attestations; %d restarts loaded a snapshot",
+		len(lg.acked), rounds, len(lg.attested), snapshotRestarts)
+	if snapshotRestarts == 0 {
+		t.Fatal("no restart loaded a snapshot: the test did not exercise them")
+	}
 }
 
 // send signs and sends s's next transactions until ctx ends or the node is
@@ -226,6 +252,20 @@ func (lg *ledger) sampleAttested(c *rpc.Client) {
 			lg.mu.Unlock()
 		}
 	}
+}
+
+// restoredRE reads the start-up line that says which snapshot was loaded.
+var restoredRE = regexp.MustCompile(`state restored in \S+: snapshot at input (\d+)`)
+
+// stateHash reads the node's {seq, hash} through admin_stateHash.
+func stateHash(t *testing.T, c *rpc.Client) string {
+	t.Helper()
+	c.SetHeader("Authorization", "Bearer test")
+	var st struct{ Seq, Hash string }
+	if err := c.Call(&st, "admin_stateHash"); err != nil {
+		t.Fatal(err)
+	}
+	return st.Seq + "/" + st.Hash
 }
 
 // verify checks, on a freshly restarted node, every acknowledged

@@ -100,6 +100,9 @@ func (l *Ledgerd) Kill() {
 	<-l.exited
 }
 
+// PID returns the node's process id, e.g. to read /proc/PID/status.
+func (l *Ledgerd) PID() int { return l.cmd.Process.Pid }
+
 // Log returns what the node wrote to stderr so far.
 func (l *Ledgerd) Log() string { return l.log.String() }
 

@@ -3,7 +3,8 @@
 // (bench/baseline) on loopback ports, drives them with the same raw-TCP
 // client (bench/load) and settings in alternating runs, and prints medians
 // and the ratio ours/baseline. The transfer scenario drives only the node:
-// the baseline has no write path.
+// the baseline has no write path. The soak scenario runs the ledgerd binary
+// as a child process instead (see Soak below).
 //
 // Scenarios:
 //
@@ -32,6 +33,8 @@
 //	          net/http + gorilla/websocket broadcaster fed the same payload,
 //	          and the ratios are printed (about a minute at the defaults)
 //	all       the five in turn
+//	soak      (not part of all) the real ledgerd process under endless
+//	          transfers, for its memory: see below
 //
 // Every run stops by itself after -duration (or -requests); the whole
 // command needs about runs * (2 * duration) per read scenario, runs *
@@ -41,6 +44,63 @@
 // receipts). Orders need the auction clock to move: under -clock manual the
 // orders scenario advances the node's clock to the wall time through
 // admin_advanceTime every few milliseconds while it runs.
+//
+// # Soak
+//
+// The node must keep flat memory under endless load: history goes to disk.
+// The soak scenario measures that on the real process, not the in-process
+// node the other scenarios use:
+//
+//	go run ./bench/cmd/loadgen -scenario soak -duration 10m [-sample 5s] [-warmup 0.2]
+//	    [-soak-bin OLD[,NEW]] [-keep-data] [-conns 16 -pipeline 1]
+//
+// For each binary in turn (by default ./cmd/ledgerd, built with
+// CGO_ENABLED=0 into a temp dir; -soak-bin takes prebuilt ones) it starts
+// `ledgerd --dev --datadir TMP --admin-token T --addr 127.0.0.1:0` on a fresh
+// temp datadir, funds conns*pipeline fresh accounts through admin_deposit,
+// and sends plain transfers from them for -duration, each account's one
+// after another as the node acknowledges them (conns*pipeline senders, as
+// in the transfer scenario). The transfers are signed on the fly by one
+// signer goroutine per core, each keeping its accounts' bounded queues
+// (aheadPerAccountMax, aheadMax in all) full ahead of the senders, so the
+// client's memory stays flat too; the signing shares the cores with the
+// node, and the report says how much CPU it took. Every -sample it reads
+// the node's VmRSS (/proc/PID/status) and the datadir's size and prints
+//
+//	elapsed s   acked   tx/s (last interval)   RSS MB   disk MB   files MB
+//
+// where disk is the blocks the datadir's files take and files their
+// apparent sizes (Badger preallocates its live files, so files moves in
+// steps). At the end, per binary: transfers acknowledged, mean tx/s and
+// the median of the per-interval rates; RSS at start, end and max, and the
+// RSS slope in bytes per transfer, the least-squares fit of RSS against
+// the acknowledged count over the samples after the first -warmup fraction
+// of the run (flat memory: near 0); disk bytes per transfer, live and once
+// the node stopped; refusals (HTTP 429/503, or an error saying the node is
+// overloaded: the transfer goes again with the same nonce) and errors,
+// each counted by code and message; the CPU time of the node, of signing
+// and of the whole loadgen process. The first error ends the run (the
+// account's nonces are out of step from there) and fails the command. Then
+// it stops the node with SIGTERM, starts it again on the same datadir and
+// reports the time from process start until it listens and until a first
+// transfer (at the nonce eth_getTransactionCount gives) is accepted, and
+// checks that the accounts' nonces add up to the acknowledged transfers
+// plus that one. Last it stops the node and deletes the datadir, unless
+// -keep-data.
+//
+// With two binaries it prints new/old (the second over the first) of the
+// throughput, the RSS slope, the disk bytes per transfer and the restart
+// time. To compare the working tree with an older commit:
+//
+//	git worktree add /tmp/old COMMIT
+//	(cd /tmp/old && CGO_ENABLED=0 go build -o /tmp/ledgerd-old ./cmd/ledgerd)
+//	CGO_ENABLED=0 go build -o /tmp/ledgerd-new ./cmd/ledgerd
+//	go run ./bench/cmd/loadgen -scenario soak -duration 10m -soak-bin /tmp/ledgerd-old,/tmp/ledgerd-new
+//	git worktree remove /tmp/old
+//
+// -duration is at most soakDurationMax (1 h) for soak, -requests still caps
+// the transfers sent, and Ctrl-C kills the node and removes its datadir.
+// Linux only: RSS and CPU come from /proc.
 package main
 
 import (
@@ -77,6 +137,11 @@ type options struct {
 	channel  string // orderbook or orders_v2
 	deflate  string // off, on or both
 	subsRate int    // background orders/s
+	// soak scenario
+	soakBins string        // comma-separated prebuilt binaries; empty builds ./cmd/ledgerd
+	sample   time.Duration // between readings of the node
+	warmup   float64       // fraction of the run left out of the RSS slope
+	keepData bool
 	// recoveryTxs sizes the recovery measurement; not a flag, tests shrink it.
 	recoveryTxs int
 }
@@ -92,8 +157,8 @@ const (
 
 func main() {
 	o := options{recoveryTxs: recoveryTxs}
-	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs or all")
-	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each timed run")
+	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs, all (the five) or soak")
+	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each timed run (soak: of each binary's run, up to 1h)")
 	flag.IntVar(&o.conns, "conns", 16, "keep-alive connections")
 	flag.IntVar(&o.pipeline, "pipeline", 1, "requests in flight per connection")
 	flag.IntVar(&o.runs, "runs", 1, "timed runs per server (alternating ours, baseline)")
@@ -107,6 +172,10 @@ func main() {
 	flag.StringVar(&o.channel, "channel", "orderbook", "subs: channel, orderbook (svc_orderbook, depth 20) or orders_v2 (svc_orders_v2)")
 	flag.StringVar(&o.deflate, "deflate", "both", "subs: permessage-deflate off, on or both (each S both ways)")
 	flag.IntVar(&o.subsRate, "subs-rate", subsRateDefault, "subs: orders/s the background driver sends")
+	flag.StringVar(&o.soakBins, "soak-bin", "", "soak: ledgerd binaries to measure one after the other, comma-separated, old first (default: build ./cmd/ledgerd)")
+	flag.DurationVar(&o.sample, "sample", 5*time.Second, "soak: interval between readings of the node's RSS and datadir size")
+	flag.Float64Var(&o.warmup, "warmup", 0.2, "soak: fraction of the run left out of the RSS slope")
+	flag.BoolVar(&o.keepData, "keep-data", false, "soak: keep each binary's temp datadir")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole process (client and servers) here")
 	flag.Parse()
 	if err := o.check(); err != nil {
@@ -124,10 +193,16 @@ func main() {
 
 func (o *options) check() error {
 	switch {
-	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all"}, o.scenario):
-		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs or all, got %q", o.scenario)
+	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all", "soak"}, o.scenario):
+		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs, all or soak, got %q", o.scenario)
+	case o.scenario == "soak":
+		if err := o.checkSoak(); err != nil {
+			return err
+		}
 	case o.duration <= 0 || o.duration > durationMax:
 		return fmt.Errorf("-duration must be in (0, %v], got %v", durationMax, o.duration)
+	}
+	switch {
 	case o.runs < 1 || o.runs > runsMax:
 		return fmt.Errorf("-runs must be in 1..%d, got %d", runsMax, o.runs)
 	case o.requests < 1:
@@ -167,6 +242,10 @@ func profiled(path string, f func() error) error {
 // to w. It fails if a run saw errors or the servers' answers differ.
 func run(ctx context.Context, o *options, w io.Writer) error {
 	if err := o.check(); err != nil {
+		return err
+	}
+	if o.scenario == "soak" { // the real binary: no in-process node
+		_, err := runSoak(ctx, o, w)
 		return err
 	}
 	e, err := startEnv(o.clock)

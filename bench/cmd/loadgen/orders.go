@@ -222,7 +222,7 @@ func ordersOnce(ctx context.Context, e *env, o *options, r, perAccount int, d ti
 	accounts := o.conns * o.pipeline
 	m := ordersMarket()
 	keys, addrs := deriveKeys(o.seed+"/orders", r, accounts)
-	if err := depositAll(ctx, e, orderFunding(&m, addrs, perAccount)); err != nil {
+	if err := depositAll(ctx, e.oursAddr, e.adminHeader(), orderFunding(&m, addrs, perAccount)); err != nil {
 		return nil, err
 	}
 	start := time.Now()

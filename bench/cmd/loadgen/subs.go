@@ -343,7 +343,7 @@ func subsOnce(ctx context.Context, e *env, o *options, c *subsConfig, s int, def
 	// the lead); give each account its share of that.
 	perAccount := int(math.Ceil(float64(c.rate)*(o.duration+2*interval).Seconds()/subsAccounts)) + 1
 	keys, addrs := deriveKeys(o.seed+"/subs", k, subsAccounts)
-	if err := depositAll(ctx, e, orderFunding(&m, addrs, perAccount)); err != nil {
+	if err := depositAll(ctx, e.oursAddr, e.adminHeader(), orderFunding(&m, addrs, perAccount)); err != nil {
 		return nil, err
 	}
 	deadline := time.Now().Add(o.duration+orderDeadlineAhead).UnixMicro() / m.IntervalUs * m.IntervalUs
@@ -537,7 +537,7 @@ func subsBaseOnce(ctx context.Context, ws *baseline.WSServer, o *options, c *sub
 func seedBook(ctx context.Context, w io.Writer, e *env, o *options) error {
 	m := ordersMarket()
 	keys, addrs := deriveKeys(o.seed+"/subs-book", 0, 2) // a buyer, a seller
-	if err := depositAll(ctx, e, orderFunding(&m, addrs, subsDepth)); err != nil {
+	if err := depositAll(ctx, e.oursAddr, e.adminHeader(), orderFunding(&m, addrs, subsDepth)); err != nil {
 		return err
 	}
 	deadline := time.Now().Add(orderDeadlineAhead).UnixMicro() / m.IntervalUs * m.IntervalUs

@@ -113,7 +113,7 @@ func sizeTxs(rate float64, d time.Duration, accounts int) int {
 func transferOnce(ctx context.Context, w io.Writer, e *env, o *options, r, perAccount int, d time.Duration) (*load.Result, int64, error) {
 	accounts := o.conns * o.pipeline
 	keys, addrs := deriveKeys(o.seed, r, accounts)
-	if err := fund(ctx, e, addrs, perAccount); err != nil {
+	if err := fund(ctx, e.oursAddr, e.adminHeader(), addrs, perAccount); err != nil {
 		return nil, 0, err
 	}
 	start := time.Now()
@@ -203,14 +203,15 @@ func sinkAddress(seed string) common.Address {
 }
 
 // fund deposits, for each address, the cost of perAccount transfers at the
-// full fee cap, through admin_deposit of the native token.
-func fund(ctx context.Context, e *env, addrs []common.Address, perAccount int) error {
+// full fee cap, through admin_deposit of the native token on the node at
+// addr (host:port) authorized by header (see env.adminHeader).
+func fund(ctx context.Context, addr, header string, addrs []common.Address, perAccount int) error {
 	amount := new(big.Int).Mul(big.NewInt(int64(perAccount)), big.NewInt(transferGas*feeCapWei+1))
 	ds := make([]deposit, len(addrs))
 	for i, a := range addrs {
 		ds[i] = deposit{token: nativeTokenHx, to: a, amount: amount}
 	}
-	return depositAll(ctx, e, ds)
+	return depositAll(ctx, addr, header, ds)
 }
 
 // deposit is one admin_deposit: amount wei of token (hex address) to an
@@ -221,17 +222,18 @@ type deposit struct {
 	amount *big.Int
 }
 
-// depositAll sends the deposits over up to fundConnsMax connections and
-// fails unless every one was answered with a tx_hash.
-func depositAll(ctx context.Context, e *env, ds []deposit) error {
+// depositAll sends the deposits to the node at addr (host:port), with the
+// admin header lines header, over up to fundConnsMax connections and fails
+// unless every one was answered with a tx_hash.
+func depositAll(ctx context.Context, addr, header string, ds []deposit) error {
 	bodies := make([][]byte, len(ds))
 	for i, d := range ds {
 		bodies[i] = []byte(`{"jsonrpc":"2.0","id":1,"method":"admin_deposit","params":[{"token":"` + d.token +
 			`","to":"` + d.to.Hex() + `","amount":"0x` + d.amount.Text(16) + `"}]}`)
 	}
 	conns := min(len(bodies), fundConnsMax)
-	r, err := load.Run(ctx, load.Config{Addr: e.oursAddr, Conns: conns, Pipeline: 1, Requests: int64(len(bodies)),
-		Duration: time.Minute, Header: e.adminHeader(),
+	r, err := load.Run(ctx, load.Config{Addr: addr, Conns: conns, Pipeline: 1, Requests: int64(len(bodies)),
+		Duration: time.Minute, Header: header,
 		Next: func(conn int, seq uint64) []byte {
 			if i := int(seq)*conns + conn; i < len(bodies) {
 				return bodies[i]
