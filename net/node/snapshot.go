@@ -175,7 +175,10 @@ func (n *Node) snapshotter() {
 			n.snap.statsMu.Lock()
 			n.snap.stats.Taken++
 			n.snap.stats.Seq, n.snap.stats.RawBytes, n.snap.stats.DiskBytes = p.seq, len(p.body), s.Size()
+			pause := n.snap.stats.LastPause
 			n.snap.statsMu.Unlock()
+			n.logf("snapshot at input %d stored: %d bytes, %d compressed; the sequencer paused %v to take it",
+				p.seq, len(p.body), s.Size(), pause)
 			kept = append(kept, p.seq)
 			if len(kept) > snapshotsKept {
 				kept = kept[len(kept)-snapshotsKept:]
