@@ -108,6 +108,31 @@
 // (absent when none). resume_since_book (svc_orders_v2) is the last book
 // delivered of a tick that was only partly delivered.
 //
+// # Restart
+//
+// The hub lives in memory; what survives a node restart is what the node
+// hands back to a new hub with Preload: its newest ticks, kept as
+// AppendTick bytes (tickcodec.go draws the layout; canonical, versioned)
+// and read back with DecodeTick, oldest first, ending at the node's last
+// tick (Config.FloorUs), each chained to the one before by ParentHash.
+//
+//   - Survives: the replay buffer. A delta channel's since (and since_book)
+//     from before the restart replays exactly the notifications a hub that
+//     never stopped would send, byte for byte, within the preloaded range;
+//     below its floor (the tick before the newest ReplayTicks given, else 0
+//     when the first given is the ledger's first tick, else the first
+//     given) it gets -32602 as before. The svc_markets and svc_positions
+//     snapshots use the preloaded ticks' entries, as they would the
+//     published ones. The node's next tick must chain on the newest
+//     preloaded one (newHeads then shows it as parentHash); if its
+//     ParentHash does not, the hub drops what it preloaded (floor back to
+//     Config.FloorUs, state entries gone).
+//   - Does not survive: subscriptions (clients subscribe again; ids start
+//     over at 0x1), the receipts ring (a receipt channel's since from before
+//     the restart is accepted but replays nothing attested before it),
+//     the past-perfect time and idle slots (the node publishes fresh ones),
+//     and the encoded payloads (re-encoded on demand, to the same bytes).
+//
 // # Limits
 //
 // SubsPerConnMax (128) per connection, SubsMax (65536) per hub, BiddersMax

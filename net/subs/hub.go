@@ -83,7 +83,8 @@ type Config struct {
 	// [LagTicksMax*2, ReplayTicksMax]; 0 means ReplayTicksDefault.
 	ReplayTicks int
 	// FloorUs is the newest tick the node executed before the hub started
-	// (0 on a fresh ledger): a since below it predates the buffer.
+	// (0 on a fresh ledger): a since below it predates the buffer, unless
+	// Preload restores the ticks up to it.
 	FloorUs int64
 	// Positions, when set, answers an svc_positions snapshot for an account
 	// no published tick has touched. Called with the hub's lock held: it
@@ -153,6 +154,11 @@ type Hub struct {
 	pubPPT      int64
 	pubIdle     Tick // the newest idle slot (TickUs 0: none), header fields only
 	pubClosed   bool
+	preloaded   bool
+	// chainCheck: the next published tick is the first after Preload, and
+	// its ParentHash must be chainHash, the newest preloaded tick's Hash.
+	chainCheck bool
+	chainHash  clob.Hash
 
 	wake chan struct{}
 	stop chan struct{}
@@ -235,9 +241,23 @@ func (h *Hub) PublishTick(t *Tick) {
 		h.floorUs = h.ticks[h.tickFirst&mask].t.TickUs
 		h.tickFirst++
 	}
+	if h.chainCheck {
+		h.chainCheck = false
+		if t.ParentHash != h.chainHash {
+			h.distrustPreloaded()
+		}
+	}
 	h.ticks[h.tickHead&mask] = r
 	h.tickHead++
 	h.lastPubUs = t.TickUs
+	h.recordState(r)
+	h.ringMu.Unlock()
+	h.signal()
+}
+
+// recordState makes r's market and position entries the latest ones.
+// REQUIRES: h.ringMu held.
+func (h *Hub) recordState(r *tickRec) {
 	for i := range r.markets {
 		h.latestMkt[r.markets[i].m.Config.ID] = &r.markets[i]
 	}
@@ -251,8 +271,6 @@ func (h *Hub) PublishTick(t *Tick) {
 		}
 		h.latestPos[a] = &r.positions[i]
 	}
-	h.ringMu.Unlock()
-	h.signal()
 }
 
 // PublishReceipts hands attested receipts to the hub (it takes them; see

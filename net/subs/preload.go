@@ -1,0 +1,120 @@
+package subs
+
+import (
+	"fmt"
+
+	"github.com/ledgervenue/node/core/clob"
+)
+
+// Preload restores the replay buffer after a restart from ticks the node
+// published before it (typically kept with AppendTick and read back with
+// DecodeTick), so that a client resuming with a since from before the
+// restart gets the ticks it missed instead of -32602. It takes the ticks,
+// as PublishTick does.
+//
+// ticks must be the node's newest ticks, oldest first, each chained to the
+// one before (ParentHash = previous Hash), the newest being the node's last
+// tick (Config.FloorUs). At most ReplayTicks of them are kept; every one
+// given counts:
+//
+//   - the newest ReplayTicks enter the buffer as if published and fanned out
+//     before any subscription existed: a since at or after the floor
+//     replays the ones after it, byte for byte as a live hub would;
+//   - the floor (a since below it gets -32602) is the tick just before the
+//     kept ones when one was given; else 0 when ticks[0] is the ledger's
+//     first tick (zero ParentHash); else ticks[0]'s time, since ticks
+//     before it are unknown (ticks[0] then only bounds the range);
+//   - the market and position entries of every tick given become the
+//     latest state, in order, as PublishTick records them: the svc_markets
+//     and svc_positions snapshots are those a live hub would send.
+//
+// The next PublishTick must chain on the newest tick given: if its
+// ParentHash differs, the preloaded ticks were not this ledger's history,
+// and the hub forgets them (the floor rises to Config.FloorUs, the state
+// entries go) rather than replay them.
+//
+// Preload returns an error, and changes nothing, when ticks break those
+// rules or one of them is not a tick PublishTick accepts: the caller then
+// runs without them (as before Preload existed).
+//
+// REQUIRES: called at most once (a call that returned an error does not
+// count), before the first PublishTick and the first Subscribe.
+func (h *Hub) Preload(ticks []*Tick) error {
+	if err := checkPreload(ticks, h.cfg.FloorUs); err != nil {
+		return fmt.Errorf("cannot preload the replay buffer: %w", err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ringMu.Lock()
+	defer h.ringMu.Unlock()
+	if h.preloaded || h.tickHead != 0 || h.nextID != 0 || h.pubClosed {
+		panic("BUG: subs.Hub.Preload must come once, before any PublishTick and Subscribe")
+	}
+	h.preloaded = true
+	if len(ticks) == 0 {
+		return nil
+	}
+	n := len(ticks)
+	keep := min(n, len(h.ticks))
+	switch {
+	case keep < n:
+		h.floorUs = ticks[n-keep-1].TickUs
+	case ticks[0].ParentHash == clob.Hash{}:
+		h.floorUs = 0
+	default:
+		h.floorUs = ticks[0].TickUs
+	}
+	for i, t := range ticks {
+		seq := uint64(i - (n - keep)) // meaningful for the kept ones only
+		r := newTickRec(seq, t)
+		if i >= n-keep {
+			h.ticks[seq] = r
+		}
+		h.recordState(r)
+	}
+	newest := ticks[n-1]
+	h.tickFirst, h.tickHead = 0, uint64(keep)
+	h.lastPubUs = newest.TickUs
+	h.chainCheck, h.chainHash = true, newest.Hash
+	// Fanned out already: no subscription existed to receive them.
+	h.tickNext = uint64(keep)
+	h.doneUs, h.hasDone = newest.TickUs, true
+	return nil
+}
+
+// checkPreload verifies that ticks are a chain of valid ticks ending at the
+// node's last tick lastUs.
+func checkPreload(ticks []*Tick, lastUs int64) error {
+	for i, t := range ticks {
+		if t == nil {
+			return fmt.Errorf("tick %d is nil", i)
+		}
+		if err := checkTick(t); err != nil {
+			return fmt.Errorf("tick %d at %d: %w", i, t.TickUs, err)
+		}
+		if i == 0 {
+			continue
+		}
+		prev := ticks[i-1]
+		if t.TickUs <= prev.TickUs {
+			return fmt.Errorf("tick %d at %d does not follow %d", i, t.TickUs, prev.TickUs)
+		}
+		if t.ParentHash != prev.Hash {
+			return fmt.Errorf("tick %d at %d does not chain on the tick at %d (parent %x, previous hash %x)",
+				i, t.TickUs, prev.TickUs, t.ParentHash[:4], prev.Hash[:4])
+		}
+	}
+	if n := len(ticks); n > 0 && ticks[n-1].TickUs != lastUs {
+		return fmt.Errorf("the newest tick is at %d, the node's last tick (Config.FloorUs) at %d", ticks[n-1].TickUs, lastUs)
+	}
+	return nil
+}
+
+// distrustPreloaded forgets the preloaded ticks: nothing before the first
+// live tick is replayable, and their state entries go (Config.Markets and
+// Config.Positions answer instead). REQUIRES: h.ringMu held.
+func (h *Hub) distrustPreloaded() {
+	h.floorUs = max(h.floorUs, h.lastPubUs)
+	clear(h.latestMkt)
+	clear(h.latestPos)
+}
