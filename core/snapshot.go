@@ -30,9 +30,10 @@ import (
 // (an account's native balance has its own field).
 const snapshotMagic = "LSNAP2"
 
-// AppendSnapshot appends the canonical encoding of the state to dst. It
-// allocates one slice of the accounts to sort them, and dst's growth: a
-// caller that snapshots repeatedly passes its previous buffer's [:0].
+// AppendSnapshot appends the canonical encoding of the state to dst.
+// Besides dst's growth it allocates only its sort buffers (the accounts,
+// and one reused for token keys): a caller that snapshots repeatedly passes
+// its previous buffer's [:0].
 func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 	dst = append(dst, snapshotMagic...)
 	dst = binary.BigEndian.AppendUint64(dst, l.chainID)
@@ -172,12 +173,12 @@ func compareAddress(a, b *Address) int {
 // the same inputs give byte-identical records and state hashes.
 //
 // snap comes from disk and may be corrupt, so LoadSnapshot never panics on
-// it: it refuses every input that does not decode exactly (truncated or
+// it. It refuses every input that does not decode exactly (truncated or
 // trailing bytes, counts that do not fit, accounts or tokens out of order or
 // repeated, a native token among the tokens, everything clob.LoadEngine
-// refuses) and, pairing the checks AppendSnapshot's writer keeps, every
-// state that breaks conservation (CheckSupply) or whose locked amounts are
-// not the orderbook's reservations (clob.Engine.VisitLocks). Whatever loads
+// refuses), and then checks the rebuilt state against the invariants the
+// writer kept: conservation (as CheckSupply), and locked amounts equal to
+// the orderbook's reservations (clob.Engine.VisitLocks). Whatever loads
 // re-encodes to the same bytes. snap is not retained.
 func LoadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	l, err := loadSnapshot(cfg, snap)
@@ -239,9 +240,9 @@ const (
 
 // loadAccounts reads the accounts and returns every balance, in snapshot
 // order (so that what checkLocks reports does not depend on map order).
-// Accounts are allocated in one slab, token balances in slabs of
-// balanceSlabSize: a load of 10k accounts allocates tens of times, not
-// tens of thousands.
+// Accounts are allocated in one slab and token balances in slabs of
+// balanceSlabSize, so that a load allocates about once per account (its
+// token map) rather than three times.
 func (l *Ledger) loadAccounts(r *snapReader) []holding {
 	n := r.count(accountSizeMin)
 	l.accounts = make(map[Address]*Account, n)
@@ -264,8 +265,7 @@ func (l *Ledger) loadAccounts(r *snapReader) []holding {
 	return holdings
 }
 
-// loadTokens reads one account's token balances, taking them from the slab
-// *bals.
+// loadTokens reads one account's token balances, taking them from *slab.
 func (l *Ledger) loadTokens(r *snapReader, a Address, acc *Account, holdings []holding, slab *[]Balance) []holding {
 	n := r.count(tokenSizeMin + balanceSize)
 	if n == 0 {
@@ -338,8 +338,8 @@ func (l *Ledger) checkLocks(holdings []holding) error {
 
 // snapReader reads a snapshot front to back. The first failure sets err,
 // and every read after it returns zero, so decoders test err once per
-// record rather than after every field. (clob has its own: the two
-// packages share no code but the types.)
+// record rather than after every field. (clob has its own copy: a byte
+// reader is not the orderbook's business to export.)
 type snapReader struct {
 	b   []byte
 	off int
