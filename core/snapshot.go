@@ -9,6 +9,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/internal/snapread"
 )
 
 // Snapshot layout (all integers big-endian; accounts sorted by address,
@@ -189,25 +190,25 @@ func LoadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 }
 
 func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
-	r := snapReader{b: snap}
-	if m := r.take(len(snapshotMagic)); r.err == nil && string(m) != snapshotMagic {
-		r.fail("magic %q, want %q", m, snapshotMagic)
+	r := snapReader{snapread.Reader{B: snap}}
+	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
+		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
-	l := &Ledger{chainID: r.u64(), seq: r.u64()}
-	if r.err == nil && l.chainID != cfg.ChainID {
+	l := &Ledger{chainID: r.U64(), seq: r.U64()}
+	if r.Err == nil && l.chainID != cfg.ChainID {
 		return nil, fmt.Errorf("chain id %d, configured %d", l.chainID, cfg.ChainID)
 	}
-	r.u256(&l.baseFee)
-	r.u256(&l.feesBurned)
+	r.U256(&l.baseFee)
+	r.U256(&l.feesBurned)
 	holdings := l.loadAccounts(&r)
 	l.issued = r.tokenAmounts()
 	l.obFees = r.tokenAmounts()
-	if r.err != nil {
-		return nil, r.err
+	if r.Err != nil {
+		return nil, r.Err
 	}
-	engine, rest, err := clob.LoadEngine(cfg.Orderbook, snap[r.off:])
+	engine, rest, err := clob.LoadEngine(cfg.Orderbook, snap[r.Off:])
 	if err != nil {
-		return nil, fmt.Errorf("engine at byte %d: %w", r.off, err)
+		return nil, fmt.Errorf("engine at byte %d: %w", r.Off, err)
 	}
 	if len(rest) != 0 {
 		return nil, fmt.Errorf("%d bytes after the engine", len(rest))
@@ -250,13 +251,13 @@ func (l *Ledger) loadAccounts(r *snapReader) []holding {
 	holdings := make([]holding, 0, 2*n) // most accounts hold one token
 	var bals []Balance
 	var prev Address
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err == nil; i++ {
 		a, acc := r.addr(), &slab[i]
 		if i > 0 && bytes.Compare(prev[:], a[:]) >= 0 {
-			r.fail("account %x after %x", a, prev)
+			r.Fail("account %x after %x", a, prev)
 		}
 		prev = a
-		acc.Nonce = r.u64()
+		acc.Nonce = r.U64()
 		r.balance(&acc.Native)
 		holdings = append(holdings, holding{NativeToken, a, &acc.Native})
 		holdings = l.loadTokens(r, a, acc, holdings, &bals)
@@ -278,10 +279,10 @@ func (l *Ledger) loadTokens(r *snapReader, a Address, acc *Account, holdings []h
 	bals := (*slab)[len(*slab) : len(*slab)+n]
 	*slab = (*slab)[:len(*slab)+n]
 	var prev Address
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err == nil; i++ {
 		t := r.addr()
 		if t == NativeToken || i > 0 && bytes.Compare(prev[:], t[:]) >= 0 {
-			r.fail("account %x: token %x after %x", a, t, prev)
+			r.Fail("account %x: token %x after %x", a, t, prev)
 		}
 		prev = t
 		r.balance(&bals[i])
@@ -336,72 +337,26 @@ func (l *Ledger) checkLocks(holdings []holding) error {
 	return err
 }
 
-// snapReader reads a snapshot front to back. The first failure sets err,
-// and every read after it returns zero, so decoders test err once per
-// record rather than after every field. (clob has its own copy: a byte
-// reader is not the orderbook's business to export.)
-type snapReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *snapReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("byte %d: %s", r.off, fmt.Sprintf(format, args...))
-	}
-}
-
-// take returns the next n bytes (aliasing the input), nil after a failure.
-func (r *snapReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n > len(r.b)-r.off {
-		r.fail("truncated: %d bytes left, %d needed", len(r.b)-r.off, n)
-		return nil
-	}
-	p := r.b[r.off : r.off+n]
-	r.off += n
-	return p
-}
-
-func (r *snapReader) u32() uint32 {
-	if p := r.take(4); p != nil {
-		return binary.BigEndian.Uint32(p)
-	}
-	return 0
-}
-
-func (r *snapReader) u64() uint64 {
-	if p := r.take(8); p != nil {
-		return binary.BigEndian.Uint64(p)
-	}
-	return 0
-}
+// snapReader is the shared snapshot reader with this package's field
+// types.
+type snapReader struct{ snapread.Reader }
 
 func (r *snapReader) addr() (a Address) {
-	copy(a[:], r.take(len(a)))
+	copy(a[:], r.Take(len(a)))
 	return a
 }
 
-func (r *snapReader) u256(dst *uint256.Int) {
-	if p := r.take(32); p != nil {
-		dst.SetBytes32(p)
-	}
-}
-
 func (r *snapReader) balance(b *Balance) {
-	r.u256(&b.Cash)
-	r.u256(&b.Locked)
+	r.U256(&b.Cash)
+	r.U256(&b.Locked)
 }
 
 // count reads a u32 count of entries of at least sizeMin bytes each and
 // refuses one the bytes left cannot hold.
 func (r *snapReader) count(sizeMin int) int {
-	n := r.u32()
-	if left := len(r.b) - r.off; uint64(n) > uint64(left/sizeMin) {
-		r.fail("%d entries of ≥ %d bytes, %d bytes left", n, sizeMin, left)
+	n := r.U32()
+	if left := r.Left(); uint64(n) > uint64(left/sizeMin) {
+		r.Fail("%d entries of ≥ %d bytes, %d bytes left", n, sizeMin, left)
 		return 0
 	}
 	return int(n)
@@ -413,13 +368,13 @@ func (r *snapReader) tokenAmounts() map[Address]*uint256.Int {
 	m := make(map[Address]*uint256.Int, n)
 	amounts := make([]uint256.Int, n)
 	var prev Address
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err == nil; i++ {
 		t := r.addr()
 		if i > 0 && bytes.Compare(prev[:], t[:]) >= 0 {
-			r.fail("token %x after %x", t, prev)
+			r.Fail("token %x after %x", t, prev)
 		}
 		prev = t
-		r.u256(&amounts[i])
+		r.U256(&amounts[i])
 		m[t] = &amounts[i]
 	}
 	return m

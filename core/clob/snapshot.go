@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/internal/snapread"
 )
 
 // snapshotMagic starts an engine snapshot; the layout is in doc.go.
@@ -189,40 +190,40 @@ func (e *Engine) VisitLocks(fn func(token, owner Address, amount *uint256.Int)) 
 // REQUIRES: l as for NewEngine, which panics on bad Limits.
 func LoadEngine(l Limits, snap []byte) (e *Engine, rest []byte, err error) {
 	e = NewEngine(l)
-	r := snapReader{b: snap}
-	if m := r.take(len(snapshotMagic)); r.err == nil && string(m) != snapshotMagic {
-		r.fail("magic %q, want %q", m, snapshotMagic)
+	r := snapReader{snapread.Reader{B: snap}}
+	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
+		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
-	e.seq = r.u64()
+	e.seq = r.U64()
 	e.transferLastUs = r.tickUs("transfer", TransferIntervalUs)
 	nBooks := r.count("books", MarketsMax)
-	for i := 0; i < nBooks && r.err == nil; i++ {
+	for i := 0; i < nBooks && r.Err == nil; i++ {
 		b := e.loadBook(&r)
-		if r.err == nil && i > 0 && bytes.Compare(e.books[i-1].cfg.ID[:], b.cfg.ID[:]) >= 0 {
-			r.fail("book %x after book %x", b.cfg.ID, e.books[i-1].cfg.ID)
+		if r.Err == nil && i > 0 && bytes.Compare(e.books[i-1].cfg.ID[:], b.cfg.ID[:]) >= 0 {
+			r.Fail("book %x after book %x", b.cfg.ID, e.books[i-1].cfg.ID)
 		}
 		e.books = append(e.books, b)
 	}
 	e.loadTransfers(&r)
-	if r.err != nil {
-		return nil, nil, fmt.Errorf("cannot load engine snapshot: %w", r.err)
+	if r.Err != nil {
+		return nil, nil, fmt.Errorf("cannot load engine snapshot: %w", r.Err)
 	}
-	return e, snap[r.off:], nil
+	return e, snap[r.Off:], nil
 }
 
 // loadTransfers reads the transfer ring.
 func (e *Engine) loadTransfers(r *snapReader) {
 	n := r.count("pending transfers", len(e.transfers.buf))
 	lastSeq := uint64(0)
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err == nil; i++ {
 		var t pendingTransfer
 		t.owner, t.token, t.to = r.addr(), r.addr(), r.addr()
-		r.u256(&t.amount)
-		t.deadlineUs = r.u64()
-		t.landUs = int64(r.u64())
-		t.seq, t.tag = r.u64(), r.u64()
+		r.U256(&t.amount)
+		t.deadlineUs = r.U64()
+		t.landUs = int64(r.U64())
+		t.seq, t.tag = r.U64(), r.U64()
 		r.admissionOrder(t.seq, &lastSeq, e.seq)
-		if r.err == nil {
+		if r.Err == nil {
 			e.transfers.push(&t)
 		}
 	}
@@ -233,36 +234,36 @@ func (e *Engine) loadTransfers(r *snapReader) {
 func (e *Engine) loadBook(r *snapReader) *book {
 	var cfg MarketConfig
 	cfg.ID = r.hash()
-	cfg.Kind = MarketKind(r.u8())
+	cfg.Kind = MarketKind(r.U8())
 	cfg.Base, cfg.Quote = r.addr(), r.addr()
-	cfg.IntervalUs = int64(r.u64())
+	cfg.IntervalUs = int64(r.U64())
 	for _, v := range [...]*uint256.Int{&cfg.TickPrecision, &cfg.LotSize, &cfg.MakerFee, &cfg.TakerFee} {
-		r.u256(v)
+		r.U256(v)
 	}
 	cfg.Name, cfg.BaseSymbol, cfg.QuoteSymbol = r.str(), r.str(), r.str()
-	if r.err != nil {
+	if r.Err != nil {
 		return nil
 	}
 	u, err := marketUnits(&cfg)
 	if err != nil {
-		r.fail("market %x: %v", cfg.ID, err)
+		r.Fail("market %x: %v", cfg.ID, err)
 		return nil
 	}
 	b := newBook(&cfg, &u, &e.limits)
 	b.lastTickUs = r.tickUs("book", cfg.IntervalUs)
 	b.hasPrice = r.boolean()
-	b.priceHalf = int64(r.u64())
-	if r.err == nil && (b.hasPrice && (b.priceHalf < 1 || b.priceHalf > 2*unitsMax) || !b.hasPrice && b.priceHalf != 0) {
-		r.fail("last price %d half-steps (has price: %v)", b.priceHalf, b.hasPrice)
+	b.priceHalf = int64(r.U64())
+	if r.Err == nil && (b.hasPrice && (b.priceHalf < 1 || b.priceHalf > 2*unitsMax) || !b.hasPrice && b.priceHalf != 0) {
+		r.Fail("last price %d half-steps (has price: %v)", b.priceHalf, b.hasPrice)
 	}
 	b.loadSide(r, Buy)
 	b.loadSide(r, Sell)
 	updates := b.loadPending(r, e.seq)
 	// Invariant: a fresh arena hands out slots 1, 2, ... so the live
 	// orders are exactly slots 1..live().
-	for s := 1; s <= b.live() && r.err == nil; s++ {
+	for s := 1; s <= b.live() && r.Err == nil; s++ {
 		if want := countAt(updates, s); b.ords[s].pendingUpdates != want {
-			r.fail("order %x counts %d pending updates, the ring holds %d", b.ords[s].id, b.ords[s].pendingUpdates, want)
+			r.Fail("order %x counts %d pending updates, the ring holds %d", b.ords[s].id, b.ords[s].pendingUpdates, want)
 		}
 	}
 	return b
@@ -279,13 +280,13 @@ func countAt(counts []uint32, i int) uint32 {
 func (b *book) loadSide(r *snapReader, side Side) {
 	n := r.count("levels", len(b.nodes)-1) // no level is empty
 	lv := b.sides[side][:0]
-	for i := 0; i < n && r.err == nil; i++ {
-		l := level{priceSteps: int64(r.u64())}
-		if r.err == nil && (l.priceSteps < 1 || l.priceSteps > unitsMax || i > 0 && key(side, l.priceSteps) >= key(side, lv[i-1].priceSteps)) {
-			r.fail("side %d: level at %d steps out of range or out of order", side, l.priceSteps)
+	for i := 0; i < n && r.Err == nil; i++ {
+		l := level{priceSteps: int64(r.U64())}
+		if r.Err == nil && (l.priceSteps < 1 || l.priceSteps > unitsMax || i > 0 && key(side, l.priceSteps) >= key(side, lv[i-1].priceSteps)) {
+			r.Fail("side %d: level at %d steps out of range or out of order", side, l.priceSteps)
 		}
-		if count := r.count("orders in a level", len(b.nodes)-1); r.err == nil && count == 0 {
-			r.fail("side %d: empty level at %d steps", side, l.priceSteps)
+		if count := r.count("orders in a level", len(b.nodes)-1); r.Err == nil && count == 0 {
+			r.Fail("side %d: empty level at %d steps", side, l.priceSteps)
 		} else {
 			b.loadLevel(r, side, &l, count)
 		}
@@ -299,12 +300,12 @@ func (b *book) loadSide(r *snapReader, side Side) {
 func (b *book) loadLevel(r *snapReader, side Side, l *level, count int) {
 	for range count {
 		s := b.loadOrder(r, stateResting)
-		if r.err != nil {
+		if r.Err != nil {
 			return
 		}
 		n := &b.nodes[s]
 		if n.side != side || n.priceSteps != l.priceSteps {
-			r.fail("order %x (side %d, %d steps) in level %d/%d", b.ords[s].id, n.side, n.priceSteps, side, l.priceSteps)
+			r.Fail("order %x (side %d, %d steps) in level %d/%d", b.ords[s].id, n.side, n.priceSteps, side, l.priceSteps)
 			return
 		}
 		n.prev = l.tail
@@ -327,14 +328,14 @@ func (b *book) loadLevel(r *snapReader, side Side, l *level, count int) {
 func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 	n := r.count("pending intents", len(b.pending.buf))
 	lastSeq := uint64(0)
-	for i := 0; i < n && r.err == nil; i++ {
+	for i := 0; i < n && r.Err == nil; i++ {
 		var p pendingIntent
-		p.kind = IntentKind(r.u8())
-		p.seq, p.tag, p.deadlineUs = r.u64(), r.u64(), r.u64()
-		p.landUs = int64(r.u64())
+		p.kind = IntentKind(r.U8())
+		p.seq, p.tag, p.deadlineUs = r.U64(), r.U64(), r.U64()
+		p.landUs = int64(r.U64())
 		r.admissionOrder(p.seq, &lastSeq, engineSeq)
 		switch {
-		case r.err != nil:
+		case r.Err != nil:
 		case p.kind == IntentSubmit:
 			s := b.loadOrder(r, statePending)
 			p.ref = makeRef(s, b.nodes[s].gen)
@@ -342,10 +343,10 @@ func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 			p.ref = b.loadTarget(r)
 		case p.kind == IntentUpdate:
 			p.ref = b.loadTarget(r)
-			p.newLots, p.newSteps = int64(r.u64()), int64(r.u64())
-			r.u256(&p.reserve)
-			if r.err == nil && (p.newLots < 1 || p.newLots > unitsMax || p.newSteps < 1 || p.newSteps > unitsMax) {
-				r.fail("update to %d lots at %d steps", p.newLots, p.newSteps)
+			p.newLots, p.newSteps = int64(r.U64()), int64(r.U64())
+			r.U256(&p.reserve)
+			if r.Err == nil && (p.newLots < 1 || p.newLots > unitsMax || p.newSteps < 1 || p.newSteps > unitsMax) {
+				r.Fail("update to %d lots at %d steps", p.newLots, p.newSteps)
 			}
 			if s := p.ref.slot(); s != 0 {
 				if updates == nil {
@@ -354,9 +355,9 @@ func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 				updates[s]++
 			}
 		default:
-			r.fail("pending intent kind %d", p.kind)
+			r.Fail("pending intent kind %d", p.kind)
 		}
-		if r.err == nil {
+		if r.Err == nil {
 			b.pending.push(&p)
 		}
 	}
@@ -367,12 +368,12 @@ func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 // order, or zero for one that has left the book.
 func (b *book) loadTarget(r *snapReader) orderRef {
 	id := r.hash()
-	if r.err != nil || id == (Hash{}) {
+	if r.Err != nil || id == (Hash{}) {
 		return 0
 	}
 	s := b.index.find(&id, b.ords)
 	if s == 0 {
-		r.fail("pending intent names order %x, which is not live", id)
+		r.Fail("pending intent names order %x, which is not live", id)
 		return 0
 	}
 	return makeRef(s, b.nodes[s].gen)
@@ -385,18 +386,18 @@ func (b *book) loadOrder(r *snapReader, state uint8) uint32 {
 	var n node
 	var o order
 	o.id, o.owner = r.hash(), r.addr()
-	n.side, n.typ, n.flags, n.state = Side(r.u8()), OrderType(r.u8()), r.u8(), r.u8()
-	n.priceSteps, n.remLots, n.queueTick = int64(r.u64()), int64(r.u64()), int64(r.u64())
-	o.admitTickUs, o.expiresUs = int64(r.u64()), int64(r.u64())
-	o.deadlineUs, o.ttlUs, o.pendingUpdates = r.u64(), r.u64(), r.u32()
+	n.side, n.typ, n.flags, n.state = Side(r.U8()), OrderType(r.U8()), r.U8(), r.U8()
+	n.priceSteps, n.remLots, n.queueTick = int64(r.U64()), int64(r.U64()), int64(r.U64())
+	o.admitTickUs, o.expiresUs = int64(r.U64()), int64(r.U64())
+	o.deadlineUs, o.ttlUs, o.pendingUpdates = r.U64(), r.U64(), r.U32()
 	for _, v := range [...]*uint256.Int{&o.reserved, &o.settled, &o.sizeBase, &o.filledBase, &o.filledQuote, &o.fee} {
-		r.u256(v)
+		r.U256(v)
 	}
-	if r.err != nil {
+	if r.Err != nil {
 		return 0
 	}
 	if why := b.orderProblem(&n, &o, state); why != "" {
-		r.fail("order %x: %s", o.id, why)
+		r.Fail("order %x: %s", o.id, why)
 		return 0
 	}
 	s := b.alloc().slot()
@@ -431,94 +432,42 @@ func (b *book) orderProblem(n *node, o *order, state uint8) string {
 	return ""
 }
 
-// snapReader reads a snapshot front to back. The first failure sets err,
-// and every read after it returns zero, so decoders test err once per
-// record rather than after every field.
-type snapReader struct {
-	b   []byte
-	off int
-	err error
-}
-
-func (r *snapReader) fail(format string, args ...any) {
-	if r.err == nil {
-		r.err = fmt.Errorf("byte %d: %s", r.off, fmt.Sprintf(format, args...))
-	}
-}
-
-// take returns the next n bytes (aliasing the input), nil after a failure.
-func (r *snapReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if n < 0 || n > len(r.b)-r.off {
-		r.fail("truncated: %d bytes left, %d needed", len(r.b)-r.off, n)
-		return nil
-	}
-	p := r.b[r.off : r.off+n]
-	r.off += n
-	return p
-}
-
-func (r *snapReader) u8() uint8 {
-	if p := r.take(1); p != nil {
-		return p[0]
-	}
-	return 0
-}
-
-func (r *snapReader) u32() uint32 {
-	if p := r.take(4); p != nil {
-		return binary.BigEndian.Uint32(p)
-	}
-	return 0
-}
-
-func (r *snapReader) u64() uint64 {
-	if p := r.take(8); p != nil {
-		return binary.BigEndian.Uint64(p)
-	}
-	return 0
-}
+// snapReader is the shared snapshot reader with this package's field
+// types.
+type snapReader struct{ snapread.Reader }
 
 func (r *snapReader) hash() (h Hash) {
-	copy(h[:], r.take(len(h)))
+	copy(h[:], r.Take(len(h)))
 	return h
 }
 
 func (r *snapReader) addr() (a Address) {
-	copy(a[:], r.take(len(a)))
+	copy(a[:], r.Take(len(a)))
 	return a
 }
 
-func (r *snapReader) u256(dst *uint256.Int) {
-	if p := r.take(32); p != nil {
-		dst.SetBytes32(p)
-	}
-}
-
 func (r *snapReader) boolean() bool {
-	v := r.u8()
+	v := r.U8()
 	if v > 1 {
-		r.fail("bool byte %d", v)
+		r.Fail("bool byte %d", v)
 	}
 	return v == 1
 }
 
 func (r *snapReader) str() string {
-	n := r.u32()
-	if uint64(n) > uint64(len(r.b)-r.off) {
-		r.fail("string of %d bytes, %d left", n, len(r.b)-r.off)
+	n := r.U32()
+	if uint64(n) > uint64(r.Left()) {
+		r.Fail("string of %d bytes, %d left", n, r.Left())
 		return ""
 	}
-	return string(r.take(int(n)))
+	return string(r.Take(int(n)))
 }
 
 // count reads a u32 count of at most max what.
 func (r *snapReader) count(what string, max int) int {
-	n := r.u32()
+	n := r.U32()
 	if uint64(n) > uint64(max) {
-		r.fail("%d %s, at most %d", n, what, max)
+		r.Fail("%d %s, at most %d", n, what, max)
 		return 0
 	}
 	return int(n)
@@ -526,9 +475,9 @@ func (r *snapReader) count(what string, max int) int {
 
 // tickUs reads the time of a last tick: on the grid of intervalUs, ≥ 0.
 func (r *snapReader) tickUs(what string, intervalUs int64) int64 {
-	t := int64(r.u64())
-	if r.err == nil && (t < 0 || t%intervalUs != 0) {
-		r.fail("%s tick at %dµs, off the %dµs grid", what, t, intervalUs)
+	t := int64(r.U64())
+	if r.Err == nil && (t < 0 || t%intervalUs != 0) {
+		r.Fail("%s tick at %dµs, off the %dµs grid", what, t, intervalUs)
 	}
 	return t
 }
@@ -536,8 +485,8 @@ func (r *snapReader) tickUs(what string, intervalUs int64) int64 {
 // admissionOrder checks that a ring's intents come in admission order,
 // from envelopes the engine has counted.
 func (r *snapReader) admissionOrder(seq uint64, last *uint64, engineSeq uint64) {
-	if r.err == nil && (seq < *last || seq >= engineSeq) {
-		r.fail("envelope %d after %d (engine counted %d)", seq, *last, engineSeq)
+	if r.Err == nil && (seq < *last || seq >= engineSeq) {
+		r.Fail("envelope %d after %d (engine counted %d)", seq, *last, engineSeq)
 	}
 	*last = seq
 }
