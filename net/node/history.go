@@ -71,15 +71,9 @@ func (c *batchCache) get(lg *persist.Log, seq uint64) (*attest.Batch, error) {
 	if b != nil {
 		return b, nil
 	}
-	sb, err := lg.Batch(seq)
-	if err == nil && sb == nil {
-		err = fmt.Errorf("attestation batch %d is not stored", seq)
-	}
+	_, b, err := readBatch(lg, seq)
 	if err != nil {
 		return nil, err
-	}
-	if b, err = attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs); err != nil {
-		return nil, fmt.Errorf("attestation batch %d: %w", seq, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -95,6 +89,23 @@ func (c *batchCache) get(lg *persist.Log, seq uint64) (*attest.Batch, error) {
 		c.order = append(c.order, seq)
 	}
 	return b, nil
+}
+
+// readBatch reads the stored batch seq and rebuilds its Merkle tree from
+// the stored leaves, which must hash to the signed root.
+func readBatch(lg *persist.Log, seq uint64) (*persist.Batch, *attest.Batch, error) {
+	sb, err := lg.Batch(seq)
+	if err == nil && sb == nil {
+		err = fmt.Errorf("attestation batch %d is not stored", seq)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("attestation batch %d: %w", seq, err)
+	}
+	return sb, b, nil
 }
 
 // storedReceipt is the receipt of a record read from the history.

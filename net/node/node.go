@@ -317,15 +317,9 @@ func (n *Node) checkNewestBatch(head persist.Head) (*persist.Batch, error) {
 	if head.NextSeq == 1 {
 		return nil, nil
 	}
-	sb, err := n.log.Batch(head.NextSeq - 1)
-	if err == nil && sb == nil {
-		err = fmt.Errorf("attestation batch %d is missing", head.NextSeq-1)
-	}
+	sb, _, err := readBatch(n.log, head.NextSeq-1)
 	if err != nil {
 		return nil, fmt.Errorf("%w: the data directory is damaged", err)
-	}
-	if _, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs); err != nil {
-		return nil, fmt.Errorf("attestation batch %d: %w: the data directory is damaged", sb.Seq, err)
 	}
 	return sb, nil
 }
