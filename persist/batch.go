@@ -39,12 +39,7 @@ type Batch struct {
 	Records []*core.TxRecord
 }
 
-func batchKey(seq uint64) []byte {
-	key := make([]byte, 9)
-	key[0] = batchPrefix
-	binary.BigEndian.PutUint64(key[1:], seq)
-	return key
-}
+func batchKey(seq uint64) []byte { return u64Key(batchPrefix, seq) }
 
 // appendBatch appends b's stored value (layout in doc.go).
 func appendBatch(dst []byte, b *Batch) []byte {

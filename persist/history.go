@@ -93,7 +93,7 @@ func (s *setter) putBatch(b *Batch) error {
 		place := b.FirstPlace + uint64(i)
 		val := binary.BigEndian.AppendUint64(nil, b.Seq)
 		val = binary.BigEndian.AppendUint32(val, uint32(i))
-		if err := s.set(placeKey(recordPrefix, place), appendTxRecord(val, rec)); err != nil {
+		if err := s.set(u64Key(recordPrefix, place), appendTxRecord(val, rec)); err != nil {
 			return err
 		}
 		if err := s.set(hashKey(hashPrefix, rec.Tx.Hash), binary.BigEndian.AppendUint64(nil, place)); err != nil {
@@ -109,7 +109,7 @@ func (s *setter) putBatch(b *Batch) error {
 		}
 		for li := range rec.Logs {
 			lg := &rec.Logs[li]
-			key := binary.BigEndian.AppendUint32(placeKey(logPrefixIdx, place), uint32(li))
+			key := binary.BigEndian.AppendUint32(u64Key(logPrefixIdx, place), uint32(li))
 			if err := s.set(key, appendLogKeyFields(nil, lg)); err != nil {
 				return err
 			}
@@ -123,8 +123,9 @@ func (s *setter) putLink(k *TickLink) error {
 	return s.set(hashKey(linkPrefix, k.Intent), append(val, k.TickHash[:]...))
 }
 
-func placeKey(prefix byte, place uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefix}, place)
+// u64Key is prefix followed by v, big-endian: keys that sort by v.
+func u64Key(prefix byte, v uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{prefix}, v)
 }
 
 func hashKey(prefix byte, h core.Hash) []byte { return append([]byte{prefix}, h[:]...) }
@@ -233,7 +234,7 @@ func (l *Log) Head() (Head, error) {
 	err := l.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{batchPrefix}})
 		defer it.Close()
-		it.Seek([]byte{batchPrefix, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		it.Seek(batchKey(^uint64(0)))
 		if !it.Valid() {
 			return nil
 		}
@@ -313,7 +314,7 @@ func getPlace(txn *badger.Txn, h core.Hash) (uint64, bool, error) {
 }
 
 func getRecord(txn *badger.Txn, place uint64) (*Stored, error) {
-	item, err := txn.Get(placeKey(recordPrefix, place))
+	item, err := txn.Get(u64Key(recordPrefix, place))
 	if errors.Is(err, badger.ErrKeyNotFound) {
 		return nil, nil
 	}
@@ -458,7 +459,7 @@ func (l *Log) ScanLogs(lo, hi uint64, fn func(place uint64, index int, lg *core.
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefixIdx}, PrefetchValues: true, PrefetchSize: 256})
 		defer it.Close()
 		var lg core.Log
-		for it.Seek(placeKey(logPrefixIdx, lo)); it.Valid(); it.Next() {
+		for it.Seek(u64Key(logPrefixIdx, lo)); it.Valid(); it.Next() {
 			key := it.Item().Key()
 			place := binary.BigEndian.Uint64(key[1:])
 			if place >= hi {
@@ -535,13 +536,13 @@ func (l *Log) PruneBefore(cutoffUs int64, maxRecords int) (pruned int, lastSeq u
 // appendRecordKeys appends every key the history holds for s.
 func appendRecordKeys(dst [][]byte, s *Stored) [][]byte {
 	rec := &s.Rec
-	dst = append(dst, placeKey(recordPrefix, s.Place), hashKey(hashPrefix, rec.Tx.Hash), hashKey(linkPrefix, rec.Tx.Hash),
+	dst = append(dst, u64Key(recordPrefix, s.Place), hashKey(hashPrefix, rec.Tx.Hash), hashKey(linkPrefix, rec.Tx.Hash),
 		accountKey(rec.Tx.From, s.Place))
 	if rec.Tx.HasTo && rec.Tx.To != rec.Tx.From {
 		dst = append(dst, accountKey(rec.Tx.To, s.Place))
 	}
 	for li := range rec.Logs {
-		dst = append(dst, binary.BigEndian.AppendUint32(placeKey(logPrefixIdx, s.Place), uint32(li)))
+		dst = append(dst, binary.BigEndian.AppendUint32(u64Key(logPrefixIdx, s.Place), uint32(li)))
 	}
 	return dst
 }

@@ -30,8 +30,6 @@ const FormatVersion = 4
 type Log struct {
 	db      *badger.DB
 	nextSeq uint64 // seq of the next appended input
-	key     [9]byte
-	val     []byte
 }
 
 // Open opens (creating if needed) the log in dir.
@@ -93,7 +91,7 @@ func (l *Log) findEnd() error {
 	return l.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{logPrefix}})
 		defer it.Close()
-		it.Seek([]byte{logPrefix, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		it.Seek(u64Key(logPrefix, ^uint64(0)))
 		if it.Valid() {
 			l.nextSeq = binary.BigEndian.Uint64(it.Item().Key()[1:]) + 1
 		}
@@ -133,11 +131,8 @@ func (l *Log) Append(g *Group) error {
 	s := setter{db: l.db, txn: l.db.NewTransaction(true)}
 	defer func() { s.txn.Discard() }()
 	for _, in := range g.Inputs {
-		l.key[0] = logPrefix
-		binary.BigEndian.PutUint64(l.key[1:], l.nextSeq)
-		l.val = AppendRecord(l.val[:0], in)
-		// Badger keeps the slices until commit: give it copies.
-		if err := s.set(append([]byte(nil), l.key[:]...), append([]byte(nil), l.val...)); err != nil {
+		// Badger keeps the slices until commit: each gets its own.
+		if err := s.set(u64Key(logPrefix, l.nextSeq), AppendRecord(nil, in)); err != nil {
 			return err
 		}
 		l.nextSeq++
@@ -173,7 +168,7 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, in *core.Input) error) err
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 256, Prefix: []byte{logPrefix}})
 		defer it.Close()
 		want := from + 1
-		for it.Seek(placeKey(logPrefix, want)); it.Valid(); it.Next() {
+		for it.Seek(u64Key(logPrefix, want)); it.Valid(); it.Next() {
 			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
 			if seq != want {
 				return fmt.Errorf("intent log has a gap: found seq %d, want %d", seq, want)

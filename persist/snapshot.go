@@ -50,7 +50,7 @@ func (s *Snapshot) Size() int { return len(s.compressed) }
 
 func (s *Snapshot) encode() []byte { return s.compressed }
 
-func snapshotKey(seq uint64) []byte { return placeKey(snapshotPrefix, seq) }
+func snapshotKey(seq uint64) []byte { return u64Key(snapshotPrefix, seq) }
 
 // Snapshots calls fn for the stored snapshots, newest first, until it
 // returns false: with the state after seq inputs, or the error that kept it
