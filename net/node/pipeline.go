@@ -50,7 +50,7 @@ func (n *Node) writer() {
 			case a.batch != nil:
 				g.Batches = append(g.Batches, a.batch)
 			default:
-				g.Snapshot = a.snap // the newest one, if several queued
+				g.Snapshot = a.snap // at most one: the snapshotter waits for each
 			}
 		}
 		var err error
