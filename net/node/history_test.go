@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -171,6 +172,11 @@ func TestHistoryReadsFromDisk(t *testing.T) {
 	logs, err = n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}, FromUs: logs[3].Receipt.Batch.Timestamp}, 100)
 	if err != nil || len(logs) != 3 {
 		t.Fatalf("deposit logs from the fourth one's time: %d, %v", len(logs), err)
+	}
+	// A range holding more logs than one query looks at is refused, not cut.
+	n.logScanMax = 5
+	if logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100); !errors.Is(err, ErrLogRangeTooWide) {
+		t.Fatalf("a range over the scan bound: %d logs, %v; want ErrLogRangeTooWide", len(logs), err)
 	}
 }
 

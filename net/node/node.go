@@ -138,6 +138,7 @@ type Node struct {
 	nextBatchSeq uint64
 	snap         snapshotter
 	batches      batchCache
+	logScanMax   int // LogScanMax; tests lower it
 	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
@@ -197,16 +198,17 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{
-		cfg:       cfg,
-		committee: attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
-		log:       lg,
-		ledger:    core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook}),
-		entries:   make(map[core.Hash]*Entry),
-		recent:    newRing(cfg.CacheEntries),
-		awaiting:  make(map[uint64]awaitRef),
-		admitQ:    newQueue[admission](),
-		attestQ:   newQueue[*Entry](),
-		quit:      make(chan struct{}),
+		cfg:        cfg,
+		committee:  attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
+		log:        lg,
+		ledger:     core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook}),
+		entries:    make(map[core.Hash]*Entry),
+		recent:     newRing(cfg.CacheEntries),
+		awaiting:   make(map[uint64]awaitRef),
+		admitQ:     newQueue[admission](),
+		attestQ:    newQueue[*Entry](),
+		quit:       make(chan struct{}),
+		logScanMax: LogScanMax,
 	}
 	n.market = newMarketViews(n.ledger.Orderbook())
 	for i := range cfg.Genesis {

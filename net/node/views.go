@@ -179,7 +179,7 @@ func (n *Node) Logs(f *LogFilter, limit int) ([]LogMatch, error) {
 	var refs []ref
 	scanned := 0
 	err = n.log.ScanLogs(lo, hi, func(place uint64, index int, lg *core.Log) bool {
-		if scanned++; scanned > LogScanMax {
+		if scanned++; scanned > n.logScanMax {
 			return false
 		}
 		if f.matches(lg) {
@@ -190,7 +190,7 @@ func (n *Node) Logs(f *LogFilter, limit int) ([]LogMatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if scanned > LogScanMax {
+	if scanned > n.logScanMax {
 		return nil, ErrLogRangeTooWide
 	}
 	places := make([]uint64, 0, len(refs))
