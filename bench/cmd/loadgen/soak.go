@@ -107,12 +107,16 @@ type soakReport struct {
 	diskStopped  diskUsage
 	stoppedPerTx float64
 	nodeCPU      time.Duration
-	signCPU      time.Duration // the signer threads'
-	signed       int64
-	signers      int
-	selfCPU      time.Duration // the whole loadgen process's, during the run
-	startListen  time.Duration // first start, process start to listening
-	stop         time.Duration // graceful stop after the run
+	// snapshots and maxPause: the snapshots the node logged storing during
+	// the run, and the longest sequencer pause one of them cost.
+	snapshots   int
+	maxPause    time.Duration
+	signCPU     time.Duration // the signer threads'
+	signed      int64
+	signers     int
+	selfCPU     time.Duration // the whole loadgen process's, during the run
+	startListen time.Duration // first start, process start to listening
+	stop        time.Duration // graceful stop after the run
 	// Restart on the same datadir: process start to listening, and to the
 	// first transfer accepted; writeAttempts sends it took.
 	restartListen time.Duration
@@ -253,10 +257,12 @@ func soakBinary(ctx context.Context, w io.Writer, o *options, label, bin string)
 	if err := soakLoad(ctx, w, o, t, dir, keys, rep); err != nil {
 		return nil, err
 	}
+	log := t.node.Log()
 	rep.stop = t.end(ctx)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	rep.snapshots, rep.maxPause = snapshotPauses(log)
 	if rep.diskStopped, err = dirUsage(dir); err != nil {
 		return nil, err
 	}
@@ -267,6 +273,25 @@ func soakBinary(ctx context.Context, w io.Writer, o *options, label, bin string)
 		return nil, fmt.Errorf("restart: %w", err)
 	}
 	return rep, nil
+}
+
+// snapshotPauses reads the node's "snapshot at input N stored: …; the
+// sequencer paused D to take it" lines: how many, and the longest pause.
+func snapshotPauses(log string) (n int, longest time.Duration) {
+	const marker, tail = "the sequencer paused ", " to take it"
+	for _, l := range strings.Split(log, "\n") {
+		i := strings.Index(l, marker)
+		if i < 0 {
+			continue
+		}
+		d, err := time.ParseDuration(strings.TrimSuffix(l[i+len(marker):], tail))
+		if err != nil {
+			continue
+		}
+		n++
+		longest = max(longest, d)
+	}
+	return n, longest
 }
 
 // soakArgs returns ledgerd's arguments for dir, with a fresh admin token,
@@ -543,6 +568,7 @@ func printSoakReport(w io.Writer, r *soakReport) {
 	fmt.Fprintf(w, "  CPU: node %v (%s/tx); loadgen %v in all, signing %v on %d threads (%s per signed tx, %d signed)\n",
 		round(r.nodeCPU), perTx(r.nodeCPU, r.acked), round(r.selfCPU), round(r.signCPU), r.signers,
 		perTx(r.signCPU, r.signed), r.signed)
+	fmt.Fprintf(w, "  snapshots stored: %d, longest sequencer pause %v\n", r.snapshots, r.maxPause)
 	stopNote := ""
 	if r.stop >= stopKillAfter {
 		stopNote = " (SIGTERM was not enough: killed)"

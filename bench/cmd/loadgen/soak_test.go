@@ -164,3 +164,14 @@ func TestSoakSenderRefusal(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestSnapshotPauses(t *testing.T) {
+	log := "2026/11/25 01:39:19 snapshot at input 100000 stored: 100208 bytes, 4730 compressed; the sequencer paused 457.109µs to take it\n" +
+		"other line\n" +
+		"2026/11/25 01:39:24 snapshot at input 200000 stored: 100208 bytes, 4852 compressed; the sequencer paused 11.5ms to take it\n" +
+		"2026/11/25 01:39:25 snapshot at input 300000 stored: 1 bytes, 1 compressed; the sequencer paused garbage to take it\n"
+	n, longest := snapshotPauses(log)
+	if n != 2 || longest != 11500*time.Microsecond {
+		t.Fatalf("got %d snapshots, longest %v; want 2, 11.5ms", n, longest)
+	}
+}
