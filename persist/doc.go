@@ -16,23 +16,24 @@
 //	key:   "format"                             -- FormatVersion (u8), written
 //	value: version                                 when the log is created
 //
-//	kind 1, transaction (all integers big-endian, u256 as 32 bytes; timeUs is
-//	the sequencer's admission time, which the orderbook checks deadlines against):
+//	kind 1, transaction (integers big-endian; u256 is a length byte n, 0 to
+//	32, then the value's n minimal big-endian bytes; timeUs is the
+//	sequencer's admission time, which the orderbook checks deadlines against):
 //	+--------+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+
 //	| timeUs | hash | type | chainID | nonce | from | hasTo |  to  | value | gas | tipCap | feeCap |
-//	|   8    | 32   |  1   |   8     |   8   |  20  |   1   |  20  |  32   |  8  |  32    |  32    |
+//	|   8    | 32   |  1   |   8     |   8   |  20  |   1   |  20  | u256  |  8  |  u256  |  u256  |
 //	+--------+------+------+---------+-------+------+-------+------+-------+-----+--------+--------+
-//	| alAddrs | alKeys |  v  |  r  |  s  | dataLen |  data   |
-//	|   4     |   4    | 32  | 32  | 32  |   4     | dataLen |
-//	+---------+--------+-----+-----+-----+---------+---------+
+//	|  v   |  r   |  s   | dataLen |  data   | nTuples 4 | nTuples × (address 20 | nKeys 4 | keys 32 each) |
+//	| u256 | u256 | u256 |   4     | dataLen |           |                                               |
+//	+------+------+------+---------+---------+-----------+-----------------------------------------------+
 //
-//	kind 2, deposit:      | id 32 | token 20 | to 20 | amount 32 |
-//	kind 3, base fee:     | fee 32 |
+//	kind 2, deposit:      | id 32 | token 20 | to 20 | amount u256 |
+//	kind 3, base fee:     | fee u256 |
 //	kind 4, auction tick: | tickUs 8 |
 //	kind 5, new market:
 //	+----+------+------+-------+------------+---------------+---------+----------+----------+
 //	| id | kind | base | quote | intervalUs | tickPrecision | lotSize | makerFee | takerFee |
-//	| 32 |  1   |  20  |  20   |     8      |      32       |   32    |    32    |    32    |
+//	| 32 |  1   |  20  |  20   |     8      |     u256      |  u256   |   u256   |   u256   |
 //	+----+------+------+-------+------------+---------------+---------+----------+----------+
 //	| nameLen 1 | name | baseSymbolLen 1 | baseSymbol | quoteSymbolLen 1 | quoteSymbol |
 //	+-----------+------+-----------------+------------+------------------+-------------+
@@ -60,15 +61,16 @@
 //	't' | batch time 8 | seq 8    → firstPlace 8 (time → place)
 //	'k' | intent tx hash 32       → tick time 8 | tick hash 32
 //	                                (written with the tick's input)
-//	record: kind 1 | seq 8 | status 1 | gasUsed 8 | effectiveGasPrice 32 |
+//	record: kind 1 | seq 8 | status 1 | gasUsed 8 | effectiveGasPrice u256 |
 //	        tickUs 8 | nLogs 4 | logs | tx (as in kind 1 above, without timeUs)
 //	log:    address 20 | nTopics 1 | topics | dataLen 4 | data
 //
 // Snapshots: 's' | seq 8 → zstd(the node's state after the first seq
 // inputs; its layout is the node's). The frame's checksum catches damage.
 //
-// A value that does not decode exactly (wrong length, unknown kind) is
-// corruption: Replay and Batches stop with an error rather than guess.
+// A value that does not decode exactly (wrong length, unknown kind, a u256
+// with a leading zero byte) is corruption: Replay and Batches stop with an
+// error rather than guess.
 //
 // Limits: MaxDataBytes bounds a transaction's calldata in a record,
 // MaxRecordLogs and MaxLogTopics a stored record's logs, SnapshotBytesMax a

@@ -148,7 +148,7 @@ func appendLogKeyFields(dst []byte, lg *core.Log) []byte {
 }
 
 // appendTxRecord appends a record's encoding: kind 1 | seq 8 | status 1 |
-// gasUsed 8 | effectiveGasPrice 32 | tickUs 8 | nLogs 4 | logs | tx (as in
+// gasUsed 8 | effectiveGasPrice u256 | tickUs 8 | nLogs 4 | logs | tx (as in
 // the log, to the end). A log is address 20 | nTopics 1 | topics | dataLen 4
 // | data.
 func appendTxRecord(dst []byte, rec *core.TxRecord) []byte {
@@ -168,13 +168,8 @@ func appendTxRecord(dst []byte, rec *core.TxRecord) []byte {
 	return appendTx(dst, &rec.Tx)
 }
 
-const txRecordFixedBytes = 1 + 8 + 1 + 8 + 32 + 8 + 4
-
 // decodeTxRecord decodes appendTxRecord's bytes; the record does not alias b.
 func decodeTxRecord(b []byte, rec *core.TxRecord) error {
-	if len(b) < txRecordFixedBytes {
-		return ErrCorrupt
-	}
 	r := reader{b: b}
 	rec.Kind = core.RecordKind(r.u8())
 	rec.Seq = r.u64()
@@ -192,21 +187,18 @@ func decodeTxRecord(b []byte, rec *core.TxRecord) error {
 	for i := range rec.Logs {
 		lg := &rec.Logs[i]
 		rest, err := decodeLogKeyFields(r.b, lg)
-		if err != nil || len(rest) < 4 {
+		if err != nil {
 			return ErrCorrupt
 		}
 		r.b = rest
-		dn := r.u32()
-		if uint64(dn) > uint64(len(r.b)) {
-			return ErrCorrupt
+		if dn := r.u32(); dn > 0 {
+			lg.Data = append([]byte{}, r.take(int(dn))...)
+		} else {
+			lg.Data = []byte{}
 		}
-		lg.Data = append([]byte{}, r.b[:dn]...)
-		r.b = r.b[dn:]
 	}
-	if len(r.b) < txFixedBytes-8 { // the log's tx body has no admission time
-		return ErrCorrupt
-	}
-	return decodeTx(r.b, &rec.Tx)
+	decodeTx(&r, &rec.Tx)
+	return r.end()
 }
 
 // decodeLogKeyFields decodes appendLogKeyFields's bytes at the start of b

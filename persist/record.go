@@ -14,16 +14,11 @@ import (
 const MaxDataBytes = 8 << 20
 
 const (
-	txFixedBytes          = 8 + 32 + 1 + 8 + 8 + 20 + 1 + 20 + 32 + 8 + 32 + 32 + 32*3 + 4 + 4
-	depositBytes          = 32 + 20 + 20 + 32
-	baseFeeBytes          = 32
-	tickBytes             = 8
-	marketFixedBytes      = 32 + 1 + 20 + 20 + 8 + 32*4 + 3
-	kindTx           byte = 1
-	kindDeposit      byte = 2
-	kindBaseFee      byte = 3
-	kindTick         byte = 4
-	kindMarket       byte = 5
+	kindTx      byte = 1
+	kindDeposit byte = 2
+	kindBaseFee byte = 3
+	kindTick    byte = 4
+	kindMarket  byte = 5
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -74,8 +69,7 @@ func appendMarket(dst []byte, m *clob.MarketConfig) []byte {
 	return dst
 }
 
-func decodeMarket(body []byte, m *clob.MarketConfig) error {
-	r := reader{b: body}
+func decodeMarket(r *reader, m *clob.MarketConfig) {
 	r.bytes(m.ID[:])
 	m.Kind = clob.MarketKind(r.u8())
 	r.bytes(m.Base[:])
@@ -86,17 +80,8 @@ func decodeMarket(body []byte, m *clob.MarketConfig) error {
 	r.u256(&m.MakerFee)
 	r.u256(&m.TakerFee)
 	for _, s := range [3]*string{&m.Name, &m.BaseSymbol, &m.QuoteSymbol} {
-		if len(r.b) < 1 || len(r.b) < 1+int(r.b[0]) {
-			return ErrCorrupt
-		}
-		n := int(r.u8())
-		*s = string(r.b[:n])
-		r.b = r.b[n:]
+		*s = string(r.take(int(r.u8())))
 	}
-	if len(r.b) != 0 {
-		return ErrCorrupt
-	}
-	return nil
 }
 
 func appendTx(dst []byte, tx *core.Tx) []byte {
@@ -134,40 +119,35 @@ func appendTx(dst []byte, tx *core.Tx) []byte {
 // DecodeRecord decodes one log value. The returned input does not alias b.
 func DecodeRecord(b []byte) (core.Input, error) {
 	var in core.Input
-	if len(b) == 0 {
-		return in, ErrCorrupt
-	}
-	kind, body := b[0], b[1:]
-	switch {
-	case kind == kindTx && len(body) >= txFixedBytes:
+	r := reader{b: b}
+	switch r.u8() {
+	case kindTx:
 		in.Kind = core.InputTx
-		in.TimeUs = int64(binary.BigEndian.Uint64(body))
-		return in, decodeTx(body[8:], &in.Tx)
-	case kind == kindTick && len(body) == tickBytes:
+		in.TimeUs = int64(r.u64())
+		decodeTx(&r, &in.Tx)
+	case kindTick:
 		in.Kind = core.InputTick
-		in.TimeUs = int64(binary.BigEndian.Uint64(body))
-		return in, nil
-	case kind == kindMarket && len(body) >= marketFixedBytes:
+		in.TimeUs = int64(r.u64())
+	case kindMarket:
 		in.Kind = core.InputCreateMarket
-		return in, decodeMarket(body, &in.Market)
-	case kind == kindDeposit && len(body) == depositBytes:
+		decodeMarket(&r, &in.Market)
+	case kindDeposit:
 		in.Kind = core.InputDeposit
-		r := reader{b: body}
 		r.bytes(in.DepositID[:])
 		r.bytes(in.Token[:])
 		r.bytes(in.To[:])
 		r.u256(&in.Amount)
-		return in, nil
-	case kind == kindBaseFee && len(body) == baseFeeBytes:
+	case kindBaseFee:
 		in.Kind = core.InputSetBaseFee
-		in.BaseFee.SetBytes32(body)
-		return in, nil
+		r.u256(&in.BaseFee)
+	default:
+		return in, ErrCorrupt
 	}
-	return in, ErrCorrupt
+	return in, r.end()
 }
 
-func decodeTx(body []byte, tx *core.Tx) error {
-	r := reader{b: body}
+// decodeTx decodes appendTx's bytes; r is bad if they are not well formed.
+func decodeTx(r *reader, tx *core.Tx) {
 	r.bytes(tx.Hash[:])
 	tx.Type = r.u8()
 	tx.ChainID = r.u64()
@@ -182,32 +162,31 @@ func decodeTx(body []byte, tx *core.Tx) error {
 	r.u256(&tx.V)
 	r.u256(&tx.R)
 	r.u256(&tx.S)
-	n := r.u32()
-	if hasTo > 1 || n > MaxDataBytes || uint64(len(r.b)) < uint64(n)+4 {
-		return ErrCorrupt
+	if hasTo > 1 {
+		r.fail()
 	}
 	tx.HasTo = hasTo == 1
-	if n > 0 {
-		tx.Data = append([]byte(nil), r.b[:n]...)
+	if n := r.u32(); n > MaxDataBytes {
+		r.fail()
+	} else if n > 0 {
+		tx.Data = append([]byte(nil), r.take(int(n))...)
 	}
-	r.b = r.b[n:]
-	return decodeAccessList(&r, tx)
+	decodeAccessList(r, tx)
 }
 
-func decodeAccessList(r *reader, tx *core.Tx) error {
+func decodeAccessList(r *reader, tx *core.Tx) {
 	count := r.u32()
 	if uint64(count)*24 > uint64(len(r.b)) {
-		return ErrCorrupt
+		r.fail()
+		return
 	}
 	for range count {
-		if len(r.b) < 24 {
-			return ErrCorrupt
-		}
 		var t core.AccessTuple
 		r.bytes(t.Address[:])
 		keys := r.u32()
 		if uint64(keys)*32 > uint64(len(r.b)) {
-			return ErrCorrupt
+			r.fail()
+			return
 		}
 		t.StorageKeys = make([]core.Hash, keys)
 		for i := range t.StorageKeys {
@@ -215,26 +194,79 @@ func decodeAccessList(r *reader, tx *core.Tx) error {
 		}
 		tx.AccessList = append(tx.AccessList, t)
 	}
-	if len(r.b) != 0 {
+}
+
+// appendU256 appends v as its length (one byte, 0 to 32) and its minimal
+// big-endian bytes: most amounts, fees and v values take a few bytes of the
+// 32 a fixed width would spend on every record and index row.
+func appendU256(dst []byte, v *uint256.Int) []byte {
+	b := v.Bytes32()
+	n := (v.BitLen() + 7) / 8
+	return append(append(dst, byte(n)), b[32-n:]...)
+}
+
+// reader consumes the fields of one encoded value. A read past the end, or
+// a field no encoder makes, marks it bad and yields zeros: decoders read
+// every field, then ask end once.
+type reader struct {
+	b   []byte
+	bad bool
+}
+
+func (r *reader) fail() { r.bad, r.b = true, nil }
+
+// take returns the next n bytes (nil, and r bad, if fewer are left).
+func (r *reader) take(n int) []byte {
+	if n > len(r.b) {
+		r.fail()
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) bytes(dst []byte) { copy(dst, r.take(len(dst))) }
+
+func (r *reader) u8() byte {
+	if v := r.take(1); v != nil {
+		return v[0]
+	}
+	return 0
+}
+
+func (r *reader) u32() uint32 {
+	if v := r.take(4); v != nil {
+		return binary.BigEndian.Uint32(v)
+	}
+	return 0
+}
+
+func (r *reader) u64() uint64 {
+	if v := r.take(8); v != nil {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+// u256 reads appendU256's encoding and refuses a non-minimal one, so each
+// value has exactly one encoding.
+func (r *reader) u256(v *uint256.Int) {
+	n := int(r.u8())
+	if n > 32 {
+		r.fail()
+	}
+	b := r.take(n)
+	if len(b) > 0 && b[0] == 0 {
+		r.fail()
+	}
+	v.SetBytes(b)
+}
+
+// end reports ErrCorrupt unless every read fitted and nothing is left.
+func (r *reader) end() error {
+	if r.bad || len(r.b) != 0 {
 		return ErrCorrupt
 	}
 	return nil
-}
-
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	b := v.Bytes32()
-	return append(dst, b[:]...)
-}
-
-// reader consumes fixed-width fields. REQUIRES: the caller checked that b is
-// long enough for every fixed field it reads.
-type reader struct{ b []byte }
-
-func (r *reader) bytes(dst []byte) { r.b = r.b[copy(dst, r.b):] }
-func (r *reader) u8() byte         { v := r.b[0]; r.b = r.b[1:]; return v }
-func (r *reader) u32() uint32      { v := binary.BigEndian.Uint32(r.b); r.b = r.b[4:]; return v }
-func (r *reader) u64() uint64      { v := binary.BigEndian.Uint64(r.b); r.b = r.b[8:]; return v }
-func (r *reader) u256(v *uint256.Int) {
-	v.SetBytes32(r.b[:32])
-	r.b = r.b[32:]
 }
