@@ -68,6 +68,10 @@
 // Snapshots: 's' | seq 8 → zstd(the node's state after the first seq
 // inputs; its layout is the node's). The frame's checksum catches damage.
 //
+// Published ticks: 'p' | tick time 8 → the tick's subscription data (the
+// node's subs tick codec; opaque here), written with the tick's input. Only
+// the newest KeepTicks stay: Append deletes older ones in the same write.
+//
 // A value that does not decode exactly (wrong length, unknown kind, a u256
 // with a leading zero byte) is corruption: Replay and Batches stop with an
 // error rather than guess.

@@ -32,6 +32,7 @@ const FormatVersion = 5
 type Log struct {
 	db      *badger.DB
 	nextSeq uint64 // seq of the next appended input
+	ticks   tickStore
 }
 
 // Open opens (creating if needed) the log in dir.
@@ -105,19 +106,22 @@ func (l *Log) findEnd() error {
 func (l *Log) Len() uint64 { return l.nextSeq - 1 }
 
 // Group is one group commit: the inputs the sequencer applied, in order,
-// the attestation batches with their records, the tick links of the ticks
-// among the inputs, and possibly a snapshot.
+// the attestation batches with their records, the tick links and published
+// ticks of the ticks among the inputs, and possibly a snapshot.
 type Group struct {
 	Inputs  []*core.Input
 	Batches []*Batch
 	Links   []TickLink
+	// Ticks are stored in the inputs' transaction, keeping the newest
+	// KeepTicks (ticks.go).
+	Ticks []StoredTick
 	// Snapshot, when set, is stored once every input up to its Seq is.
 	Snapshot *Snapshot
 }
 
 // Reset empties g for reuse.
 func (g *Group) Reset() {
-	g.Inputs, g.Batches, g.Links, g.Snapshot = g.Inputs[:0], g.Batches[:0], g.Links[:0], nil
+	g.Inputs, g.Batches, g.Links, g.Ticks, g.Snapshot = g.Inputs[:0], g.Batches[:0], g.Links[:0], g.Ticks[:0], nil
 }
 
 // Append makes a group durable with one synced write (more only if the group
@@ -138,6 +142,10 @@ func (l *Log) Append(g *Group) error {
 			return err
 		}
 		l.nextSeq++
+	}
+	ticks, err := l.putTicks(&s, g.Ticks)
+	if err != nil {
+		return err
 	}
 	for _, b := range g.Batches {
 		if err := s.putBatch(b); err != nil {
@@ -160,6 +168,7 @@ func (l *Log) Append(g *Group) error {
 	if err := s.txn.Commit(); err != nil {
 		return fmt.Errorf("cannot commit intent log: %w", err)
 	}
+	l.ticks.times = ticks
 	return nil
 }
 

@@ -167,7 +167,9 @@ func (n *Node) receiptsAt(places []uint64) ([]*Receipt, error) {
 	return out, nil
 }
 
-func (n *Node) logf(format string, args ...any) {
+// Logf reports through Config.Logf (nil discards it): start-up decisions
+// and errors no caller is waiting for.
+func (n *Node) Logf(format string, args ...any) {
 	if n.cfg.Logf != nil {
 		n.cfg.Logf(format, args...)
 	}

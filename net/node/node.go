@@ -197,6 +197,10 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := lg.KeepTicks(ReplayTicks + 1); err != nil {
+		lg.Close()
+		return nil, err
+	}
 	n := &Node{
 		cfg:        cfg,
 		committee:  attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
@@ -229,7 +233,7 @@ func Open(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if lg.Len() > 0 {
-		n.logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
+		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
 			time.Since(start).Round(time.Millisecond), n.replayedFrom, lg.Len()-n.replayedFrom, n.inflight)
 	}
 	n.snap.init(n)

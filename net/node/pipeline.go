@@ -47,6 +47,12 @@ func (n *Node) writer() {
 			case a.in != nil:
 				g.Inputs = append(g.Inputs, a.in)
 				g.Links = append(g.Links, a.links...)
+				if a.entry != nil && a.entry.publish != nil {
+					// Durable with its tick, so a restarted hub can replay it
+					// (StoredTicks); the publisher sees it only after.
+					t := a.entry.publish
+					g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: subs.AppendTick(nil, t)})
+				}
 			case a.batch != nil:
 				g.Batches = append(g.Batches, a.batch)
 			default:

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"slices"
 
 	"github.com/holiman/uint256"
@@ -22,6 +23,12 @@ import (
 // PublishDepthMax bounds the levels per side a tick publishes for
 // svc_orderbook (a subscriber's depth slices it further).
 const PublishDepthMax = 100
+
+// ReplayTicks is the subscription hub's replay buffer in ticks (rpc.NewHub
+// configures the hub with it). The node stores the newest ReplayTicks+1
+// published ticks: the extra one sets the restored buffer's floor exactly
+// where a hub that never stopped would have it (subs.Hub.Preload).
+const ReplayTicks = subs.ReplayTicksDefault
 
 // Publisher receives what the node made durable or attested.
 type Publisher interface {
@@ -147,6 +154,34 @@ func sortedOwners(set map[clob.Address]bool) []clob.Address {
 	}
 	slices.SortFunc(out, func(a, b clob.Address) int { return bytes.Compare(a[:], b[:]) })
 	return out
+}
+
+// StoredTicks returns the published ticks stored with their inputs, oldest
+// first, for subs.Hub.Preload: the newest run of them chained by
+// ParentHash, since a tick applied while no publisher was set (at start-up,
+// before the hub) was not stored and breaks the chain. An error (a stored
+// tick that does not decode) means: run without them.
+func (n *Node) StoredTicks() ([]*subs.Tick, error) {
+	stored, err := n.log.Ticks()
+	if err != nil {
+		return nil, err
+	}
+	ticks := make([]*subs.Tick, len(stored))
+	for i := range stored {
+		t, err := subs.DecodeTick(stored[i].Body)
+		if err == nil && t.TickUs != stored[i].TickUs {
+			err = fmt.Errorf("it holds the tick at %d", t.TickUs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("stored tick at %d: %w", stored[i].TickUs, err)
+		}
+		ticks[i] = t
+	}
+	first := len(ticks) - 1
+	for first > 0 && ticks[first].ParentHash == ticks[first-1].Hash {
+		first--
+	}
+	return ticks[max(first, 0):], nil
 }
 
 // LastTickUs is the time of the newest auction tick applied (0 before any).

@@ -30,7 +30,7 @@ func (n *Node) pruner() {
 		case <-time.After(min(pruneEvery, n.cfg.Retain/4)):
 		}
 		if err := n.prune(time.Now().Add(-n.cfg.Retain).UnixMicro()); err != nil {
-			n.logf("retention: %v", err)
+			n.Logf("retention: %v", err)
 		}
 	}
 }

@@ -177,7 +177,7 @@ func (n *Node) snapshotter() {
 			n.snap.stats.Seq, n.snap.stats.RawBytes, n.snap.stats.DiskBytes = p.seq, len(p.body), s.Size()
 			pause := n.snap.stats.LastPause
 			n.snap.statsMu.Unlock()
-			n.logf("snapshot at input %d stored: %d bytes, %d compressed; the sequencer paused %v to take it",
+			n.Logf("snapshot at input %d stored: %d bytes, %d compressed; the sequencer paused %v to take it",
 				p.seq, len(p.body), s.Size(), pause)
 			kept = append(kept, p.seq)
 			if len(kept) > snapshotsKept {
@@ -189,7 +189,7 @@ func (n *Node) snapshotter() {
 			p.done <- err
 		}
 		if err != nil {
-			n.logf("snapshot at seq %d: %v", p.seq, err)
+			n.Logf("snapshot at seq %d: %v", p.seq, err)
 		}
 	}
 }
@@ -297,7 +297,7 @@ func (n *Node) loadNewestSnapshot(head persist.Head) (uint64, error) {
 			err = fmt.Errorf("covers %d records, the history holds %d", st.records, head.NextPlace)
 		}
 		if err != nil {
-			n.logf("snapshot at seq %d skipped: %v; trying an older one", seq, err)
+			n.Logf("snapshot at seq %d skipped: %v; trying an older one", seq, err)
 			return true
 		}
 		n.ledger, n.market = st.ledger, &marketViews{idx: st.index}

@@ -105,7 +105,7 @@ func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
 		ok = err == nil
 	}
 	if err != nil {
-		n.logf("history read of %x: %v", hash[:4], err)
+		n.Logf("history read of %x: %v", hash[:4], err)
 	}
 	return r, ok
 }

@@ -738,36 +738,96 @@ func TestSubsOrdersV2ResumeAcrossBooks(t *testing.T) {
 	}
 }
 
-// TestSubsSinceOlderThanBuffer: after a restart the replay buffer is
-// empty and starts at the node's last tick; a delta subscription with an
-// older since is refused with -32602, a newer one accepted.
-func TestSubsSinceOlderThanBuffer(t *testing.T) {
+// TestSubsSinceAcrossRestart: the replay buffer and the receipts ring
+// survive a restart. A since from before it replays on every delta channel
+// exactly the notifications sent live before it, byte for byte, then the
+// live ones; a receipt channel's since replays the receipts attested after
+// it, as the confirmed listing has them.
+func TestSubsSinceAcrossRestart(t *testing.T) {
 	dir := t.TempDir()
 	inDir := func(c *node.Config) { c.DataDir = dir }
-	var t0 int64
+	channels := []string{"svc_orderbook", "svc_orders", "svc_orders_v2", "svc_candles", "svc_withdrawals", "svc_transfers"}
+	after := map[string][]string{} // channel → results sent live after the first tick
+	var t1, t2, rcptSince int64
+	var rcpts []common.Hash // attested after rcptSince
 	t.Run("before restart", func(t *testing.T) {
 		tn := startNode(t, inDir)
-		tn.cross(t, tn.sender(t, 0), tn.sender(t, 1), wethBook, eth(1), eth(3000))
-		tn.tick(t)
-		t0 = tn.clock.NowMicros()
+		w := tn.dialSubs(t)
+		chOf := map[string]string{}
+		for i, ch := range channels {
+			chOf[w.sub(i, ch, map[string]any{})] = ch
+		}
+		heads := w.sub(len(channels), "newHeads")
+		alice, bob := tn.sender(t, 0), tn.sender(t, 1)
+		rcptSince = tn.clock.NowMicros() // the first orders' attestation time
+		for round := range 2 {
+			tn.cross(t, alice, bob, wethBook, eth(1), eth(3000+int64(round)))
+			tn.tick(t)
+			for _, n := range w.until(heads) {
+				if round == 1 {
+					after[chOf[n.Subscription]] = append(after[chOf[n.Subscription]], string(n.Result))
+				}
+			}
+			t1, t2 = t2, tn.clock.NowMicros()
+		}
+		if len(after["svc_orderbook"]) == 0 || len(after["svc_candles"]) == 0 {
+			t.Fatalf("the second tick sent no svc_orderbook or svc_candles notification: %v", after)
+		}
+		var nonce uint64
+		tn.sendTransfers(t, 2, 3, 1, &nonce) // attested last: every record before it is attested
+		rcpts = tn.walk(t, "svc_listConfirmedReceipts", map[string]any{"since": rcptSince}, 100, nil)
 	})
+	if t.Failed() {
+		return
+	}
 	tn := startNode(t, inDir)
-	if tn.node.LastTickUs() != t0 {
-		t.Fatalf("the node did not reopen its data: last tick %d, want %d", tn.node.LastTickUs(), t0)
+	if tn.node.LastTickUs() != t2 {
+		t.Fatalf("the node did not reopen its data: last tick %d, want %d", tn.node.LastTickUs(), t2)
 	}
+	tn.clock.Advance(t2 - tn.clock.NowMicros()) // the clock starts over: on to the last tick
 	w := tn.dialSubs(t)
-	for i, ch := range []string{"svc_orderbook", "svc_orders", "svc_orders_v2", "svc_candles", "svc_withdrawals", "svc_transfers"} {
-		w.call(i, "eth_subscribe", ch, map[string]any{"since": t0 - intervalUs})
-		m := w.answer(i)
-		var e struct {
-			Code int    `json:"code"`
-			Data string `json:"data"`
+	heads := w.sub(0, "newHeads")
+	confirmed := w.sub(1, "svc_confirmedReceipts", map[string]any{"since": rcptSince})
+	idOf := map[string]string{}
+	for i, ch := range channels {
+		idOf[ch] = w.sub(2+i, ch, map[string]any{"since": t1})
+	}
+	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
+	alice.nonce, bob.nonce = 2, 2
+	tn.cross(t, alice, bob, wethBook, eth(1), eth(3002))
+	tn.tick(t)
+	notes := w.until(heads)
+	for _, ch := range channels {
+		var got []string
+		for _, n := range of(notes, idOf[ch]) {
+			got = append(got, string(n.Result))
 		}
-		if err := json.Unmarshal(m["error"], &e); err != nil || e.Code != -32602 || !strings.Contains(e.Data, "since too old") {
-			t.Fatalf("%s with since before the buffer: %v", ch, m)
+		if len(got) < len(after[ch]) || fmt.Sprint(got[:len(after[ch])]) != fmt.Sprint(after[ch]) {
+			t.Fatalf("%s since %d after the restart replayed %v, want first %v", ch, t1, got, after[ch])
+		}
+		live := got[len(after[ch]):]
+		if (ch == "svc_orderbook" || ch == "svc_candles") && len(live) == 0 {
+			t.Fatalf("%s: nothing live after the replay", ch)
+		}
+		for _, r := range live {
+			if !strings.Contains(r, fmt.Sprint(t2+intervalUs)) {
+				t.Fatalf("%s: live notification %s is not the new tick's", ch, r)
+			}
 		}
 	}
-	w.sub(10, "svc_candles", map[string]any{"since": t0})
+	var got []common.Hash
+	for _, n := range of(notes, confirmed) {
+		var r struct {
+			Hash common.Hash `json:"transactionHash"`
+		}
+		if err := json.Unmarshal(n.Result, &r); err != nil {
+			t.Fatalf("receipt %s: %v", n.Result, err)
+		}
+		got = append(got, r.Hash)
+	}
+	if len(got) < len(rcpts) || fmt.Sprint(got[:len(rcpts)]) != fmt.Sprint(rcpts) {
+		t.Fatalf("svc_confirmedReceipts since %d after the restart replayed %v, want first %v", rcptSince, got, rcpts)
+	}
 }
 
 // TestSubsInvalidParams: every malformed subscription the spec lists is

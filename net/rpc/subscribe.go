@@ -1,6 +1,11 @@
 package rpc
 
 import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/node"
@@ -87,14 +92,39 @@ func StartHub(n *node.Node, compat bool) *subs.Hub {
 }
 
 // NewHub is StartHub without the fan-out goroutine: the caller runs
-// hub.Pump (tests that need the fan-out to fall behind).
+// hub.Pump (tests that need the fan-out to fall behind). The hub starts
+// with what the node kept from before a restart: its newest published
+// ticks (the delta channels' replay buffer) and the newest receipts of its
+// history (the receipt channels' since). Either that cannot be restored is
+// logged and left out: the hub then starts without it.
 func NewHub(n *node.Node, compat bool) *subs.Hub {
 	blockUs := int64(1)
 	if compat {
 		blockUs = CompatBlockUs
 	}
-	hub := subs.New(subs.Config{FloorUs: n.LastTickUs(), Positions: n.Positions, Markets: n.Markets, BlockUs: blockUs})
-	n.SetPublisher(&Publisher{Hub: hub, Node: n})
+	hub := subs.New(subs.Config{ReplayTicks: node.ReplayTicks, FloorUs: n.LastTickUs(), Positions: n.Positions,
+		Markets: n.Markets, BlockUs: blockUs})
+	start := time.Now()
+	ticks, err := n.StoredTicks()
+	if err == nil {
+		err = hub.Preload(ticks)
+	}
+	if err != nil {
+		n.Logf("subscriptions: the replay buffer starts empty: %v", err)
+		ticks = nil
+	}
+	// Set before the history is read, so no receipt attested meanwhile is
+	// missed: the publisher queues them until refill.
+	p := &Publisher{Hub: hub, Node: n, refilling: true}
+	n.SetPublisher(p)
+	receipts, err := p.refill()
+	if err != nil {
+		n.Logf("subscriptions: the receipt channels' since reaches back only to this start: %v", err)
+	}
+	if len(ticks) > 0 || receipts > 0 {
+		n.Logf("subscriptions: %d ticks and %d receipts restored for since in %v", len(ticks), receipts,
+			time.Since(start).Round(time.Millisecond))
+	}
 	return hub
 }
 
@@ -103,6 +133,13 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 type Publisher struct {
 	Hub  *subs.Hub
 	Node *node.Node
+
+	// mu guards refilling and queued: while NewHub refills the hub's
+	// receipts ring from the history, Attested queues what it gets, so the
+	// ring stays in attestation order.
+	mu        sync.Mutex
+	refilling bool
+	queued    []node.Receipt
 }
 
 var _ node.Publisher = (*Publisher)(nil)
@@ -121,6 +158,84 @@ func (p *Publisher) IdleSlot(t subs.Tick, pastPerfectUs int64) {
 
 // Attested implements node.Publisher.
 func (p *Publisher) Attested(rs []node.Receipt) {
+	p.mu.Lock()
+	queue := p.refilling
+	if queue {
+		p.queued = append(p.queued, rs...)
+	}
+	p.mu.Unlock()
+	if !queue {
+		p.Hub.PublishReceipts(hubReceipts(rs, true))
+	}
+	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
+}
+
+// refill hands the hub the newest receipts of the node's history, then
+// those Attested queued meanwhile, and stops the queueing; it returns how
+// many it handed. On an error the queued receipts are published as they
+// would have been.
+func (p *Publisher) refill() (int, error) {
+	rs, floorUs, err := newestReceipts(p.Node, subs.ReceiptsRingSize)
+	// Encoded before taking mu, which the attester waits for. No logs: the
+	// hub counts preloaded receipts as fanned out, and only the receipt
+	// channels replay them.
+	preload := hubReceipts(rs, false)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	queued := p.queued
+	p.refilling, p.queued = false, nil
+	if err == nil {
+		// The history was read after SetPublisher: it may hold the first
+		// queued ones already. Records are attested in log order.
+		if n := len(rs); n > 0 {
+			for len(queued) > 0 && queued[0].Rec.Seq <= rs[n-1].Rec.Seq {
+				queued = queued[1:]
+			}
+		}
+		preload = append(preload, hubReceipts(queued, false)...)
+		if err = p.Hub.PreloadReceipts(preload, floorUs); err == nil {
+			return len(preload), nil
+		}
+	}
+	p.Hub.PublishReceipts(hubReceipts(queued, true))
+	return 0, err
+}
+
+// newestReceipts returns the newest keep receipts of n's history, oldest
+// first, and the floor subs.Hub.PreloadReceipts takes with them: the
+// attestation time of the newest receipt before them (-1 when they start
+// at the ledger's first receipt).
+func newestReceipts(n *node.Node, keep int) ([]node.Receipt, int64, error) {
+	q := node.ListQuery{After: -1, NewestFirst: true}
+	var rs []node.Receipt
+	for len(rs) <= keep { // one more than kept: the floor
+		q.Limit = min(node.ListLimitMax, keep+1-len(rs))
+		page, next, err := n.ListReceipts(&q)
+		if err != nil {
+			return nil, 0, fmt.Errorf("reading the newest receipts: %w", err)
+		}
+		rs = append(rs, page...)
+		if next < 0 {
+			break
+		}
+		q.After = next
+	}
+	slices.Reverse(rs)
+	floorUs := int64(-1)
+	switch {
+	case len(rs) > keep:
+		floorUs, rs = rs[0].Batch.Timestamp, rs[1:]
+	case len(rs) > 0 && (rs[0].Batch.Seq != 1 || rs[0].Index != 0):
+		// Not the first receipt: retention pruned the older ones, which
+		// have no later attestation time than it.
+		floorUs = rs[0].Batch.Timestamp
+	}
+	return rs, floorUs, nil
+}
+
+// hubReceipts encodes attested receipts for the hub; withLogs also encodes
+// their logs for the logs channel, which only the live fan-out sends.
+func hubReceipts(rs []node.Receipt, withLogs bool) []subs.Receipt {
 	out := make([]subs.Receipt, len(rs))
 	for i := range rs {
 		r := &rs[i]
@@ -131,6 +246,9 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 		sr.From, sr.To, sr.HasTo = clob.Address(r.Rec.Tx.From), clob.Address(r.Rec.Tx.To), r.Rec.Tx.HasTo
 		sr.TimeUs = r.Batch.Timestamp
 		sr.Attestations = len(r.Batch.Sigs)
+		if !withLogs {
+			continue
+		}
 		sr.Logs = make([]subs.Log, len(r.Rec.Logs))
 		for j := range r.Rec.Logs {
 			l := &r.Rec.Logs[j]
@@ -142,6 +260,5 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 				BlockNumber: uint64(r.Batch.Timestamp / 1_000_000), JSON: appendLog(nil, r, j)}
 		}
 	}
-	p.Hub.PublishReceipts(out)
-	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
+	return out
 }

@@ -127,11 +127,14 @@
 //     preloaded one (newHeads then shows it as parentHash); if its
 //     ParentHash does not, the hub drops what it preloaded (floor back to
 //     Config.FloorUs, state entries gone).
+//   - Survives when the node hands it back with PreloadReceipts: the
+//     receipts ring, from the node's history. A receipt channel's since
+//     replays the receipts attested after it; below the floor the node
+//     gives (the newest receipt it did not hand back) it gets -32602.
 //   - Does not survive: subscriptions (clients subscribe again; ids start
-//     over at 0x1), the receipts ring (a receipt channel's since from before
-//     the restart is accepted but replays nothing attested before it),
-//     the past-perfect time and idle slots (the node publishes fresh ones),
-//     and the encoded payloads (re-encoded on demand, to the same bytes).
+//     over at 0x1), the past-perfect time and idle slots (the node
+//     publishes fresh ones), and the encoded payloads (re-encoded on
+//     demand, to the same bytes).
 //
 // # Limits
 //

@@ -281,6 +281,14 @@ func (h *Hub) PublishReceipts(rs []Receipt) {
 		h.ringMu.Unlock()
 		return
 	}
+	h.pushReceipts(rs)
+	h.ringMu.Unlock()
+	h.signal()
+}
+
+// pushReceipts adds rs to the receipts ring, evicting the oldest (the
+// floor rises to the newest evicted). REQUIRES: h.ringMu held.
+func (h *Hub) pushReceipts(rs []Receipt) {
 	mask := uint64(len(h.rcpts) - 1)
 	for i := range rs {
 		if h.rcptHead-h.rcptFirst == uint64(len(h.rcpts)) {
@@ -291,8 +299,6 @@ func (h *Hub) PublishReceipts(rs []Receipt) {
 		h.rcpts[h.rcptHead&mask] = rs[i]
 		h.rcptHead++
 	}
-	h.ringMu.Unlock()
-	h.signal()
 }
 
 // PublishPastPerfectTime records the newest past-perfect time (µs) and

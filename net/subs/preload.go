@@ -82,6 +82,44 @@ func (h *Hub) Preload(ticks []*Tick) error {
 	return nil
 }
 
+// PreloadReceipts refills the receipts ring after a restart from the
+// node's history, so that svc_accountReceipts and svc_confirmedReceipts
+// with a since from before the restart replay the receipts attested after
+// it, as a hub that never stopped would (logs has no replay). rs are the
+// node's newest attested receipts, oldest first; the newest
+// ReceiptsRingSize are kept. floorUs is the attestation time of the newest
+// receipt not given (-1 when rs start at the ledger's first receipt): a
+// since below it, or below a receipt given but not kept, gets -32602.
+//
+// It returns an error, and changes nothing, when the attestation times in
+// rs decrease: the caller then runs without them.
+//
+// REQUIRES: called at most once, before the first PublishReceipts and the
+// first Subscribe.
+func (h *Hub) PreloadReceipts(rs []Receipt, floorUs int64) error {
+	for i := 1; i < len(rs); i++ {
+		if rs[i].TimeUs < rs[i-1].TimeUs {
+			return fmt.Errorf("cannot preload the receipts: receipt %d at %d is older than the one before it at %d",
+				i, rs[i].TimeUs, rs[i-1].TimeUs)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ringMu.Lock()
+	defer h.ringMu.Unlock()
+	if h.rcptHead != 0 || h.nextID != 0 || h.pubClosed {
+		panic("BUG: subs.Hub.PreloadReceipts must come once, before any PublishReceipts and Subscribe")
+	}
+	h.rcptFloorUs = floorUs
+	h.pushReceipts(rs)
+	// Fanned out already: no subscription existed to receive them.
+	h.rcptNext = h.rcptHead
+	if n := len(rs); n > 0 {
+		h.rcptUs, h.hasRcpt = rs[n-1].TimeUs, true
+	}
+	return nil
+}
+
 // checkPreload verifies that ticks are a chain of valid ticks ending at the
 // node's last tick lastUs.
 func checkPreload(ticks []*Tick, lastUs int64) error {

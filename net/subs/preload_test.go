@@ -448,3 +448,67 @@ func TestPreloadChainsOn(t *testing.T) {
 		t.Fatalf("markets after forgetting %v", got)
 	}
 }
+
+// TestPreloadReceipts: preloaded receipts replay for a since at or above
+// the floor as published ones would, and are not sent live; a since below
+// the floor, or below a receipt given but not kept, is refused; decreasing
+// times are refused without a change; a hub that took receipts already
+// panics.
+func TestPreloadReceipts(t *testing.T) {
+	a, b := addr(1), addr(2)
+	rs := []Receipt{
+		{JSON: []byte(`{"r":1}`), From: a, To: b, HasTo: true, TimeUs: 10},
+		{JSON: []byte(`{"r":2}`), From: b, TimeUs: 11},
+		{JSON: []byte(`{"r":3}`), From: a, TimeUs: 11},
+	}
+	h := New(Config{})
+	if err := h.PreloadReceipts(rs, 7); err != nil {
+		t.Fatal(err)
+	}
+	c := &fakeConn{}
+	live := subscribe(t, h, c, "svc_confirmedReceipts", ``)
+	conf := subscribe(t, h, c, "svc_confirmedReceipts", `{"since":10}`)
+	acct := subscribe(t, h, c, "svc_accountReceipts", `{"address":"`+hexAddr(a)+`","since":7}`)
+	h.PublishReceipts([]Receipt{{JSON: []byte(`{"r":4}`), From: a, TimeUs: 12}})
+	h.Pump()
+	for id, want := range map[string]string{live: `{"r":4}`, conf: `{"r":2} {"r":3} {"r":4}`, acct: `{"r":1} {"r":3} {"r":4}`} {
+		if got := strings.Join(rawResults(t, c, id), " "); got != want {
+			t.Fatalf("%s: got %s want %s", id, got, want)
+		}
+	}
+	if _, err := subscribeErr(h, c, "svc_confirmedReceipts", `{"since":6}`); err == nil || err.Code != -32602 {
+		t.Fatalf("since below the floor: %v", err)
+	}
+
+	many := make([]Receipt, ReceiptsRingSize+2)
+	for i := range many {
+		many[i] = Receipt{JSON: []byte(`{}`), TimeUs: int64(100 + i)}
+	}
+	h = New(Config{})
+	if err := h.PreloadReceipts(many, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := subscribeErr(h, c, "svc_confirmedReceipts", `{"since":100}`); err == nil || err.Code != -32602 {
+		t.Fatalf("since below a receipt given but not kept: %v", err)
+	}
+	c = &fakeConn{}
+	if id := subscribe(t, h, c, "svc_confirmedReceipts", `{"since":101}`); len(rawResults(t, c, id)) != ReceiptsRingSize {
+		t.Fatalf("since at the floor replayed %d receipts, want %d", len(rawResults(t, c, id)), ReceiptsRingSize)
+	}
+
+	h = New(Config{})
+	if err := h.PreloadReceipts([]Receipt{{TimeUs: 5}, {TimeUs: 4}}, 3); err == nil || !strings.Contains(err.Error(), "older than") {
+		t.Fatalf("decreasing times: %v", err)
+	}
+	if _, err := subscribeErr(h, &fakeConn{}, "svc_confirmedReceipts", `{"since":0}`); err != nil {
+		t.Fatalf("after a refused preload: %v", err)
+	}
+	h = New(Config{})
+	h.PublishReceipts(rs[:1])
+	defer func() {
+		if r := recover(); r == nil || !strings.HasPrefix(fmt.Sprint(r), "BUG: subs.Hub.PreloadReceipts") {
+			t.Fatalf("preload after a publish: recovered %v", r)
+		}
+	}()
+	_ = h.PreloadReceipts(rs, -1)
+}
