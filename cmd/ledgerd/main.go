@@ -34,7 +34,7 @@ type flags struct {
 	dev, compat, ignoreSnapshots                  bool
 	validators, historyCache, snapshotEvery       int
 	baseFee                                       uint64
-	snapshotInterval, retain                      time.Duration
+	snapshotInterval, retain, trimMapped          time.Duration
 }
 
 func main() {
@@ -54,6 +54,7 @@ func main() {
 	flag.DurationVar(&f.snapshotInterval, "snapshot-interval", node.DefaultSnapshotInterval, "take a state snapshot this long after the previous one, if any input arrived since")
 	flag.BoolVar(&f.ignoreSnapshots, "ignore-snapshots", false, "replay the whole intent log at start-up instead of loading the newest snapshot (to check one)")
 	flag.DurationVar(&f.retain, "retain", 0, "delete history attested longer ago than this (e.g. 24h; 0: keep everything)")
+	flag.DurationVar(&f.trimMapped, "trim-mapped", node.TrimMappedEveryDefault, "hand the store's mapped table pages back to the kernel this often, so RSS shows the node's own memory (-1s: never)")
 	flag.Parse()
 	if err := run(&f); err != nil {
 		log.Fatalf("ledgerd: %v", err)
@@ -65,10 +66,10 @@ func run(f *flags) error {
 		DataDir: f.datadir, ChainID: ChainID, BaseFee: *uint256.NewInt(f.baseFee),
 		Validators: f.validators, CommitteeSeed: []byte(f.seed), Clock: node.WallClock{}, Logf: log.Printf,
 		CacheEntries: f.historyCache, SnapshotEvery: f.snapshotEvery, SnapshotInterval: f.snapshotInterval,
-		Retain: f.retain, IgnoreSnapshots: f.ignoreSnapshots,
+		Retain: f.retain, IgnoreSnapshots: f.ignoreSnapshots, TrimMappedEvery: f.trimMapped,
 	}
-	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 {
-		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0")
+	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 || f.trimMapped == 0 {
+		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0, --trim-mapped > 0 or negative")
 	}
 	var manual *node.ManualClock
 	switch f.clock {

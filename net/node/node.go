@@ -86,6 +86,9 @@ type Config struct {
 	// Retain bounds the history on disk by age (0: keep everything);
 	// retain.go says what pruning removes.
 	Retain time.Duration
+	// TrimMappedEvery is how often the store's mapped table pages are
+	// handed back to the kernel (trim.go; 0: the default, < 0: never).
+	TrimMappedEvery time.Duration
 	// BeforeAppend, when set, runs on the writer before each group commit.
 	// Tests use it to hold inputs in the applied-but-not-durable state, and
 	// to fail a group commit as a failing disk would: an error it returns
@@ -193,6 +196,9 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.SnapshotInterval <= 0 {
 		cfg.SnapshotInterval = DefaultSnapshotInterval
 	}
+	if cfg.TrimMappedEvery == 0 {
+		cfg.TrimMappedEvery = TrimMappedEveryDefault
+	}
 	lg, err := persist.Open(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -248,6 +254,10 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Retain > 0 {
 		n.wg.Add(1)
 		go n.pruner()
+	}
+	if cfg.TrimMappedEvery > 0 {
+		n.wg.Add(1)
+		go n.trimmer()
 	}
 	return n, nil
 }

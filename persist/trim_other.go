@@ -1,0 +1,6 @@
+//go:build !linux
+
+package persist
+
+// TrimMapped does nothing where madvise MADV_PAGEOUT is not available.
+func (l *Log) TrimMapped() (int64, error) { return 0, nil }

@@ -1,0 +1,110 @@
+package persist
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/ledgervenue/node/core"
+)
+
+func TestParseMaps(t *testing.T) {
+	maps := []byte(`7f97ed631000-7f97ed81b000 rw-s 00000000 fe:00 9978310                    /data/node/023046.sst
+7f97ed81b000-7f97eda05000 r--p 00000000 fe:00 9979961                    /data/node/023045.sst
+7f97eda05000-7f97edbef000 rw-s 00000000 fe:00 9978856                    /data/node/000001.mem
+7f97edbef000-7f97edc00000 rw-s 00000000 fe:00 9978857                    /data/nodeother/000002.sst
+7f97edc00000-7f97edd00000 rw-s 00000000 fe:00 9978858                    /data/node/with space.sst
+garbage line
+zz-7f97edd00000 rw-s 00000000 fe:00 9978858                    /data/node/bad.sst
+7f97edd00000-7f97ede00000 rw-p 00000000 00:00 0
+`)
+	got := parseMaps(maps, "/data/node/")
+	want := []mappedTable{{0x7f97ed631000, 0x7f97ed81b000}, {0x7f97edc00000, 0x7f97edd00000}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %x, want %x", got, want)
+	}
+}
+
+// TestTrimMapped: trimming a store with tables drops its mapped pages and
+// leaves every input readable.
+func TestTrimMapped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("TrimMapped is a no-op here")
+	}
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 20_000
+	var g Group
+	for i := range n {
+		g.Inputs = append(g.Inputs, &core.Input{Kind: core.InputTick, TimeUs: int64(i + 1)})
+		if len(g.Inputs) == 1000 {
+			if err := l.Append(&g); err != nil {
+				t.Fatal(err)
+			}
+			g.Reset()
+		}
+	}
+	// Closing flushes the memtable into a table file, which the reopened
+	// store maps.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(parseMaps(maps, dir)) == 0 {
+		t.Fatal("no table file of the store is mapped")
+	}
+	// Read everything once so that the tables' pages are resident.
+	if err := l.Replay(0, func(uint64, *core.Input) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	before := rssFile(t)
+	advised, err := l.TrimMapped()
+	if err != nil || advised == 0 {
+		t.Fatalf("TrimMapped: %d bytes, %v", advised, err)
+	}
+	if after := rssFile(t); after > before-advised/2 {
+		t.Fatalf("RssFile %d kB before the trim, %d kB after: %d kB of tables advised", before>>10, after>>10, advised>>10)
+	}
+	count := 0
+	if err := l.Replay(0, func(seq uint64, got *core.Input) error {
+		count++
+		if got.TimeUs != int64(seq) {
+			return fmt.Errorf("input %d has time %d", seq, got.TimeUs)
+		}
+		return nil
+	}); err != nil || count != n {
+		t.Fatalf("replay after the trim: %d inputs, %v", count, err)
+	}
+}
+
+// rssFile returns the process's resident file-backed bytes.
+func rssFile(t *testing.T) int64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if f := bytes.Fields(line); len(f) == 3 && string(f[0]) == "RssFile:" {
+			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no RssFile in /proc/self/status")
+	return 0
+}
