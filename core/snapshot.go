@@ -8,8 +8,8 @@ import (
 	"slices"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/core/internal/snapread"
 )
 
 // Snapshot layout (all integers big-endian; accounts sorted by address,
@@ -190,7 +190,7 @@ func LoadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 }
 
 func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
-	r := snapReader{snapread.Reader{B: snap}}
+	r := snapReader{binread.Reader{B: snap}}
 	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
 		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
@@ -339,7 +339,7 @@ func (l *Ledger) checkLocks(holdings []holding) error {
 
 // snapReader is the shared snapshot reader with this package's field
 // types.
-type snapReader struct{ snapread.Reader }
+type snapReader struct{ binread.Reader }
 
 func (r *snapReader) addr() (a Address) {
 	copy(a[:], r.Take(len(a)))

@@ -170,15 +170,15 @@ func appendTxRecord(dst []byte, rec *core.TxRecord) []byte {
 
 // decodeTxRecord decodes appendTxRecord's bytes; the record does not alias b.
 func decodeTxRecord(b []byte, rec *core.TxRecord) error {
-	r := reader{b: b}
-	rec.Kind = core.RecordKind(r.u8())
-	rec.Seq = r.u64()
-	rec.Status = r.u8()
-	rec.GasUsed = r.u64()
+	r := newReader(b)
+	rec.Kind = core.RecordKind(r.U8())
+	rec.Seq = r.U64()
+	rec.Status = r.U8()
+	rec.GasUsed = r.U64()
 	r.u256(&rec.EffectiveGasPrice)
-	rec.TickUs = int64(r.u64())
-	n := r.u32()
-	if rec.Kind < core.RecordTx || rec.Kind > core.RecordTick || rec.Status > 1 || n > MaxRecordLogs || uint64(n)*(20+1+4) > uint64(len(r.b)) {
+	rec.TickUs = int64(r.U64())
+	n := r.U32()
+	if rec.Kind < core.RecordTx || rec.Kind > core.RecordTick || rec.Status > 1 || n > MaxRecordLogs || uint64(n)*(20+1+4) > uint64(r.Left()) {
 		return ErrCorrupt
 	}
 	if n > 0 {
@@ -186,13 +186,13 @@ func decodeTxRecord(b []byte, rec *core.TxRecord) error {
 	}
 	for i := range rec.Logs {
 		lg := &rec.Logs[i]
-		rest, err := decodeLogKeyFields(r.b, lg)
+		rest, err := decodeLogKeyFields(r.rest(), lg)
 		if err != nil {
 			return ErrCorrupt
 		}
-		r.b = rest
-		if dn := r.u32(); dn > 0 {
-			lg.Data = append([]byte{}, r.take(int(dn))...)
+		r.Off = len(r.B) - len(rest)
+		if dn := r.U32(); dn > 0 {
+			lg.Data = append([]byte{}, r.Take(int(dn))...)
 		} else {
 			lg.Data = []byte{}
 		}

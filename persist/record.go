@@ -6,6 +6,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
 )
 
@@ -71,16 +72,16 @@ func appendMarket(dst []byte, m *clob.MarketConfig) []byte {
 
 func decodeMarket(r *reader, m *clob.MarketConfig) {
 	r.bytes(m.ID[:])
-	m.Kind = clob.MarketKind(r.u8())
+	m.Kind = clob.MarketKind(r.U8())
 	r.bytes(m.Base[:])
 	r.bytes(m.Quote[:])
-	m.IntervalUs = int64(r.u64())
+	m.IntervalUs = int64(r.U64())
 	r.u256(&m.TickPrecision)
 	r.u256(&m.LotSize)
 	r.u256(&m.MakerFee)
 	r.u256(&m.TakerFee)
 	for _, s := range [3]*string{&m.Name, &m.BaseSymbol, &m.QuoteSymbol} {
-		*s = string(r.take(int(r.u8())))
+		*s = string(r.Take(int(r.U8())))
 	}
 }
 
@@ -119,15 +120,15 @@ func appendTx(dst []byte, tx *core.Tx) []byte {
 // DecodeRecord decodes one log value. The returned input does not alias b.
 func DecodeRecord(b []byte) (core.Input, error) {
 	var in core.Input
-	r := reader{b: b}
-	switch r.u8() {
+	r := newReader(b)
+	switch r.U8() {
 	case kindTx:
 		in.Kind = core.InputTx
-		in.TimeUs = int64(r.u64())
+		in.TimeUs = int64(r.U64())
 		decodeTx(&r, &in.Tx)
 	case kindTick:
 		in.Kind = core.InputTick
-		in.TimeUs = int64(r.u64())
+		in.TimeUs = int64(r.U64())
 	case kindMarket:
 		in.Kind = core.InputCreateMarket
 		decodeMarket(&r, &in.Market)
@@ -149,43 +150,43 @@ func DecodeRecord(b []byte) (core.Input, error) {
 // decodeTx decodes appendTx's bytes; r is bad if they are not well formed.
 func decodeTx(r *reader, tx *core.Tx) {
 	r.bytes(tx.Hash[:])
-	tx.Type = r.u8()
-	tx.ChainID = r.u64()
-	tx.Nonce = r.u64()
+	tx.Type = r.U8()
+	tx.ChainID = r.U64()
+	tx.Nonce = r.U64()
 	r.bytes(tx.From[:])
-	hasTo := r.u8()
+	hasTo := r.U8()
 	r.bytes(tx.To[:])
 	r.u256(&tx.Value)
-	tx.Gas = r.u64()
+	tx.Gas = r.U64()
 	r.u256(&tx.GasTipCap)
 	r.u256(&tx.GasFeeCap)
 	r.u256(&tx.V)
 	r.u256(&tx.R)
 	r.u256(&tx.S)
 	if hasTo > 1 {
-		r.fail()
+		r.Fail("hasTo %d", hasTo)
 	}
 	tx.HasTo = hasTo == 1
-	if n := r.u32(); n > MaxDataBytes {
-		r.fail()
+	if n := r.U32(); n > MaxDataBytes {
+		r.Fail("%d bytes of data", n)
 	} else if n > 0 {
-		tx.Data = append([]byte(nil), r.take(int(n))...)
+		tx.Data = append([]byte(nil), r.Take(int(n))...)
 	}
 	decodeAccessList(r, tx)
 }
 
 func decodeAccessList(r *reader, tx *core.Tx) {
-	count := r.u32()
-	if uint64(count)*24 > uint64(len(r.b)) {
-		r.fail()
+	count := r.U32()
+	if uint64(count)*24 > uint64(r.Left()) {
+		r.Fail("%d access tuples", count)
 		return
 	}
 	for range count {
 		var t core.AccessTuple
 		r.bytes(t.Address[:])
-		keys := r.u32()
-		if uint64(keys)*32 > uint64(len(r.b)) {
-			r.fail()
+		keys := r.U32()
+		if uint64(keys)*32 > uint64(r.Left()) {
+			r.Fail("%d storage keys", keys)
 			return
 		}
 		t.StorageKeys = make([]core.Hash, keys)
@@ -205,67 +206,34 @@ func appendU256(dst []byte, v *uint256.Int) []byte {
 	return append(append(dst, byte(n)), b[32-n:]...)
 }
 
-// reader consumes the fields of one encoded value. A read past the end, or
-// a field no encoder makes, marks it bad and yields zeros: decoders read
-// every field, then ask end once.
-type reader struct {
-	b   []byte
-	bad bool
-}
+// reader reads persist's encodings: binread's fields, and u256 as
+// appendU256 writes it.
+type reader struct{ binread.Reader }
 
-func (r *reader) fail() { r.bad, r.b = true, nil }
+func newReader(b []byte) reader { return reader{binread.Reader{B: b}} }
 
-// take returns the next n bytes (nil, and r bad, if fewer are left).
-func (r *reader) take(n int) []byte {
-	if n > len(r.b) {
-		r.fail()
-		return nil
-	}
-	v := r.b[:n:n]
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) bytes(dst []byte) { copy(dst, r.take(len(dst))) }
-
-func (r *reader) u8() byte {
-	if v := r.take(1); v != nil {
-		return v[0]
-	}
-	return 0
-}
-
-func (r *reader) u32() uint32 {
-	if v := r.take(4); v != nil {
-		return binary.BigEndian.Uint32(v)
-	}
-	return 0
-}
-
-func (r *reader) u64() uint64 {
-	if v := r.take(8); v != nil {
-		return binary.BigEndian.Uint64(v)
-	}
-	return 0
-}
+func (r *reader) bytes(dst []byte) { copy(dst, r.Take(len(dst))) }
 
 // u256 reads appendU256's encoding and refuses a non-minimal one, so each
 // value has exactly one encoding.
 func (r *reader) u256(v *uint256.Int) {
-	n := int(r.u8())
+	n := int(r.U8())
 	if n > 32 {
-		r.fail()
+		r.Fail("a u256 of %d bytes", n)
 	}
-	b := r.take(n)
+	b := r.Take(n)
 	if len(b) > 0 && b[0] == 0 {
-		r.fail()
+		r.Fail("a u256 with a leading zero byte")
 	}
 	v.SetBytes(b)
 }
 
+// rest returns the bytes not read yet (aliasing the input).
+func (r *reader) rest() []byte { return r.B[r.Off:] }
+
 // end reports ErrCorrupt unless every read fitted and nothing is left.
 func (r *reader) end() error {
-	if r.bad || len(r.b) != 0 {
+	if r.Err != nil || r.Left() != 0 {
 		return ErrCorrupt
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/holiman/uint256"
-	"github.com/ledgervenue/node/core/internal/snapread"
+	"github.com/ledgervenue/node/core/binread"
 )
 
 // snapshotMagic starts an engine snapshot; the layout is in doc.go.
@@ -190,7 +190,7 @@ func (e *Engine) VisitLocks(fn func(token, owner Address, amount *uint256.Int)) 
 // REQUIRES: l as for NewEngine, which panics on bad Limits.
 func LoadEngine(l Limits, snap []byte) (e *Engine, rest []byte, err error) {
 	e = NewEngine(l)
-	r := snapReader{snapread.Reader{B: snap}}
+	r := snapReader{binread.Reader{B: snap}}
 	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
 		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
@@ -434,7 +434,7 @@ func (b *book) orderProblem(n *node, o *order, state uint8) string {
 
 // snapReader is the shared snapshot reader with this package's field
 // types.
-type snapReader struct{ snapread.Reader }
+type snapReader struct{ binread.Reader }
 
 func (r *snapReader) hash() (h Hash) {
 	copy(h[:], r.Take(len(h)))

@@ -1,8 +1,9 @@
-// Package snapread reads the snapshots core and core/clob write: fixed-width
-// big-endian fields, front to back. The first failure is kept in Err and
-// every read after it returns zero, so decoders test Err once per record
-// rather than after every field. It never panics on short or bad input.
-package snapread
+// Package binread reads the node's binary encodings (core's and clob's
+// snapshots, persist's records): big-endian fields, front to back. The
+// first failure is kept in Err and every read after it returns zero, so
+// decoders test Err once per record rather than after every field. It never
+// panics on short or bad input.
+package binread
 
 import (
 	"encoding/binary"
