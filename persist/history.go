@@ -60,16 +60,27 @@ type setter struct {
 }
 
 func (s *setter) set(key, val []byte) error {
-	err := s.txn.Set(key, val)
+	return s.do(func(txn *badger.Txn) error { return txn.Set(key, val) }, "append to")
+}
+
+// del is set's counterpart for a deletion.
+func (s *setter) del(key []byte) error {
+	return s.do(func(txn *badger.Txn) error { return txn.Delete(key) }, "delete from")
+}
+
+// do applies op to the transaction, committing it and retrying op on a new
+// one when Badger says it is full; what names op in the error.
+func (s *setter) do(op func(*badger.Txn) error, what string) error {
+	err := op(s.txn)
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		if err = s.txn.Commit(); err != nil {
 			return fmt.Errorf("cannot commit intent log: %w", err)
 		}
 		s.txn = s.db.NewTransaction(true)
-		err = s.txn.Set(key, val)
+		err = op(s.txn)
 	}
 	if err != nil {
-		return fmt.Errorf("cannot append to intent log: %w", err)
+		return fmt.Errorf("cannot %s intent log: %w", what, err)
 	}
 	return nil
 }
@@ -542,22 +553,28 @@ func appendRecordKeys(dst [][]byte, s *Stored) [][]byte {
 // PruneLogBefore deletes the logged inputs before seq (the caller keeps
 // every input after its oldest snapshot).
 func (l *Log) PruneLogBefore(seq uint64) error {
-	var dels [][]byte
-	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefix}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if binary.BigEndian.Uint64(it.Item().Key()[1:]) >= seq {
-				break
-			}
-			dels = append(dels, it.Item().KeyCopy(nil))
-		}
-		return nil
-	})
+	keys, err := l.keysBefore(logPrefix, seq)
 	if err != nil {
 		return err
 	}
-	return l.deleteKeys(dels)
+	return l.deleteKeys(keys)
+}
+
+// keysBefore returns the keys of prefix whose u64Key value is below v.
+func (l *Log) keysBefore(prefix byte, v uint64) ([][]byte, error) {
+	var keys [][]byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{prefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if binary.BigEndian.Uint64(it.Item().Key()[1:]) >= v {
+				break
+			}
+			keys = append(keys, it.Item().KeyCopy(nil))
+		}
+		return nil
+	})
+	return keys, err
 }
 
 func (l *Log) deleteKeys(keys [][]byte) error {
@@ -568,11 +585,11 @@ func (l *Log) deleteKeys(keys [][]byte) error {
 	defer wb.Cancel()
 	for _, k := range keys {
 		if err := wb.Delete(k); err != nil {
-			return fmt.Errorf("history: prune: %w", err)
+			return fmt.Errorf("cannot delete from intent log: %w", err)
 		}
 	}
 	if err := wb.Flush(); err != nil {
-		return fmt.Errorf("history: prune: %w", err)
+		return fmt.Errorf("cannot delete from intent log: %w", err)
 	}
 	return nil
 }

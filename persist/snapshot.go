@@ -82,29 +82,11 @@ func (l *Log) Snapshots(fn func(seq uint64, body []byte, err error) bool) error 
 // DeleteSnapshotsBefore removes the snapshots older than seq (the node
 // keeps its newest few).
 func (l *Log) DeleteSnapshotsBefore(seq uint64) error {
-	var keys [][]byte
-	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{snapshotPrefix}})
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if binary.BigEndian.Uint64(it.Item().Key()[1:]) >= seq {
-				break
-			}
-			keys = append(keys, it.Item().KeyCopy(nil))
-		}
-		return nil
-	})
-	if err != nil || len(keys) == 0 {
+	keys, err := l.keysBefore(snapshotPrefix, seq)
+	if err != nil {
 		return err
 	}
-	return l.db.Update(func(txn *badger.Txn) error {
-		for _, k := range keys {
-			if err := txn.Delete(k); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return l.deleteKeys(keys)
 }
 
 // DamageSnapshotForTest overwrites the snapshot at seq with bytes that do

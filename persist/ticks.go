@@ -2,7 +2,6 @@ package persist
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
@@ -98,23 +97,6 @@ func (l *Log) putTicks(s *setter, ts []StoredTick) ([]int64, error) {
 		times = append(times, t.TickUs)
 	}
 	return times, nil
-}
-
-// del is set's counterpart for a deletion: it too starts another
-// transaction when Badger says this one is full.
-func (s *setter) del(key []byte) error {
-	err := s.txn.Delete(key)
-	if errors.Is(err, badger.ErrTxnTooBig) {
-		if err = s.txn.Commit(); err != nil {
-			return fmt.Errorf("cannot commit intent log: %w", err)
-		}
-		s.txn = s.db.NewTransaction(true)
-		err = s.txn.Delete(key)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot delete from intent log: %w", err)
-	}
-	return nil
 }
 
 // Ticks returns the stored ticks, oldest first. It reads one consistent
