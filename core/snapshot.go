@@ -245,7 +245,7 @@ const (
 // balanceSlabSize, so that a load allocates about once per account (its
 // token map) rather than three times.
 func (l *Ledger) loadAccounts(r *snapReader) []holding {
-	n := r.count(accountSizeMin)
+	n := r.Count(accountSizeMin)
 	l.accounts = make(map[Address]*Account, n)
 	slab := make([]Account, n)
 	holdings := make([]holding, 0, 2*n) // most accounts hold one token
@@ -268,7 +268,7 @@ func (l *Ledger) loadAccounts(r *snapReader) []holding {
 
 // loadTokens reads one account's token balances, taking them from *slab.
 func (l *Ledger) loadTokens(r *snapReader, a Address, acc *Account, holdings []holding, slab *[]Balance) []holding {
-	n := r.count(tokenSizeMin + balanceSize)
+	n := r.Count(tokenSizeMin + balanceSize)
 	if n == 0 {
 		return holdings
 	}
@@ -351,20 +351,9 @@ func (r *snapReader) balance(b *Balance) {
 	r.U256(&b.Locked)
 }
 
-// count reads a u32 count of entries of at least sizeMin bytes each and
-// refuses one the bytes left cannot hold.
-func (r *snapReader) count(sizeMin int) int {
-	n := r.U32()
-	if left := r.Left(); uint64(n) > uint64(left/sizeMin) {
-		r.Fail("%d entries of ≥ %d bytes, %d bytes left", n, sizeMin, left)
-		return 0
-	}
-	return int(n)
-}
-
 // tokenAmounts reads a tokenAmounts list into a map.
 func (r *snapReader) tokenAmounts() map[Address]*uint256.Int {
-	n := r.count(tokenSizeMin)
+	n := r.Count(tokenSizeMin)
 	m := make(map[Address]*uint256.Int, n)
 	amounts := make([]uint256.Int, n)
 	var prev Address

@@ -74,3 +74,15 @@ func (r *Reader) U256(dst *uint256.Int) {
 		dst.SetBytes32(p)
 	}
 }
+
+// Count reads a u32 count of entries at least sizeMin bytes each and
+// refuses one the bytes left cannot hold, so no allocation is sized beyond
+// the input.
+func (r *Reader) Count(sizeMin int) int {
+	n := r.U32()
+	if left := r.Left(); uint64(n) > uint64(left/sizeMin) {
+		r.Fail("%d entries of ≥ %d bytes: the count exceeds the %d bytes left", n, sizeMin, left)
+		return 0
+	}
+	return int(n)
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
 )
 
@@ -193,35 +194,35 @@ func appendBool(dst []byte, v bool) []byte {
 // The books' resting counts, the accounts' terminal counts and the id map
 // are not stored: Load derives them from the orders.
 func Load(live LiveOrders, snap []byte) (*Index, error) {
-	d := decoder{buf: snap}
-	if magic := d.take(len(snapshotMagic)); string(magic) != snapshotMagic {
+	d := decoder{binread.Reader{B: snap}}
+	if magic := d.Take(len(snapshotMagic)); string(magic) != snapshotMagic {
 		return nil, errors.New("obindex: cannot load snapshot: not an index snapshot (bad magic)")
 	}
 	x := New(live)
 	x.nowUs = d.i64()
-	if d.err == nil && x.nowUs < 0 {
-		d.fail("now %d is negative", x.nowUs)
+	if d.Err == nil && x.nowUs < 0 {
+		d.Fail("now %d is negative", x.nowUs)
 	}
-	nBooks := d.count(bookFixedSize)
-	for i := 0; i < nBooks && d.err == nil; i++ {
+	nBooks := d.Count(bookFixedSize)
+	for i := 0; i < nBooks && d.Err == nil; i++ {
 		x.loadBook(&d, i)
 	}
-	nAccounts := d.count(accountFixedSize + orderFixedSize)
+	nAccounts := d.Count(accountFixedSize + orderFixedSize)
 	var prevOwner clob.Address
-	for i := 0; i < nAccounts && d.err == nil; i++ {
+	for i := 0; i < nAccounts && d.Err == nil; i++ {
 		var owner clob.Address
-		copy(owner[:], d.take(20))
+		copy(owner[:], d.Take(20))
 		if i > 0 && compareAddress(prevOwner, owner) >= 0 {
-			d.fail("account %d: accounts not ascending by address", i)
+			d.Fail("account %d: accounts not ascending by address", i)
 		}
 		prevOwner = owner
 		x.loadAccount(&d, owner)
 	}
-	if d.err == nil && len(d.buf) > 0 {
-		d.fail("%d trailing bytes", len(d.buf))
+	if d.Err == nil && d.Left() > 0 {
+		d.Fail("%d trailing bytes", d.Left())
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("obindex: cannot load snapshot: %w", d.err)
+	if d.Err != nil {
+		return nil, fmt.Errorf("obindex: cannot load snapshot: %w", d.Err)
 	}
 	return x, nil
 }
@@ -230,43 +231,43 @@ func Load(live LiveOrders, snap []byte) (*Index, error) {
 func (x *Index) loadBook(d *decoder, i int) {
 	b := &book{}
 	c := &b.cfg
-	copy(c.ID[:], d.take(32))
-	c.Kind = clob.MarketKind(d.u8())
-	copy(c.Base[:], d.take(20))
-	copy(c.Quote[:], d.take(20))
+	copy(c.ID[:], d.Take(32))
+	c.Kind = clob.MarketKind(d.U8())
+	copy(c.Base[:], d.Take(20))
+	copy(c.Quote[:], d.Take(20))
 	c.IntervalUs = d.i64()
 	for _, v := range [...]*uint256.Int{&c.TickPrecision, &c.LotSize, &c.MakerFee, &c.TakerFee} {
-		d.u256(v)
+		d.U256(v)
 	}
 	for _, s := range [...]*string{&c.Name, &c.BaseSymbol, &c.QuoteSymbol} {
-		*s = string(d.take(d.count(1)))
+		*s = string(d.Take(d.Count(1)))
 	}
 	b.ran = d.bool()
 	b.lastTickUs = d.i64()
 	newOrders := d.i64()
 	b.newOrders = int(newOrders)
 	b.hasPrice = d.bool()
-	d.u256(&b.price)
+	d.U256(&b.price)
 	switch {
-	case d.err != nil:
+	case d.Err != nil:
 		return
 	case i > 0 && compareHash(x.bookIDs[i-1], c.ID) >= 0:
-		d.fail("book %d: books not ascending by id", i)
+		d.Fail("book %d: books not ascending by id", i)
 	case c.Kind > clob.Perp:
-		d.fail("book %d: unknown market kind %d", i, c.Kind)
+		d.Fail("book %d: unknown market kind %d", i, c.Kind)
 	case int64(b.newOrders) != newOrders:
-		d.fail("book %d: new orders count %d out of range", i, newOrders)
+		d.Fail("book %d: new orders count %d out of range", i, newOrders)
 	case !b.ran && (b.lastTickUs != 0 || b.newOrders != 0):
-		d.fail("book %d: tick fields set on a book that never ran", i)
+		d.Fail("book %d: tick fields set on a book that never ran", i)
 	case b.lastTickUs > x.nowUs:
-		d.fail("book %d: last tick %d after now %d", i, b.lastTickUs, x.nowUs)
+		d.Fail("book %d: last tick %d after now %d", i, b.lastTickUs, x.nowUs)
 	case !b.hasPrice && !b.price.IsZero():
-		d.fail("book %d: price set on a book that never cleared", i)
+		d.Fail("book %d: price set on a book that never cleared", i)
 	}
 	for r := range b.candles {
 		x.loadCandles(d, i, Resolution(r), &b.candles[r])
 	}
-	if d.err != nil {
+	if d.Err != nil {
 		return
 	}
 	x.books[c.ID] = b
@@ -275,11 +276,11 @@ func (x *Index) loadBook(d *decoder, i int) {
 
 // loadCandles reads one ring, oldest bucket first.
 func (x *Index) loadCandles(d *decoder, i int, r Resolution, ring *candleRing) {
-	n := d.count(candleSize)
-	if d.err == nil && n > CandleBucketsMax {
-		d.fail("book %d: %d %s candles, more than CandleBucketsMax", i, n, r)
+	n := d.Count(candleSize)
+	if d.Err == nil && n > CandleBucketsMax {
+		d.Fail("book %d: %d %s candles, more than CandleBucketsMax", i, n, r)
 	}
-	if d.err != nil || n == 0 {
+	if d.Err != nil || n == 0 {
 		return
 	}
 	ring.buf = make([]Candle, n)
@@ -287,49 +288,49 @@ func (x *Index) loadCandles(d *decoder, i int, r Resolution, ring *candleRing) {
 		c := &ring.buf[j]
 		c.StartUs = d.i64()
 		for _, v := range [...]*uint256.Int{&c.Open, &c.High, &c.Low, &c.Close, &c.Volume} {
-			d.u256(v)
+			d.U256(v)
 		}
 		switch {
-		case d.err != nil:
+		case d.Err != nil:
 			return
 		case c.StartUs < 0 || c.StartUs%r.Us() != 0:
-			d.fail("book %d: %s candle %d starts at %d, not a bucket boundary", i, r, j, c.StartUs)
+			d.Fail("book %d: %s candle %d starts at %d, not a bucket boundary", i, r, j, c.StartUs)
 		case j > 0 && ring.buf[j-1].StartUs >= c.StartUs:
-			d.fail("book %d: %s candles not ascending", i, r)
+			d.Fail("book %d: %s candles not ascending", i, r)
 		case c.StartUs > x.nowUs:
-			d.fail("book %d: %s candle starts at %d, after now %d", i, r, c.StartUs, x.nowUs)
+			d.Fail("book %d: %s candle starts at %d, after now %d", i, r, c.StartUs, x.nowUs)
 		}
 	}
 }
 
 // loadAccount reads one account's orders and registers them.
 func (x *Index) loadAccount(d *decoder, owner clob.Address) {
-	n := d.count(orderFixedSize)
-	if d.err == nil && n == 0 {
-		d.fail("account %x: no orders", owner)
+	n := d.Count(orderFixedSize)
+	if d.Err == nil && n == 0 {
+		d.Fail("account %x: no orders", owner)
 	}
-	if d.err != nil {
+	if d.Err != nil {
 		return
 	}
 	a := &account{orders: make([]*Order, 0, n)}
 	x.accounts[owner] = a
-	for j := 0; j < n && d.err == nil; j++ {
+	for j := 0; j < n && d.Err == nil; j++ {
 		o := &Order{}
 		o.Meta.Owner = owner
 		loadOrder(d, o)
-		if d.err != nil {
+		if d.Err != nil {
 			return
 		}
 		b := x.books[o.Meta.Book]
 		switch _, dup := x.orders[o.Meta.ID]; {
 		case b == nil:
-			d.fail("order %x: unknown book %x", o.Meta.ID, o.Meta.Book)
+			d.Fail("order %x: unknown book %x", o.Meta.ID, o.Meta.Book)
 		case dup:
-			d.fail("order %x: listed twice", o.Meta.ID)
+			d.Fail("order %x: listed twice", o.Meta.ID)
 		case j > 0 && compareOrders(a.orders[j-1], o) >= 0:
-			d.fail("account %x: orders not ascending by (time, nonce, id)", owner)
+			d.Fail("account %x: orders not ascending by (time, nonce, id)", owner)
 		}
-		if d.err != nil {
+		if d.Err != nil {
 			return
 		}
 		x.orders[o.Meta.ID] = o
@@ -342,7 +343,7 @@ func (x *Index) loadAccount(d *decoder, owner clob.Address) {
 		}
 	}
 	if a.terminalCount > TerminalOrdersPerAccount {
-		d.fail("account %x: %d terminal orders, more than TerminalOrdersPerAccount", owner, a.terminalCount)
+		d.Fail("account %x: %d terminal orders, more than TerminalOrdersPerAccount", owner, a.terminalCount)
 	}
 }
 
@@ -350,47 +351,47 @@ func (x *Index) loadAccount(d *decoder, owner clob.Address) {
 // enums and fills.
 func loadOrder(d *decoder, o *Order) {
 	m := &o.Meta
-	copy(m.ID[:], d.take(32))
-	copy(m.Book[:], d.take(32))
-	copy(m.Signer[:], d.take(20))
-	copy(m.TxHash[:], d.take(32))
-	m.Nonce = d.u64()
-	m.Side, m.Type, m.Flags = clob.Side(d.u8()), clob.OrderType(d.u8()), d.u8()
-	o.MarketKind, o.Status = clob.MarketKind(d.u8()), Status(d.u8())
-	d.u256(&m.Price)
-	d.u256(&m.Size)
+	copy(m.ID[:], d.Take(32))
+	copy(m.Book[:], d.Take(32))
+	copy(m.Signer[:], d.Take(20))
+	copy(m.TxHash[:], d.Take(32))
+	m.Nonce = d.U64()
+	m.Side, m.Type, m.Flags = clob.Side(d.U8()), clob.OrderType(d.U8()), d.U8()
+	o.MarketKind, o.Status = clob.MarketKind(d.U8()), Status(d.U8())
+	d.U256(&m.Price)
+	d.U256(&m.Size)
 	m.DeadlineUs, m.TTLUs, m.AdmittedUs = d.i64(), d.i64(), d.i64()
 	for _, v := range [...]*uint256.Int{&o.Price, &o.FilledBase, &o.FilledQuote, &o.Fee} {
-		d.u256(v)
+		d.U256(v)
 	}
 	o.EnteredUs, o.EndUs = d.i64(), d.i64()
-	nFills := d.count(fillSize)
+	nFills := d.Count(fillSize)
 	switch {
-	case d.err != nil:
+	case d.Err != nil:
 		return
 	case m.Side > clob.Sell:
-		d.fail("order %x: unknown side %d", m.ID, m.Side)
+		d.Fail("order %x: unknown side %d", m.ID, m.Side)
 	case m.Type > clob.Market:
-		d.fail("order %x: unknown order type %d", m.ID, m.Type)
+		d.Fail("order %x: unknown order type %d", m.ID, m.Type)
 	case m.Flags&^flagsKnown != 0:
-		d.fail("order %x: unknown flags %#x", m.ID, m.Flags)
+		d.Fail("order %x: unknown flags %#x", m.ID, m.Flags)
 	case o.MarketKind > clob.Perp:
-		d.fail("order %x: unknown market kind %d", m.ID, o.MarketKind)
+		d.Fail("order %x: unknown market kind %d", m.ID, o.MarketKind)
 	case !o.Status.stored():
-		d.fail("order %x: status %d is never stored", m.ID, o.Status)
+		d.Fail("order %x: status %d is never stored", m.ID, o.Status)
 	case nFills > OrderFillsMax:
-		d.fail("order %x: %d fills, more than OrderFillsMax", m.ID, nFills)
+		d.Fail("order %x: %d fills, more than OrderFillsMax", m.ID, nFills)
 	}
-	if d.err != nil || nFills == 0 {
+	if d.Err != nil || nFills == 0 {
 		return
 	}
 	o.Fills = make([]Fill, nFills)
 	for i := range o.Fills {
 		f := &o.Fills[i]
 		f.TickUs = d.i64()
-		d.u256(&f.Base)
-		d.u256(&f.Quote)
-		d.u256(&f.Price)
+		d.U256(&f.Base)
+		d.U256(&f.Quote)
+		d.U256(&f.Price)
 	}
 }
 
@@ -403,81 +404,22 @@ func (s Status) stored() bool {
 	return false
 }
 
-// decoder reads a snapshot front to back. Its first error sticks: every
-// later read returns zero values, so callers check err once per record.
-type decoder struct {
-	buf []byte // the unread bytes
-	err error
-}
+// decoder reads a snapshot front to back (binread: its first error sticks,
+// so callers check Err once per record).
+type decoder struct{ binread.Reader }
 
-func (d *decoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf(format, args...)
-	}
-}
-
-// take returns the next n bytes, or nil once the snapshot is short.
-func (d *decoder) take(n int) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > len(d.buf) {
-		d.fail("truncated: %d bytes wanted, %d left", n, len(d.buf))
-		return nil
-	}
-	b := d.buf[:n:n]
-	d.buf = d.buf[n:]
-	return b
-}
-
-func (d *decoder) u8() uint8 {
-	if b := d.take(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
-
-func (d *decoder) u64() uint64 {
-	if b := d.take(8); b != nil {
-		return binary.BigEndian.Uint64(b)
-	}
-	return 0
-}
-
-func (d *decoder) i64() int64 { return int64(d.u64()) }
-
-func (d *decoder) u256(v *uint256.Int) {
-	if b := d.take(u256Size); b != nil {
-		v.SetBytes32(b)
-	}
-}
+func (d *decoder) i64() int64 { return int64(d.U64()) }
 
 func (d *decoder) bool() bool {
-	switch v := d.u8(); v {
+	switch v := d.U8(); v {
 	case 0:
 		return false
 	case 1:
 		return true
 	default:
-		d.fail("boolean byte %d", v)
+		d.Fail("boolean byte %d", v)
 		return false
 	}
-}
-
-// count reads a u32 count of records at least minSize bytes each, refusing
-// one the remaining bytes cannot hold: no allocation is sized beyond the
-// snapshot.
-func (d *decoder) count(minSize int) int {
-	b := d.take(4)
-	if b == nil {
-		return 0
-	}
-	n := uint64(binary.BigEndian.Uint32(b))
-	if n*uint64(minSize) > uint64(len(d.buf)) {
-		d.fail("count %d exceeds the %d bytes left", n, len(d.buf))
-		return 0
-	}
-	return int(n)
 }
 
 func compareAddress(a, b clob.Address) int { return bytes.Compare(a[:], b[:]) }
