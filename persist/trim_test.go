@@ -21,10 +21,13 @@ garbage line
 zz-7f97edd00000 rw-s 00000000 fe:00 9978858                    /data/node/bad.sst
 7f97edd00000-7f97ede00000 rw-p 00000000 00:00 0
 `)
-	got := parseMaps(maps, "/data/node/")
-	want := []mappedTable{{0x7f97ed631000, 0x7f97ed81b000}, {0x7f97edc00000, 0x7f97edd00000}}
+	got := parseMaps(maps, "/data/node/", ".sst")
+	want := []mappedFile{{0x7f97ed631000, 0x7f97ed81b000}, {0x7f97edc00000, 0x7f97edd00000}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %x, want %x", got, want)
+	}
+	if got, want := parseMaps(maps, "/data/node", ".mem"), []mappedFile{{0x7f97eda05000, 0x7f97edbef000}}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("logs: got %x, want %x", got, want)
 	}
 }
 
@@ -63,7 +66,7 @@ func TestTrimMapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(parseMaps(maps, dir)) == 0 {
+	if len(parseMaps(maps, dir, ".sst")) == 0 {
 		t.Fatal("no table file of the store is mapped")
 	}
 	// Read everything once so that the tables' pages are resident.
