@@ -16,14 +16,26 @@ import (
 // table between the read of /proc/self/maps and the madvise, and the range
 // may then hold anonymous memory, which PAGEOUT can only swap out, never
 // discard (DONTNEED would zero it).
-func (l *Log) TrimMapped() (int64, error) {
+func (l *Log) TrimMapped() (int64, error) { return l.adviseMapped(".sst", unix.MADV_PAGEOUT) }
+
+// adviseLogs gives random-access advice to the mappings of Badger's memtable
+// logs (trim.go says why). Advice only sets a flag on a mapping, so advising
+// one twice, or a range Badger unmapped meanwhile, is harmless; errors are
+// ignored for the same reason: the advice saves writes, it changes no data.
+func (l *Log) adviseLogs() { l.adviseMapped(".mem", unix.MADV_RANDOM) }
+
+// adviseMapped gives advice to the store's shared mappings of files whose
+// names end in suffix, as /proc/self/maps lists them now, and returns how
+// many bytes of mappings it advised. A mapping gone since the read is
+// skipped.
+func (l *Log) adviseMapped(suffix string, advice uintptr) (int64, error) {
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		return 0, err
 	}
 	var advised int64
-	for _, m := range parseMaps(maps, l.db.Opts().Dir, ".sst") {
-		_, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), unix.MADV_PAGEOUT)
+	for _, m := range parseMaps(maps, l.db.Opts().Dir, suffix) {
+		_, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), advice)
 		switch errno {
 		case 0:
 			advised += int64(m.end - m.start)
@@ -33,18 +45,4 @@ func (l *Log) TrimMapped() (int64, error) {
 		}
 	}
 	return advised, nil
-}
-
-// adviseLogs gives random-access advice to the mappings of Badger's memtable
-// logs (trim.go says why). Advice only sets a flag on a mapping, so advising
-// one twice, or a range Badger unmapped meanwhile, is harmless; errors are
-// ignored for the same reason: the advice saves writes, it changes no data.
-func (l *Log) adviseLogs() {
-	maps, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return
-	}
-	for _, m := range parseMaps(maps, l.db.Opts().Dir, ".mem") {
-		unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), unix.MADV_RANDOM)
-	}
 }
