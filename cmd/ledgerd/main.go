@@ -54,7 +54,7 @@ func main() {
 	flag.DurationVar(&f.snapshotInterval, "snapshot-interval", node.DefaultSnapshotInterval, "take a state snapshot this long after the previous one, if any input arrived since")
 	flag.BoolVar(&f.ignoreSnapshots, "ignore-snapshots", false, "replay the whole intent log at start-up instead of loading the newest snapshot (to check one)")
 	flag.DurationVar(&f.retain, "retain", 0, "delete history attested longer ago than this (e.g. 24h; 0: keep everything)")
-	flag.DurationVar(&f.trimMapped, "trim-mapped", node.TrimMappedEveryDefault, "hand the store's mapped table pages back to the kernel this often, so RSS shows the node's own memory (-1s: never)")
+	flag.DurationVar(&f.trimMapped, "trim-mapped", node.TrimMappedEveryDefault, "hand the store's mapped table and log pages back to the kernel this often, so RSS shows the node's own memory (-1s: never)")
 	flag.Parse()
 	if err := run(&f); err != nil {
 		log.Fatalf("ledgerd: %v", err)

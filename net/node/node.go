@@ -86,7 +86,7 @@ type Config struct {
 	// Retain bounds the history on disk by age (0: keep everything);
 	// retain.go says what pruning removes.
 	Retain time.Duration
-	// TrimMappedEvery is how often the store's mapped table pages are
+	// TrimMappedEvery is how often the store's mapped table and log pages are
 	// handed back to the kernel (trim.go; 0: the default, < 0: never).
 	TrimMappedEvery time.Duration
 	// BeforeAppend, when set, runs on the writer before each group commit.

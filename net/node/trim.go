@@ -2,9 +2,10 @@ package node
 
 import "time"
 
-// Mapped pages. Badger reads and writes its table files through memory
-// mappings, and every page the node touched stays counted in its RSS until
-// the machine runs short of memory: RSS would grow with the history on disk
+// Mapped pages. Badger reads and writes its table files and memtable logs
+// through memory mappings, and every page the node touched stays counted in
+// its RSS until the machine runs short of memory: RSS would grow with the
+// history on disk
 // although the node holds none of it. Every Config.TrimMappedEvery the
 // trimmer hands those pages back to the kernel (persist.TrimMapped), so that
 // RSS shows what the node itself keeps: the ledger, the books, the caches.
