@@ -197,17 +197,19 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 		// connection: only the node's queue can be full.
 		if err := s.reserve(len(req.Body)); err != nil {
 			w.Status = 503
-			w.Body = s.refuseAll(reqs, batch, err, w.Body)
+			w.Body = s.runAll(sc, reqs, batch, o, err, w.Body)
 			return
 		}
 		s.enqueue(job{body: bytes.Clone(req.Body), admin: o.admin, http: w.Defer()})
 	default:
-		w.Body = s.runAll(sc, reqs, batch, o, w.Body)
+		w.Body = s.runAll(sc, reqs, batch, o, nil, w.Body)
 	}
 }
 
 // runAll executes reqs in order and appends their answers (an array for a
-// batch; nothing for notifications).
+// batch; nothing for notifications). With a refusal it runs none of them
+// and answers each with it (an invalid one with its own error): a bound
+// the whole body is beyond.
 //
 // The answers are bounded by Config.ResponseBytesMax: the call whose
 // answer crosses it answers errTooLarge instead, and every later call of
@@ -216,12 +218,11 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 // write happened: it may overshoot the bound by its own size. So the
 // answer is at most ResponseBytesMax plus one write's answer plus one
 // error per request (about 100 bytes each, BatchLimit at most).
-func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o origin, dst []byte) []byte {
+func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o origin, refusal *jsonrpc.Error, dst []byte) []byte {
 	start, wrote := len(dst), false
 	if batch {
 		dst = append(dst, '[')
 	}
-	var refusal *jsonrpc.Error
 	for i := range reqs {
 		mark := len(dst)
 		if wrote {
@@ -248,33 +249,6 @@ func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o orig
 	}
 	switch {
 	case batch && !wrote: // a batch of notifications gets no answer at all
-		return dst[:start]
-	case batch:
-		return append(dst, ']')
-	}
-	return dst
-}
-
-// refuseAll answers every request of reqs with e (an invalid one with its
-// own error), running none: a limit that the whole body is beyond.
-func (s *Service) refuseAll(reqs []jsonrpc.Request, batch bool, e *jsonrpc.Error, dst []byte) []byte {
-	start, wrote := len(dst), false
-	if batch {
-		dst = append(dst, '[')
-	}
-	for i := range reqs {
-		if reqs[i].IsNotification() {
-			continue
-		}
-		if wrote {
-			dst = append(dst, ',')
-		}
-		c := call{s: s, req: &reqs[i]}
-		dst = c.refuse(dst, e)
-		wrote = true
-	}
-	switch {
-	case batch && !wrote:
 		return dst[:start]
 	case batch:
 		return append(dst, ']')

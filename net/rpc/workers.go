@@ -73,7 +73,7 @@ func (s *Service) runJob(j *job) {
 	if perr != nil {
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)
 	} else {
-		sc.out = s.runAll(sc, reqs, batch, origin{admin: j.admin, ws: j.ws, worker: true}, sc.out[:0])
+		sc.out = s.runAll(sc, reqs, batch, origin{admin: j.admin, ws: j.ws, worker: true}, nil, sc.out[:0])
 	}
 	if j.http != nil {
 		j.http.Complete(200, sc.out) // copies the body

@@ -83,14 +83,10 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		}
 		st.release()
 	}
-	if refusal != nil {
-		sc.out = s.refuseAll(reqs, batch, refusal, sc.out[:0])
-	} else {
-		sc.deferred = false
-		sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c}, sc.out[:0])
-		if lone && !sc.deferred { // refused before the sequencer: answered now
-			st.release()
-		}
+	sc.deferred = false
+	sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c}, refusal, sc.out[:0])
+	if lone && refusal == nil && !sc.deferred { // refused before the sequencer: answered now
+		st.release()
 	}
 	if len(sc.out) > 0 {
 		c.Reply(sc.out)
