@@ -96,9 +96,10 @@ func run(f *flags) error {
 		return err
 	}
 	hub := rpc.StartHub(n, f.compat)
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat}),
-		server.Config{Addr: f.addr, Multicore: true})
+	svc := rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat})
+	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true})
 	if err := srv.Start(); err != nil {
+		svc.Close()
 		n.Close()
 		return err
 	}
@@ -119,6 +120,7 @@ func run(f *flags) error {
 	if err := srv.Stop(ctx); err != nil {
 		log.Printf("stopping server: %v", err)
 	}
+	svc.Close() // the writes still queued run before the node closes
 	return n.Close()
 }
 

@@ -43,8 +43,9 @@
 // # Outcomes of Parse
 //
 //	body                                   err                 reqs
-//	not strict JSON in UTF-8, or deeper    ErrParse            nil
-//	  than DepthMax
+//	not strict JSON in UTF-8               ErrParse            nil
+//	deeper than DepthMax (before any       ErrTooDeep          nil
+//	  syntax error)
 //	[]                                     ErrEmptyBatch       nil
 //	array of more than BatchLimit          ErrBatchTooLarge    nil
 //	neither object nor array               ErrInvalidRequest   nil
@@ -60,8 +61,15 @@
 //
 // # Limits
 //
-//   - BatchLimit requests per batch.
-//   - DepthMax levels of nesting (fastjson's MaxDepth).
+// Each refusal is one -32600 error for the whole body (id null) whose
+// message names the limit and its value:
+//
+//   - BatchLimit (1000) requests per batch: ErrBatchTooLarge, "batch too
+//     large (max 1000 requests)".
+//   - DepthMax (300, fastjson's MaxDepth) levels of nesting: ErrTooDeep,
+//     "JSON nested too deep (max 300 levels)". The validator stops at the
+//     first value past it, so a body of 100 000 '[' costs 300 steps and
+//     300 stack frames, not a stack overflow.
 //   - The body size is the transport's limit, and it must be chosen with
 //     fastjson's memory cost in mind: a copy of the body plus about 88 bytes
 //     per JSON value, up to ~45 times the body for a body like [1,1,1,...].

@@ -11,6 +11,17 @@ const (
 	CodeInternal       = -32603
 )
 
+// CodeLimitExceeded is EIP-1474's "limit exceeded": a request refused by
+// one of the node's bounds on resources (not on its parameters, which are
+// CodeInvalidParams, nor on its shape, CodeInvalidRequest).
+const CodeLimitExceeded = -32005
+
+// LimitExceeded returns the -32005 error of a bound: "limit exceeded: <what>
+// (max <limit>)". It allocates: build each once, when the bound is known.
+func LimitExceeded(what string, limit int) *Error {
+	return &Error{Code: CodeLimitExceeded, Message: "limit exceeded: " + what + " (max " + strconv.Itoa(limit) + ")"}
+}
+
 // Error is a JSON-RPC error object.
 //
 // Data is raw JSON that is written verbatim (a quoted string, an object or
@@ -51,7 +62,8 @@ var (
 	ErrParse          = &Error{Code: CodeParseError, Message: "Parse error"}
 	ErrInvalidRequest = &Error{Code: CodeInvalidRequest, Message: "Invalid Request"}
 	ErrEmptyBatch     = &Error{Code: CodeInvalidRequest, Message: "empty batch"}
-	ErrBatchTooLarge  = &Error{Code: CodeInvalidRequest, Message: "batch too large"}
+	ErrBatchTooLarge  = &Error{Code: CodeInvalidRequest, Message: "batch too large (max " + strconv.Itoa(BatchLimit) + " requests)"}
+	ErrTooDeep        = &Error{Code: CodeInvalidRequest, Message: "JSON nested too deep (max " + strconv.Itoa(DepthMax) + " levels)"}
 	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
 	ErrInternal       = &Error{Code: CodeInternal, Message: "Internal error"}
 )

@@ -77,7 +77,15 @@ func checkRequests(t *testing.T, reqs []Request, err *Error) {
 // ok is false when a method name holds \u escapes or invalid UTF-8, which
 // the two libraries decode differently (lone surrogates, bad bytes).
 func referenceParse(data []byte) (rendered string, ok bool) {
-	if !json.Valid(data) || !utf8.Valid(data) || depthMax(data) > DepthMax {
+	valid, deep := json.Valid(data) && utf8.Valid(data), depthMax(data) > DepthMax
+	switch {
+	case valid && deep:
+		return render(nil, false, ErrTooDeep), true
+	case deep:
+		// Which one Parse reports depends on whether the syntax error
+		// comes before the depth is passed.
+		return "", false
+	case !valid:
 		return render(nil, false, ErrParse), true
 	}
 	data = bytes.TrimLeft(data, " \t\r\n")

@@ -3,13 +3,14 @@ package jsonrpc
 import "github.com/valyala/fastjson"
 
 // BatchLimit is the largest number of requests in one batch. A larger
-// batch is refused as a whole with ErrBatchTooLarge.
+// batch is refused as a whole with ErrBatchTooLarge (-32600, naming it).
 const BatchLimit = 1000
 
 // DepthMax is the deepest nesting that Parse accepts. Every value counts,
 // scalars too: the top-level value is at depth 1 and a scalar inside n
 // arrays is at depth n+1. It is fastjson's own limit, and it also bounds the
-// recursion of the validator.
+// recursion of the validator. A deeper body is refused as a whole with
+// ErrTooDeep (-32600, naming it).
 const DepthMax = fastjson.MaxDepth
 
 // A Parser keeps its buffers for the next body, to parse without
@@ -80,7 +81,8 @@ type Parser struct {
 //
 // err is set when the body as a whole is refused, and must then be answered
 // with one error response (id null): ErrParse for text that is not strict
-// JSON (RFC 8259, in UTF-8) or nests deeper than DepthMax, ErrEmptyBatch,
+// JSON (RFC 8259, in UTF-8), ErrTooDeep when it nests deeper than DepthMax
+// before any syntax error, ErrEmptyBatch,
 // ErrBatchTooLarge, or ErrInvalidRequest when the top level is neither an
 // object nor an array. Otherwise reqs holds one entry per request, in body
 // order, and batch reports whether the body was an array (so the responses
@@ -96,9 +98,9 @@ func (p *Parser) Parse(body []byte) (reqs []Request, batch bool, err *Error) {
 	p.reqs = p.reqs[:0]
 	p.ids = p.ids[:0]
 
-	valuesCount, ok := validJSON(body)
-	if !ok {
-		return nil, false, ErrParse
+	valuesCount, verr := validJSON(body)
+	if verr != nil {
+		return nil, false, verr
 	}
 	p.bodySizeLast, p.valuesCountLast = len(body), valuesCount
 	top, parseErr := p.fj.ParseBytes(body)

@@ -257,14 +257,17 @@ func TestParseDepthMax(t *testing.T) {
 		return strings.Repeat("[", depth-2) + inner + strings.Repeat("]", depth-2)
 	}
 	f(nested(DepthMax, "[]"), nil)
-	f(nested(DepthMax+1, "[]"), ErrParse)
+	f(nested(DepthMax+1, "[]"), ErrTooDeep)
 	f(nested(DepthMax, `1`), nil)
-	f(nested(DepthMax+1, `1`), ErrParse)
+	f(nested(DepthMax+1, `1`), ErrTooDeep)
 	f(nested(DepthMax, `{}`), nil)
-	f(nested(DepthMax, `{"k":"v"}`), ErrParse)
-	// Very deep input fails fast, without deep recursion.
-	if _, _, err := p.Parse(bytes.Repeat([]byte{'['}, 1<<20)); err != ErrParse {
+	f(nested(DepthMax, `{"k":"v"}`), ErrTooDeep)
+	// Very deep input fails fast, without deep recursion, naming the limit.
+	if _, _, err := p.Parse(bytes.Repeat([]byte{'['}, 1<<20)); err != ErrTooDeep {
 		t.Fatalf("1 MiB of '[': %v", err)
+	}
+	if ErrTooDeep.Code != CodeInvalidRequest || ErrTooDeep.Message != "JSON nested too deep (max 300 levels)" {
+		t.Fatalf("ErrTooDeep = %d %q", ErrTooDeep.Code, ErrTooDeep.Message)
 	}
 }
 

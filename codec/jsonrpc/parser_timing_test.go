@@ -84,8 +84,8 @@ func BenchmarkValidJSON(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, ok := validJSON(body); !ok {
-					b.Fatal("invalid")
+				if _, err := validJSON(body); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

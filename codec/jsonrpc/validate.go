@@ -18,7 +18,10 @@ import (
 //
 // It accepts exactly RFC 8259 JSON text in UTF-8 whose values nest at most
 // DepthMax deep, where, as in fastjson, every value counts: a scalar inside
-// n arrays is at depth n+1.
+// n arrays is at depth n+1. It stops at the first value deeper than that,
+// so its recursion (and its time on a body like 100 000 '[') is bounded by
+// DepthMax, and says so apart from a syntax error: the client is told the
+// limit, not that its JSON is malformed.
 
 // stringPlain marks the bytes that may appear in a string as they are,
 // without an escape or a UTF-8 check.
@@ -29,12 +32,27 @@ var stringPlain = func() (t [256]bool) {
 	return t
 }()
 
-// validJSON reports whether body is one strict JSON value, with optional
-// whitespace around it, nesting at most DepthMax deep. valuesCount is the
-// number of values in it, which sizes fastjson's value cache.
-func validJSON(body []byte) (valuesCount int, ok bool) {
-	i, ok := validValue(body, skipSpace(body, 0), 1, &valuesCount)
-	return valuesCount, ok && skipSpace(body, i) == len(body)
+// validJSON checks that body is one strict JSON value, with optional
+// whitespace around it, nesting at most DepthMax deep: err is nil, ErrParse,
+// or ErrTooDeep when a value deeper than DepthMax comes before any syntax
+// error. valuesCount is the number of values in it, which sizes fastjson's
+// value cache.
+func validJSON(body []byte) (valuesCount int, err *Error) {
+	var st validState
+	i, ok := validValue(body, skipSpace(body, 0), 1, &st)
+	switch {
+	case st.tooDeep:
+		return st.valuesCount, ErrTooDeep
+	case !ok || skipSpace(body, i) != len(body):
+		return st.valuesCount, ErrParse
+	}
+	return st.valuesCount, nil
+}
+
+// validState is what the validator learns on its way through a body.
+type validState struct {
+	valuesCount int
+	tooDeep     bool // a value nests deeper than DepthMax
 }
 
 func skipSpace(s []byte, i int) int {
@@ -46,16 +64,20 @@ func skipSpace(s []byte, i int) int {
 }
 
 // validValue checks the value starting at s[i] and returns the index after it.
-func validValue(s []byte, i, depth int, valuesCount *int) (int, bool) {
-	if i >= len(s) || depth > DepthMax {
+func validValue(s []byte, i, depth int, st *validState) (int, bool) {
+	if i >= len(s) {
 		return i, false
 	}
-	*valuesCount++
+	if depth > DepthMax {
+		st.tooDeep = true
+		return i, false
+	}
+	st.valuesCount++
 	switch s[i] {
 	case '{':
-		return validObject(s, i+1, depth, valuesCount)
+		return validObject(s, i+1, depth, st)
 	case '[':
-		return validArray(s, i+1, depth, valuesCount)
+		return validArray(s, i+1, depth, st)
 	case '"':
 		return validString(s, i+1)
 	case 't':
@@ -74,7 +96,7 @@ func validLiteral(s []byte, i int, literal string) (int, bool) {
 }
 
 // validObject checks an object whose '{' is at s[i-1].
-func validObject(s []byte, i, depth int, valuesCount *int) (int, bool) {
+func validObject(s []byte, i, depth int, st *validState) (int, bool) {
 	i = skipSpace(s, i)
 	if i < len(s) && s[i] == '}' {
 		return i + 1, true
@@ -92,7 +114,7 @@ func validObject(s []byte, i, depth int, valuesCount *int) (int, bool) {
 		if i >= len(s) || s[i] != ':' {
 			return i, false
 		}
-		i, ok = validValue(s, skipSpace(s, i+1), depth+1, valuesCount)
+		i, ok = validValue(s, skipSpace(s, i+1), depth+1, st)
 		if !ok {
 			return i, false
 		}
@@ -112,14 +134,14 @@ func validObject(s []byte, i, depth int, valuesCount *int) (int, bool) {
 }
 
 // validArray checks an array whose '[' is at s[i-1].
-func validArray(s []byte, i, depth int, valuesCount *int) (int, bool) {
+func validArray(s []byte, i, depth int, st *validState) (int, bool) {
 	i = skipSpace(s, i)
 	if i < len(s) && s[i] == ']' {
 		return i + 1, true
 	}
 	var ok bool
 	for {
-		i, ok = validValue(s, i, depth+1, valuesCount)
+		i, ok = validValue(s, i, depth+1, st)
 		if !ok {
 			return i, false
 		}

@@ -12,8 +12,8 @@ import (
 func TestValidJSON(t *testing.T) {
 	f := func(text string, want bool) {
 		t.Helper()
-		if _, got := validJSON([]byte(text)); got != want {
-			t.Fatalf("validJSON(%q) = %v, want %v", text, got, want)
+		if _, err := validJSON([]byte(text)); (err == nil) != want {
+			t.Fatalf("validJSON(%q) = %v, want ok %v", text, err, want)
 		}
 		// The reference: encoding/json plus the UTF-8 rule.
 		if ref := json.Valid([]byte(text)) && utf8.ValidString(text); ref != want {
@@ -46,18 +46,26 @@ func TestValidJSON(t *testing.T) {
 	nested := func(depth int) []byte {
 		return []byte(strings.Repeat("[", depth) + strings.Repeat("]", depth))
 	}
-	if _, ok := validJSON(nested(DepthMax)); !ok {
-		t.Fatalf("depth DepthMax refused")
+	if _, err := validJSON(nested(DepthMax)); err != nil {
+		t.Fatalf("depth DepthMax refused: %v", err)
 	}
-	if _, ok := validJSON(nested(DepthMax + 1)); ok {
-		t.Fatalf("depth DepthMax+1 accepted")
+	if _, err := validJSON(nested(DepthMax + 1)); err != ErrTooDeep {
+		t.Fatalf("depth DepthMax+1: %v, want ErrTooDeep", err)
+	}
+	// A syntax error before the depth is passed is a parse error; past it
+	// the validator has stopped reading.
+	if _, err := validJSON([]byte("[1 2," + strings.Repeat("[", DepthMax))); err != ErrParse {
+		t.Fatalf("syntax error first: %v, want ErrParse", err)
+	}
+	if _, err := validJSON([]byte(strings.Repeat("[", DepthMax) + "1 2")); err != ErrTooDeep {
+		t.Fatalf("too deep first: %v, want ErrTooDeep", err)
 	}
 }
 
 func TestValidJSONValuesCount(t *testing.T) {
 	f := func(text string, want int) {
 		t.Helper()
-		if got, ok := validJSON([]byte(text)); !ok || got != want {
+		if got, err := validJSON([]byte(text)); err != nil || got != want {
 			t.Fatalf("validJSON(%q) counts %d values, want %d", text, got, want)
 		}
 	}

@@ -55,7 +55,7 @@ func TestAppendError(t *testing.T) {
 	}
 	f("-", ErrParse, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`)
 	f("7", ErrMethodNotFound, `{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"Method not found"}}`)
-	f(`"x"`, ErrBatchTooLarge, `{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"batch too large"}}`)
+	f(`"x"`, ErrBatchTooLarge, `{"jsonrpc":"2.0","id":"x","error":{"code":-32600,"message":"batch too large (max 1000 requests)"}}`)
 	f("1", InvalidParams(`bad "addr"`),
 		`{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":"bad \"addr\""}}`)
 	f("1", &Error{Code: 3, Message: "execution reverted", Data: []byte(`"0x08c379a0"`)},
@@ -77,7 +77,8 @@ func TestErrorMethods(t *testing.T) {
 	f(ErrParse, CodeParseError, "Parse error")
 	f(ErrInvalidRequest, CodeInvalidRequest, "Invalid Request")
 	f(ErrEmptyBatch, CodeInvalidRequest, "empty batch")
-	f(ErrBatchTooLarge, CodeInvalidRequest, "batch too large")
+	f(ErrBatchTooLarge, CodeInvalidRequest, "batch too large (max 1000 requests)")
+	f(ErrTooDeep, CodeInvalidRequest, "JSON nested too deep (max 300 levels)")
 	f(ErrMethodNotFound, CodeMethodNotFound, "Method not found")
 	f(ErrInternal, CodeInternal, "Internal error")
 	f(InvalidParams("too many arguments"), CodeInvalidParams, `Invalid params: "too many arguments"`)

@@ -160,7 +160,7 @@ func TestGasEstimateIsAdmitted(t *testing.T) {
 	}
 }
 
-func hexBytes(t *testing.T, tx *types.Transaction) string {
+func hexBytes(t testing.TB, tx *types.Transaction) string {
 	t.Helper()
 	b, err := tx.MarshalBinary()
 	if err != nil {

@@ -160,8 +160,23 @@ func (c *call) estimateGas(dst []byte) ([]byte, *jsonrpc.Error) {
 	return jsonrpc.AppendQuantity(dst, core.TxGas), nil
 }
 
+// Bounds of eth_feeHistory, as go-ethereum's: with both at their maximum
+// the answer is about 600 KB.
+const (
+	// FeeHistoryBlocksMax clamps blockCount (a larger one answers this many).
+	FeeHistoryBlocksMax = 1024
+	// RewardPercentilesMax bounds rewardPercentiles; more is refused.
+	RewardPercentilesMax = 100
+)
+
+var (
+	errPercentiles      = jsonrpc.InvalidParams("rewardPercentiles: want an array of numbers")
+	errPercentilesCount = jsonrpc.InvalidParams("rewardPercentiles: too many percentiles (max " + strconv.Itoa(RewardPercentilesMax) + ")")
+	errPercentileRange  = jsonrpc.InvalidParams("rewardPercentiles: each must be in [0, 100]")
+	errPercentileOrder  = jsonrpc.InvalidParams("rewardPercentiles: must be non-decreasing")
+)
+
 func (c *call) feeHistory(dst []byte) ([]byte, *jsonrpc.Error) {
-	const blocksMax = 1024
 	v := c.req.Param(0)
 	if v == nil {
 		return dst, missingParam(0)
@@ -170,8 +185,12 @@ func (c *call) feeHistory(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	count = min(count, blocksMax)
+	count = min(count, FeeHistoryBlocksMax)
 	newest, err := c.blockNumberParam(1)
+	if err != nil {
+		return dst, err
+	}
+	percentiles, err := rewardPercentiles(c.req.Param(2))
 	if err != nil {
 		return dst, err
 	}
@@ -193,14 +212,14 @@ func (c *call) feeHistory(dst []byte) ([]byte, *jsonrpc.Error) {
 		dst = append(dst, '0')
 	}
 	dst = append(dst, ']')
-	if p := c.req.Param(2); p != nil && len(p.GetArray()) > 0 {
+	if percentiles > 0 {
 		dst = append(dst, `,"reward":[`...)
 		for i := uint64(0); i < count; i++ {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, '[')
-			for j := range p.GetArray() {
+			for j := range percentiles {
 				if j > 0 {
 					dst = append(dst, ',')
 				}
@@ -211,6 +230,37 @@ func (c *call) feeHistory(dst []byte) ([]byte, *jsonrpc.Error) {
 		dst = append(dst, ']')
 	}
 	return append(dst, '}'), nil
+}
+
+// rewardPercentiles checks eth_feeHistory's rewardPercentiles (absent or
+// null: none) as go-ethereum does, and returns how many there are: at most
+// RewardPercentilesMax numbers, each in [0, 100], non-decreasing. Each one
+// costs a reward entry per block, so the count is what bounds the answer.
+func rewardPercentiles(v *fastjson.Value) (int, *jsonrpc.Error) {
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return 0, nil
+	}
+	ps, e := v.Array()
+	if e != nil {
+		return 0, errPercentiles
+	}
+	if len(ps) > RewardPercentilesMax {
+		return 0, errPercentilesCount
+	}
+	last := 0.0
+	for _, p := range ps {
+		f, e := p.Float64()
+		switch {
+		case e != nil:
+			return 0, errPercentiles
+		case f < 0 || f > 100:
+			return 0, errPercentileRange
+		case f < last:
+			return 0, errPercentileOrder
+		}
+		last = f
+	}
+	return len(ps), nil
 }
 
 // blockNumberParam reads param i as a block number or tag; absent or a tag

@@ -20,6 +20,7 @@ func serveFunc(tb testing.TB, body []byte) (func(), *server.Response) {
 	tb.Helper()
 	tn := startNodeTB(tb)
 	svc := rpc.New(rpc.Config{Node: tn.node})
+	tb.Cleanup(svc.Close)
 	req := &http1.Request{Method: []byte("POST"), Path: []byte("/"), Body: body}
 	w := &server.Response{}
 	return func() {

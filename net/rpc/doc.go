@@ -6,19 +6,62 @@
 // appends only its result value; Serve wraps it in the response envelope or
 // replaces it with the error object.
 //
-// Three execution paths, chosen per HTTP request:
+// Three execution paths, chosen per HTTP request or WebSocket message:
 //   - reads run on the event loop and answer at once (eth_chainId and
 //     eth_getBalance allocate nothing in steady state);
 //   - a single eth_sendRawTransaction decodes and recovers its signer on the
 //     event loop (recovery is the expensive part, and the loops run in
-//     parallel), applies it through the sequencer, and answers through a
-//     deferred response once the transaction is durable — or attested, when
-//     the optional timeout asks to wait for confirmation;
-//   - any other request containing a write (a batch with transactions, admin
-//     writes) is copied and run on its own goroutine, which waits for each
-//     write in turn; the connection's later requests wait behind it, so
-//     answers never reorder.
+//     parallel), applies it through the sequencer, and answers once the
+//     transaction is durable — or attested, when the optional timeout asks
+//     to wait for confirmation — from the node's writer: a deferred HTTP
+//     response, or WSConn.Send. No goroutine waits for it;
+//   - any other request containing a write (a batch with transactions,
+//     authorized admin writes) is copied and queued for one of a fixed set
+//     of worker goroutines (workers.go), which waits for each write in
+//     turn. Over HTTP the connection's later requests wait behind it, so
+//     answers never reorder; over WebSocket answers may reorder.
 //
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
-// they answer -32600.
+// they answer -32600 at once, on the event loop: they never take a worker.
+//
+// # Limits
+//
+// Every bound has a Config field (0: its default) or a constant; the
+// answer beyond it names the bound and its value:
+//
+//   - Config.Workers (DefaultWorkers, 64) worker goroutines, and per node
+//     Config.QueueMax (DefaultQueueMax, 4096) requests with writes queued
+//     for them and Config.QueueBytesMax (DefaultQueueBytesMax, 8 MiB) of
+//     such requests queued or running. Beyond either a request is answered
+//     at once, never queued: HTTP status 503 with one -32005 error per
+//     request ("limit exceeded: too many requests with writes queued on
+//     this node (max 4096)", "… too many bytes of requests with writes
+//     queued on this node (max 8388608)"), or that -32005 over WebSocket.
+//     HTTP needs no bound per connection (so no 429): a connection's
+//     requests are served one at a time.
+//   - Config.WSInFlightMax (DefaultWSInFlightMax, 64) messages of one
+//     WebSocket connection whose answer is owed later (queued, on a worker,
+//     or a lone eth_sendRawTransaction waiting for durability): -32005
+//     "limit exceeded: too many requests in flight on this connection (max
+//     64)". A slot is freed when its answer is handed to the connection;
+//     the jobs still queued for a closed connection are dropped, not run.
+//   - Config.ResponseBytesMax (DefaultResponseBytesMax, 25 MB, as
+//     go-ethereum's batch response limit) for the answer to one request or
+//     batch: the call whose answer would cross it, and every later call of
+//     the batch (without running), answers -32600 "response too large (max
+//     25000000 bytes)"; earlier answers stand, and so does a write's answer
+//     (see runAll).
+//   - eth_feeHistory: blockCount clamped to FeeHistoryBlocksMax (1024);
+//     rewardPercentiles at most RewardPercentilesMax (100) numbers, each in
+//     [0, 100] and non-decreasing, else -32602 with data naming the rule.
+//   - eth_getLogs: the filter is decoded by the logs subscription's parser
+//     (subs.ParseLogAddresses, subs.ParseLogTopics), so it has the same
+//     bounds: 64 addresses, 4 topic positions of 16 alternatives each
+//     (-32602 naming them). The query reads the history on disk without
+//     the node's lock (node.Node.Logs: only the range of places is read
+//     under it), looks at no more than node.LogScanMax (2 000 000) logs in
+//     its time range (-32602 beyond) and answers at most LogsMax (10 000).
+//   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
+//     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
+//     WebSocket message and outbound bytes the transport's (net/server).
 package rpc

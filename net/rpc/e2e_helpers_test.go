@@ -71,6 +71,8 @@ type nodeSetup struct {
 	pumpHub bool
 	// compat serves the --compat shapes (rpc.Config.Compat).
 	compat bool
+	// rpc adjusts the dispatcher's configuration (nil: the defaults).
+	rpc func(*rpc.Config)
 }
 
 func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode {
@@ -93,8 +95,14 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	if setup.srv != nil {
 		setup.srv(&scfg)
 	}
-	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub, Compat: setup.compat}), scfg)
+	rcfg := rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub, Compat: setup.compat}
+	if setup.rpc != nil {
+		setup.rpc(&rcfg)
+	}
+	svc := rpc.New(rcfg)
+	srv := server.New(svc, scfg)
 	if err := srv.Start(); err != nil {
+		svc.Close()
 		t.Fatal(err)
 	}
 	tn := &testNode{t: t, node: n, srv: srv, url: "http://" + srv.Addr(), ws: "ws://" + srv.Addr(), clock: clock, hub: hub}
@@ -113,6 +121,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 		defer cancel()
 		hub.Close()
 		srv.Stop(ctx)
+		svc.Close()
 		n.Close()
 	})
 	t.Cleanup(tn.stop)
@@ -131,7 +140,7 @@ func devKey(t testing.TB, i int) *ecdsa.PrivateKey {
 func devAddr(i int) common.Address { return common.Address(node.DevAddress(i)) }
 
 // dynTx signs an EIP-1559 transfer.
-func dynTx(t *testing.T, key *ecdsa.PrivateKey, chain int64, nonce uint64, to common.Address, value, tip, feeCap *big.Int) *types.Transaction {
+func dynTx(t testing.TB, key *ecdsa.PrivateKey, chain int64, nonce uint64, to common.Address, value, tip, feeCap *big.Int) *types.Transaction {
 	t.Helper()
 	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(chain)), &types.DynamicFeeTx{
 		ChainID: big.NewInt(chain), Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21000, To: &to, Value: value,

@@ -6,6 +6,7 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/subs"
 	"github.com/valyala/fastjson"
 )
 
@@ -66,13 +67,14 @@ func (c *call) emptyBlock(dst []byte, number uint64, hash [32]byte) []byte {
 	return appendEmptyBlock(dst, number, hash, jsonrpc.AppendQuantityU256(feeText[:0], &fee), c.s.cfg.Compat)
 }
 
-// LogsMax bounds one eth_getLogs answer.
+// LogsMax bounds one eth_getLogs answer. The filter's own bounds are the
+// logs subscription's (subs.ParseLogAddresses, subs.ParseLogTopics), and
+// the logs one query looks at are node.LogScanMax.
 const LogsMax = 10_000
 
 var (
-	errTooManyTopics = jsonrpc.InvalidParams("too many topics: at most 4")
-	errTooManyLogs   = jsonrpc.InvalidParams("query returns more than 10000 logs: narrow the filter")
-	errBadFilter     = jsonrpc.InvalidParams("eth_getLogs needs a filter object")
+	errTooManyLogs = jsonrpc.InvalidParams("query returns more than 10000 logs: narrow the filter")
+	errBadFilter   = jsonrpc.InvalidParams("eth_getLogs needs a filter object")
 	// errLogRangeTooWide: the range holds more logs than one query looks at.
 	errLogRangeTooWide = jsonrpc.InvalidParams(node.ErrLogRangeTooWide.Error())
 )
@@ -127,10 +129,10 @@ func (c *call) logFilter(obj *fastjson.Value) (node.LogFilter, *jsonrpc.Error) {
 	if to >= 0 {
 		f.ToUs = to*unitUs + unitUs - 1
 	}
-	if f.Addresses, err = addressList(obj.Get("address")); err != nil {
+	if f.Addresses, err = subs.ParseLogAddresses[core.Address](obj.Get("address")); err != nil {
 		return f, err
 	}
-	if f.Topics, err = topicList(obj.Get("topics")); err != nil {
+	if f.Topics, err = subs.ParseLogTopics[core.Hash](obj.Get("topics")); err != nil {
 		return f, err
 	}
 	for _, k := range [...]string{"minimum_attestations", "minAttestations"} {
@@ -162,54 +164,4 @@ func (c *call) filterBound(v *fastjson.Value, def, unitUs int64) (int64, *jsonrp
 	}
 	n, err := jsonrpc.ParseQuantity(v)
 	return int64(min(n, uint64(1<<62/unitUs))), err
-}
-
-func addressList(v *fastjson.Value) ([]core.Address, *jsonrpc.Error) {
-	if v == nil || v.Type() == fastjson.TypeNull {
-		return nil, nil
-	}
-	items := []*fastjson.Value{v}
-	if v.Type() == fastjson.TypeArray {
-		items = v.GetArray()
-	}
-	out := make([]core.Address, 0, len(items))
-	for _, it := range items {
-		a, err := jsonrpc.ParseAddress(it)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, nil
-}
-
-func topicList(v *fastjson.Value) ([][]core.Hash, *jsonrpc.Error) {
-	if v == nil || v.Type() == fastjson.TypeNull {
-		return nil, nil
-	}
-	if v.Type() != fastjson.TypeArray {
-		return nil, jsonrpc.InvalidParams("topics must be an array")
-	}
-	positions := v.GetArray()
-	if len(positions) > 4 {
-		return nil, errTooManyTopics
-	}
-	out := make([][]core.Hash, len(positions))
-	for i, p := range positions {
-		items := []*fastjson.Value{p}
-		switch p.Type() {
-		case fastjson.TypeNull:
-			continue // wildcard
-		case fastjson.TypeArray:
-			items = p.GetArray()
-		}
-		for _, it := range items {
-			h, err := jsonrpc.ParseHash(it)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = append(out[i], h)
-		}
-	}
-	return out, nil
 }

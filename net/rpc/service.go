@@ -1,8 +1,11 @@
 package rpc
 
 import (
+	"bytes"
 	"crypto/subtle"
+	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/net/http1"
@@ -11,7 +14,8 @@ import (
 	"github.com/ledgervenue/node/net/subs"
 )
 
-// Config configures the dispatcher.
+// Config configures the dispatcher. The zero value of each limit picks its
+// default.
 type Config struct {
 	Node *node.Node
 	// AdminToken authorizes admin_* methods; empty disables them.
@@ -26,18 +30,111 @@ type Config struct {
 	// transactionIndex 0x0, a block reference on every settled receipt and
 	// transaction, and difficulty 0x0 in blocks. Off: the spec's shapes.
 	Compat bool
+	// Workers is the number of worker goroutines that run the requests
+	// with writes, where writes wait for durability (DefaultWorkers).
+	Workers int
+	// QueueMax bounds the requests with writes waiting for a worker, for
+	// the whole node (DefaultQueueMax). Beyond it a request is answered at
+	// once: HTTP 503, or -32005 over WebSocket.
+	QueueMax int
+	// QueueBytesMax bounds the bytes of the requests with writes queued
+	// for or running on the workers, for the whole node
+	// (DefaultQueueBytesMax); beyond it as QueueMax. Each is a copy of its
+	// body, which a worker parses again at a cost of up to ~45 times its
+	// size (codec/jsonrpc, "Limits"). One request is always admitted when
+	// none is queued or running, whatever its size (the transport bounds
+	// it).
+	QueueBytesMax int
+	// WSInFlightMax bounds the messages of one WebSocket connection whose
+	// answer is owed later: queued for or running on a worker, or a lone
+	// eth_sendRawTransaction waiting for durability (DefaultWSInFlightMax).
+	// Beyond it a message is answered at once with -32005.
+	WSInFlightMax int
+	// ResponseBytesMax bounds the answer to one request or batch
+	// (DefaultResponseBytesMax); see runAll.
+	ResponseBytesMax int
 }
+
+// Defaults of Config's limits.
+const (
+	// DefaultWorkers: enough workers that the group commit (a few ms)
+	// batches many writers' waits, few enough that their stacks are noise.
+	DefaultWorkers = 64
+	// DefaultQueueMax: 4096 jobs, a burst of one-transaction batches from
+	// many clients.
+	DefaultQueueMax = 4096
+	// DefaultQueueBytesMax: a write batch of 1000 transfers is about 250
+	// KB, so 8 MiB holds dozens of them; the memory a hostile client can
+	// make the workers hold stays a few hundred MB even in the worst case
+	// of the parse.
+	DefaultQueueBytesMax = 8 << 20
+	// DefaultWSInFlightMax: a client pipelining more than 64 writes on one
+	// connection gains nothing; the workers are shared by everyone.
+	DefaultWSInFlightMax = 64
+	// DefaultResponseBytesMax is go-ethereum's batch response limit
+	// (rpc.BatchResponseMaxSize, 25 MB).
+	DefaultResponseBytesMax = 25_000_000
+)
 
 // Service answers JSON-RPC requests. It implements server.Handler.
 type Service struct {
 	cfg  Config
 	node *node.Node
+
+	// jobs is the worker queue. queued counts the jobs accepted and not
+	// yet taken by a worker: a job is sent only after queued was raised
+	// within QueueMax, so the send never blocks. queuedBytes sums the
+	// bodies of the jobs accepted and not yet finished.
+	// Invariant: len(jobs) <= queued.Load() <= cap(jobs) = QueueMax.
+	jobs        chan job
+	queued      atomic.Int64
+	queuedBytes atomic.Int64
+	workers     sync.WaitGroup
+
+	// The refusals of the limits, built once with their values.
+	errQueueFull, errQueueBytes, errInFlight, errTooLarge *jsonrpc.Error
 }
 
 var _ server.Handler = (*Service)(nil)
 
-// New returns a dispatcher over cfg.Node.
-func New(cfg Config) *Service { return &Service{cfg: cfg, node: cfg.Node} }
+// New returns a dispatcher over cfg.Node and starts its Config.Workers
+// worker goroutines. Close stops them.
+func New(cfg Config) *Service {
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.QueueMax <= 0 {
+		cfg.QueueMax = DefaultQueueMax
+	}
+	if cfg.QueueBytesMax <= 0 {
+		cfg.QueueBytesMax = DefaultQueueBytesMax
+	}
+	if cfg.WSInFlightMax <= 0 {
+		cfg.WSInFlightMax = DefaultWSInFlightMax
+	}
+	if cfg.ResponseBytesMax <= 0 {
+		cfg.ResponseBytesMax = DefaultResponseBytesMax
+	}
+	s := &Service{cfg: cfg, node: cfg.Node, jobs: make(chan job, cfg.QueueMax),
+		errQueueFull:  jsonrpc.LimitExceeded("too many requests with writes queued on this node", cfg.QueueMax),
+		errQueueBytes: jsonrpc.LimitExceeded("too many bytes of requests with writes queued on this node", cfg.QueueBytesMax),
+		errInFlight:   jsonrpc.LimitExceeded("too many requests in flight on this connection", cfg.WSInFlightMax),
+		errTooLarge: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "response too large (max " + strconv.Itoa(cfg.ResponseBytesMax) + " bytes)"},
+	}
+	s.workers.Add(cfg.Workers)
+	for range cfg.Workers {
+		go s.work()
+	}
+	return s
+}
+
+// Close stops the workers once they have run the jobs already queued.
+// REQUIRES: the server was stopped (no Serve or ServeWS runs or follows).
+func (s *Service) Close() {
+	close(s.jobs)
+	s.workers.Wait()
+}
 
 // scratch is the per-call working memory. The event loops are pinned to
 // threads, so sync.Pool's per-P caches give each loop its own scratch
@@ -45,10 +142,13 @@ func New(cfg Config) *Service { return &Service{cfg: cfg, node: cfg.Node} }
 type scratch struct {
 	parser jsonrpc.Parser
 	buf    []byte // hex-decoded raw transactions, call data
-	out    []byte // a WebSocket message's answers
+	out    []byte // a WebSocket message's or a worker job's answers
 	// subscribed lists the subscriptions a WebSocket message created, to
 	// start once its answer is written.
 	subscribed []string
+	// deferred: a lone eth_sendRawTransaction over WebSocket answers later
+	// (ServeWS keeps the connection's in-flight slot taken).
+	deferred bool
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -65,10 +165,12 @@ type call struct {
 type origin struct {
 	admin bool
 	// w is the HTTP response when the call runs on the event loop; nil on
-	// the blocking path, where writes wait in place, and on WebSocket.
+	// a worker, where writes wait in place, and on WebSocket.
 	w *server.Response
 	// ws is the WebSocket connection the request came on; nil over HTTP.
 	ws *server.WSConn
+	// worker: the call runs on a worker, where a write waits in place.
+	worker bool
 }
 
 // Serve implements server.Handler.
@@ -86,20 +188,37 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	}
 	o := origin{admin: s.authorized(req.Header("Authorization")), w: w}
 	switch {
-	case !batch && reqs[0].Invalid == nil && string(reqs[0].Method) == "eth_sendRawTransaction":
+	case isLoneSend(reqs, batch):
 		c := call{s: s, sc: sc, req: &reqs[0], origin: o}
 		w.Body = c.run(w.Body)
-	case hasWrite(reqs):
-		d := w.Defer()
-		s.runBlocking(req.Body, origin{admin: o.admin}, func(out []byte, _ *scratch) { d.Complete(200, out) })
+	case hasWrite(reqs, o.admin):
+		// One request of a connection is served at a time (later ones wait
+		// behind a deferred response), so HTTP needs no bound per
+		// connection: only the node's queue can be full.
+		if err := s.reserve(len(req.Body)); err != nil {
+			w.Status = 503
+			w.Body = s.runAll(sc, reqs, batch, o, err, w.Body)
+			return
+		}
+		s.enqueue(job{body: bytes.Clone(req.Body), admin: o.admin, http: w.Defer()})
 	default:
-		w.Body = s.runAll(sc, reqs, batch, o, w.Body)
+		w.Body = s.runAll(sc, reqs, batch, o, nil, w.Body)
 	}
 }
 
 // runAll executes reqs in order and appends their answers (an array for a
-// batch; nothing for notifications).
-func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o origin, dst []byte) []byte {
+// batch; nothing for notifications). With a refusal it runs none of them
+// and answers each with it (an invalid one with its own error): a bound
+// the whole body is beyond.
+//
+// The answers are bounded by Config.ResponseBytesMax: the call whose
+// answer crosses it answers errTooLarge instead, and every later call of
+// the batch answers errTooLarge without running; earlier answers stand.
+// A write's answer (a hash or a small object) always stands, since the
+// write happened: it may overshoot the bound by its own size. So the
+// answer is at most ResponseBytesMax plus one write's answer plus one
+// error per request (about 100 bytes each, BatchLimit at most).
+func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o origin, refusal *jsonrpc.Error, dst []byte) []byte {
 	start, wrote := len(dst), false
 	if batch {
 		dst = append(dst, '[')
@@ -110,7 +229,18 @@ func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o orig
 			dst = append(dst, ',')
 		}
 		c := call{s: s, sc: sc, req: &reqs[i], origin: o}
-		dst = c.run(dst)
+		switch begin := len(dst); {
+		case refusal != nil:
+			dst = c.refuse(dst, refusal)
+		default:
+			dst = c.run(dst)
+			if len(dst)-start > s.cfg.ResponseBytesMax {
+				refusal = s.errTooLarge
+				if reqs[i].Invalid != nil || !isWrite(reqs[i].Method) {
+					dst = c.refuse(dst[:begin], refusal)
+				}
+			}
+		}
 		if reqs[i].IsNotification() { // executed, never answered
 			dst = dst[:mark]
 			continue
@@ -124,25 +254,6 @@ func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o orig
 		return append(dst, ']')
 	}
 	return dst
-}
-
-// runBlocking executes a request with writes on its own goroutine, where
-// writes wait in place, and hands the answer to done (with the scratch the
-// request ran on, valid during the call).
-func (s *Service) runBlocking(body []byte, o origin, done func(out []byte, sc *scratch)) {
-	body = append([]byte(nil), body...) // the connection's buffer dies when Serve returns
-	go func() {
-		sc := scratchPool.Get().(*scratch)
-		defer scratchPool.Put(sc)
-		reqs, batch, perr := sc.parser.Parse(body)
-		var out []byte
-		if perr != nil {
-			out = jsonrpc.AppendError(nil, nil, perr)
-		} else {
-			out = s.runAll(sc, reqs, batch, o, nil)
-		}
-		done(out, sc)
-	}()
 }
 
 func (s *Service) authorized(h []byte) bool {
@@ -161,13 +272,32 @@ func isWrite(method []byte) bool {
 	return false
 }
 
-func hasWrite(reqs []jsonrpc.Request) bool {
+// hasWrite reports whether reqs hold a write that must wait in place on a
+// worker. An admin write without authorization is no write: it answers
+// -32600 at once, on the event loop, and never takes a worker.
+func hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	for i := range reqs {
-		if reqs[i].Invalid == nil && isWrite(reqs[i].Method) {
+		m := reqs[i].Method
+		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_"))) {
 			return true
 		}
 	}
 	return false
+}
+
+// isLoneSend reports whether the body is one valid eth_sendRawTransaction,
+// which answers through a deferred response instead of taking a worker.
+func isLoneSend(reqs []jsonrpc.Request, batch bool) bool {
+	return !batch && reqs[0].Invalid == nil && string(reqs[0].Method) == "eth_sendRawTransaction"
+}
+
+// refuse appends the call's response without running it: its own error
+// when it is invalid, else e.
+func (c *call) refuse(dst []byte, e *jsonrpc.Error) []byte {
+	if c.req.Invalid != nil {
+		e = c.req.Invalid
+	}
+	return jsonrpc.AppendError(dst, c.req.ID, e)
 }
 
 // run executes the call and appends its full response object.

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 	"time"
@@ -29,6 +30,9 @@ func (w wsSubscriber) Send(head, body, tail []byte) bool { return w.c.Send(head,
 // SendClose must not refuse: a close notification bypasses the backlog
 // bound (the hub sends at most one per subscription).
 func (w wsSubscriber) SendClose(msg []byte) { w.c.SendUnbounded(msg) }
+
+// RemoteIP keys the hub's subscriptions per address.
+func (w wsSubscriber) RemoteIP() netip.Addr { return w.c.RemoteIP() }
 
 // subscribe answers eth_subscribe; the subscription starts once the answer
 // is written (ServeWS activates it).
@@ -144,9 +148,12 @@ type Publisher struct {
 
 var _ node.Publisher = (*Publisher)(nil)
 
-// PublishTick implements node.Publisher.
+// PublishTick implements node.Publisher. A tick the hub refuses (its time
+// not after the last one's) is logged and left out of the subscriptions.
 func (p *Publisher) PublishTick(t *subs.Tick) {
-	p.Hub.PublishTick(t)
+	if err := p.Hub.PublishTick(t); err != nil {
+		p.Node.Logf("subscriptions: %v", err)
+	}
 	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
 }
 

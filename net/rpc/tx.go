@@ -23,7 +23,10 @@ var errFieldOverflow = jsonrpc.InvalidParams("invalid raw transaction: a field e
 
 // sendRawTransaction decodes and recovers the transaction here, on the
 // caller's goroutine (an event loop: recovery runs in parallel across
-// loops), then hands it to the sequencer.
+// loops), then hands it to the sequencer. On a worker it waits for
+// durability in place; on an event loop (a lone call, over HTTP or
+// WebSocket) it answers later, from the node's writer, and holds nothing
+// meanwhile.
 func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 	v := c.req.Param(0)
 	if v == nil {
@@ -53,14 +56,19 @@ func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 	if perr != nil {
 		return dst, perr
 	}
-	if c.w == nil {
+	switch {
+	case c.worker:
 		return c.sendBlocking(dst, &ctx, timeoutMs)
+	case c.w != nil:
+		c.sendDeferred(&reply{d: c.w.Defer()}, &ctx, timeoutMs)
+	default: // WebSocket: ServeWS holds an in-flight slot until the answer
+		c.sc.deferred = true
+		c.sendDeferred(&reply{ws: c.ws}, &ctx, timeoutMs)
 	}
-	c.sendDeferred(c.w.Defer(), &ctx, timeoutMs)
 	return dst, errDeferred
 }
 
-// sendBlocking submits and waits in place (goroutine path).
+// sendBlocking submits and waits in place (on a worker).
 func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeoutMs uint64) ([]byte, *jsonrpc.Error) {
 	durable := make(chan error, 1)
 	rej, err := c.s.node.SubmitTx(tx, func(_ *node.Entry, err error) { durable <- err })
@@ -86,9 +94,11 @@ func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeoutMs uint64) ([]byte, 
 	return jsonrpc.AppendData(dst, hash[:]), nil
 }
 
-// reply answers a deferred eth_sendRawTransaction exactly once.
+// reply answers a deferred eth_sendRawTransaction exactly once, through
+// d (HTTP) or ws (WebSocket).
 type reply struct {
 	d       *server.Deferred
+	ws      *server.WSConn
 	id      []byte // copied: the request buffer is gone by the time we answer
 	node    *node.Node
 	hash    core.Hash
@@ -96,8 +106,9 @@ type reply struct {
 	done    atomic.Bool
 }
 
-func (c *call) sendDeferred(d *server.Deferred, tx *core.Tx, timeoutMs uint64) {
-	r := &reply{d: d, node: c.s.node, hash: tx.Hash, timeout: time.Duration(timeoutMs) * time.Millisecond}
+// sendDeferred submits tx and answers through r (its d or ws set).
+func (c *call) sendDeferred(r *reply, tx *core.Tx, timeoutMs uint64) {
+	r.node, r.hash, r.timeout = c.s.node, tx.Hash, time.Duration(timeoutMs)*time.Millisecond
 	if c.req.ID != nil {
 		r.id = bytes.Clone(c.req.ID)
 	}
@@ -128,12 +139,12 @@ func (r *reply) answer(h core.Hash) {
 		return
 	}
 	if r.id == nil { // a notification: executed, not answered
-		r.d.Complete(200, nil)
+		r.complete(nil)
 		return
 	}
 	body := jsonrpc.AppendResultPrefix(make([]byte, 0, 128), r.id)
 	body = jsonrpc.AppendData(body, h[:])
-	r.d.Complete(200, jsonrpc.AppendResultSuffix(body))
+	r.complete(jsonrpc.AppendResultSuffix(body))
 }
 
 func (r *reply) fail(e *jsonrpc.Error) {
@@ -141,10 +152,19 @@ func (r *reply) fail(e *jsonrpc.Error) {
 		return
 	}
 	if r.id == nil {
-		r.d.Complete(200, nil)
+		r.complete(nil)
 		return
 	}
-	r.d.Complete(200, jsonrpc.AppendError(nil, r.id, e))
+	r.complete(jsonrpc.AppendError(nil, r.id, e))
+}
+
+// complete hands the answer (nil: none) to the transport.
+func (r *reply) complete(body []byte) {
+	if r.d != nil {
+		r.d.Complete(200, body)
+		return
+	}
+	wsOwed(r.ws, body)
 }
 
 // toCoreTx converts a decoded transaction to the ledger's input form.

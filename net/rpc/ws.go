@@ -1,6 +1,9 @@
 package rpc
 
 import (
+	"bytes"
+	"sync/atomic"
+
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/net/http1"
 	"github.com/ledgervenue/node/net/server"
@@ -8,18 +11,40 @@ import (
 
 // JSON-RPC over WebSocket: every method works as over HTTP, batches
 // included; eth_subscribe and eth_unsubscribe work only here. A message
-// without writes is answered on the event loop, in the read's write; one
-// with writes runs on its own goroutine (writes wait for durability) and is
-// answered with WSConn.Send when done, so answers to different messages may
-// come back in a different order than the requests (JSON-RPC matches them by
-// id). Admin methods need the Authorization header on the upgrade request.
+// without writes is answered on the event loop, in the read's write. A
+// lone eth_sendRawTransaction is answered once durable, through the same
+// deferred path as over HTTP; any other message with writes runs on a
+// worker (workers.go). Both answer with WSConn.Send when done, so answers
+// to different messages may come back in a different order than the
+// requests (JSON-RPC matches them by id). At most Config.WSInFlightMax
+// messages of a connection wait for such an answer; beyond that, or when
+// the node's queue is full, a message is answered at once with -32005.
+// Admin methods need the Authorization header on the upgrade request.
 
 var _ server.WSHandler = (*Service)(nil)
 
-// wsState is the per-connection state of the dispatcher.
+// wsState is the per-connection state of the dispatcher. Set once in
+// WSOpen; its atomics are shared with the workers and the node's writer.
 type wsState struct {
 	admin bool
+	// inFlight counts the messages whose answer is owed later.
+	inFlight atomic.Int32
+	// closed: the connection is gone; queued jobs of it are dropped.
+	closed atomic.Bool
 }
+
+func wsStateOf(c *server.WSConn) *wsState { return c.Context.(*wsState) }
+
+// acquire takes an in-flight slot, or reports false when max are taken.
+func (st *wsState) acquire(max int) bool {
+	if st.inFlight.Add(1) > int32(max) {
+		st.inFlight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (st *wsState) release() { st.inFlight.Add(-1) }
 
 // WSOpen implements server.WSHandler.
 func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
@@ -28,6 +53,7 @@ func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
 
 // WSClosed implements server.WSHandler.
 func (s *Service) WSClosed(c *server.WSConn) {
+	wsStateOf(c).closed.Store(true)
 	if s.cfg.Hub != nil {
 		s.cfg.Hub.DropConn(wsSubscriber{c})
 	}
@@ -35,7 +61,7 @@ func (s *Service) WSClosed(c *server.WSConn) {
 
 // ServeWS implements server.WSHandler.
 func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
-	st := c.Context.(*wsState)
+	st := wsStateOf(c)
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	reqs, batch, perr := sc.parser.Parse(msg)
@@ -44,17 +70,24 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		c.Reply(sc.out)
 		return
 	}
-	o := origin{admin: st.admin, ws: c}
-	if hasWrite(reqs) {
-		s.runBlocking(msg, o, func(out []byte, sc *scratch) {
-			if len(out) > 0 {
-				c.SendUnbounded(out) // an answer is owed whatever the backlog
-			}
-			s.activate(c, sc)
-		})
-		return
+	lone := isLoneSend(reqs, batch)
+	pooled := !lone && hasWrite(reqs, st.admin)
+	var refusal *jsonrpc.Error
+	switch {
+	case (lone || pooled) && !st.acquire(s.cfg.WSInFlightMax):
+		refusal = s.errInFlight
+	case pooled:
+		if refusal = s.reserve(len(msg)); refusal == nil {
+			s.enqueue(job{body: bytes.Clone(msg), admin: st.admin, ws: c})
+			return
+		}
+		st.release()
 	}
-	sc.out = s.runAll(sc, reqs, batch, o, sc.out[:0])
+	sc.deferred = false
+	sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c}, refusal, sc.out[:0])
+	if lone && refusal == nil && !sc.deferred { // refused before the sequencer: answered now
+		st.release()
+	}
 	if len(sc.out) > 0 {
 		c.Reply(sc.out)
 	}
@@ -62,6 +95,15 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 	if cap(sc.out) > scratchRetainMax {
 		sc.out = nil
 	}
+}
+
+// wsOwed sends, from any goroutine, the answer owed to a message of c
+// (nothing for notifications), and frees the message's in-flight slot.
+func wsOwed(c *server.WSConn, out []byte) {
+	if len(out) > 0 {
+		c.SendUnbounded(out) // an answer is owed whatever the backlog
+	}
+	wsStateOf(c).release()
 }
 
 // scratchRetainMax: a scratch output buffer that grew beyond this is not

@@ -138,11 +138,27 @@
 //
 // # Limits
 //
-// SubsPerConnMax (128) per connection, SubsMax (65536) per hub, BiddersMax
-// (64), TopicsMax (4) with TopicAlternativesMax (16), BooksFilterMax (64),
-// LogAddressesMax (64), ReplayTicks (default 1024, at most 16384 ticks),
+// Subscriptions: SubsPerConnMax (128) per connection,
+// Config.SubsPerAddrMax (SubsPerAddrMaxDefault, 1024) over all connections
+// from one Conn.RemoteIP, SubsMax (65536) per hub. Subscribe beyond one
+// answers -32005 "limit exceeded: too many subscriptions on this connection
+// (max 128)" (… from this address (max 1024), … on this node (max 65536)).
+// An unsubscribe or a dropped connection gives its subscriptions back.
+//
+// Parameters (-32602 with data naming the limit): BiddersMax (64),
+// BooksFilterMax (64), and for a log filter LogAddressesMax (64), TopicsMax
+// (4) and TopicAlternativesMax (16): "address: too many addresses (max
+// 64)", "topics: too many topic positions (max 4)", "topics: too many topic
+// alternatives (max 16)". ParseLogAddresses and ParseLogTopics decode the
+// filter for eth_getLogs too, so the two have one set of bounds.
+//
+// Memory: ReplayTicks (default 1024, at most 16384 ticks),
 // ReceiptsRingSize (16384), LagTicksMax (64), ReceiptsLagMax (4096),
 // NotificationSizeMax (16 MiB), PositionsKeptMax (65536 accounts).
+//
+// Input: a tick whose time is not after the previous one's (a wall clock
+// that stepped back) is skipped, and PublishTick returns an error wrapping
+// ErrTickOrder for the caller to log; the hub never panics on its input.
 //
 // # Decisions where the spec is silent
 //

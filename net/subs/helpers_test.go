@@ -2,6 +2,7 @@ package subs
 
 import (
 	"encoding/json"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -22,6 +23,8 @@ type fakeConn struct {
 	refuseAt int
 	// refuseSub, when set, refuses every message of that subscription.
 	refuseSub string
+	// addr is RemoteIP (the zero Addr unless a test sets it).
+	addr netip.Addr
 }
 
 func (c *fakeConn) Send(head, body, tail []byte) bool {
@@ -38,6 +41,8 @@ func (c *fakeConn) Send(head, body, tail []byte) bool {
 }
 
 func (c *fakeConn) SendClose(msg []byte) { c.closes = append(c.closes, string(msg)) }
+
+func (c *fakeConn) RemoteIP() netip.Addr { return c.addr }
 
 // note is a decoded notification.
 type note struct {

@@ -2,6 +2,9 @@ package subs
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
+	"net/netip"
 	"slices"
 	"strconv"
 	"sync"
@@ -37,12 +40,20 @@ type Conn interface {
 	// close per subscription (SubsPerConnMax per connection) or, failing
 	// that, drops the connection.
 	SendClose(msg []byte)
+	// RemoteIP is the peer's address, the key of Config.SubsPerAddrMax.
+	// It must not change for the life of the Conn.
+	RemoteIP() netip.Addr
 }
 
 // Limits of the hub. Each is checked and tested.
 const (
 	// SubsPerConnMax bounds the subscriptions of one connection.
 	SubsPerConnMax = 128
+	// SubsPerAddrMaxDefault is Config.SubsPerAddrMax when it is zero: the
+	// subscriptions of all connections from one remote address, so that
+	// one client cannot take all SubsMax of the node by opening more
+	// connections (one well-behaved client needs a few dozen).
+	SubsPerAddrMaxDefault = 1024
 	// SubsMax bounds the subscriptions of the hub.
 	SubsMax = 1 << 16
 	// ReplayTicksDefault is the replay buffer length when Config names none.
@@ -69,13 +80,17 @@ const (
 
 // CodeLimit is the error code of a subscribe refused by a limit (EIP-1474
 // "limit exceeded").
-const CodeLimit = -32005
+const CodeLimit = jsonrpc.CodeLimitExceeded
 
 var (
-	errTooManyConn = &jsonrpc.Error{Code: CodeLimit, Message: "too many subscriptions on this connection (128)"}
-	errTooMany     = &jsonrpc.Error{Code: CodeLimit, Message: "too many subscriptions on this node"}
+	errTooManyConn = jsonrpc.LimitExceeded("too many subscriptions on this connection", SubsPerConnMax)
+	errTooMany     = jsonrpc.LimitExceeded("too many subscriptions on this node", SubsMax)
 	errShutdown    = &jsonrpc.Error{Code: jsonrpc.CodeInternal, Message: "node is shutting down"}
 )
+
+// ErrTickOrder refuses a published tick whose time is not after the
+// previous one's: the replay buffer is ordered by tick time.
+var ErrTickOrder = errors.New("subs: tick times must increase")
 
 // Config configures a Hub.
 type Config struct {
@@ -99,6 +114,9 @@ type Config struct {
 	// blocks by their µs (the spec); the node's compat mode numbers 500 ms
 	// slots (rpc.CompatBlockUs).
 	BlockUs int64
+	// SubsPerAddrMax bounds the subscriptions of all connections from one
+	// Conn.RemoteIP; 0 means SubsPerAddrMaxDefault.
+	SubsPerAddrMax int
 }
 
 // Stats are counters for tests and metrics.
@@ -119,6 +137,8 @@ type Hub struct {
 	mu       sync.Mutex
 	subs     map[string]*sub
 	conns    map[Conn][]*sub
+	perAddr  map[netip.Addr]int // open subscriptions per Conn.RemoteIP
+	errAddr  *jsonrpc.Error     // the refusal beyond Config.SubsPerAddrMax
 	regs     [channelEnd]registry
 	nextID   uint64
 	stamp    uint64
@@ -174,6 +194,9 @@ func New(cfg Config) *Hub {
 	if cfg.BlockUs <= 0 {
 		cfg.BlockUs = 1
 	}
+	if cfg.SubsPerAddrMax <= 0 {
+		cfg.SubsPerAddrMax = SubsPerAddrMaxDefault
+	}
 	n := cfg.ReplayTicks
 	if n&(n-1) != 0 || n < 2*LagTicksMax || n > ReplayTicksMax {
 		panic("BUG: subs.Config.ReplayTicks must be a power of two in [2*LagTicksMax, ReplayTicksMax]")
@@ -182,6 +205,8 @@ func New(cfg Config) *Hub {
 		cfg:         cfg,
 		subs:        make(map[string]*sub),
 		conns:       make(map[Conn][]*sub),
+		perAddr:     make(map[netip.Addr]int),
+		errAddr:     jsonrpc.LimitExceeded("too many subscriptions from this address", cfg.SubsPerAddrMax),
 		ticks:       make([]*tickRec, n),
 		floorUs:     cfg.FloorUs,
 		lastPubUs:   cfg.FloorUs,
@@ -224,16 +249,21 @@ func (h *Hub) signal() {
 // the fan-out. It never blocks on subscribers: it stores the tick in the
 // replay ring (evicting the oldest) and the tick's state entries as the
 // latest, in O(books + markets + accounts).
-// REQUIRES: t.TickUs greater than every earlier tick's.
-func (h *Hub) PublishTick(t *Tick) {
+//
+// A tick whose time is not after every earlier tick's (a clock that
+// stepped back) is skipped, and the error, wrapping ErrTickOrder, says so:
+// the hub's input must never bring the node down.
+func (h *Hub) PublishTick(t *Tick) error {
 	h.ringMu.Lock()
 	if h.pubClosed {
 		h.ringMu.Unlock()
-		return
+		return nil
 	}
 	if t.TickUs <= h.lastPubUs && h.tickHead > 0 {
+		last := h.lastPubUs
 		h.ringMu.Unlock()
-		panic("BUG: subs.PublishTick: tick times must increase")
+		return fmt.Errorf("%w: tick at %d µs is not after the last published one at %d µs: skipped",
+			ErrTickOrder, t.TickUs, last)
 	}
 	r := newTickRec(h.tickHead, t)
 	mask := uint64(len(h.ticks) - 1)
@@ -253,6 +283,7 @@ func (h *Hub) PublishTick(t *Tick) {
 	h.recordState(r)
 	h.ringMu.Unlock()
 	h.signal()
+	return nil
 }
 
 // recordState makes r's market and position entries the latest ones.
@@ -332,6 +363,7 @@ type sub struct {
 	n    uint64 // creation order
 	id   string
 	conn Conn
+	addr netip.Addr // conn.RemoteIP(), counted in Hub.perAddr
 	spec
 	key  string // the account filter as a memo key ("" = every account)
 	head []byte // envelope head, immutable
@@ -368,10 +400,14 @@ func (h *Hub) Subscribe(c Conn, typ []byte, params *fastjson.Value) (string, *js
 	if len(h.conns[c]) >= SubsPerConnMax {
 		return "", errTooManyConn
 	}
+	addr := c.RemoteIP()
+	if h.perAddr[addr] >= h.cfg.SubsPerAddrMax {
+		return "", h.errAddr
+	}
 	if len(h.subs) >= SubsMax {
 		return "", errTooMany
 	}
-	s := &sub{conn: c, spec: sp, startSeq: h.tickNext}
+	s := &sub{conn: c, addr: addr, spec: sp, startSeq: h.tickNext}
 	if sp.ch.delta() && sp.hasSince {
 		if err := h.locateSince(s); err != nil {
 			return "", err
@@ -401,6 +437,7 @@ func (h *Hub) Subscribe(c Conn, typ []byte, params *fastjson.Value) (string, *js
 	s.head = appendHead(nil, s.id)
 	h.subs[s.id] = s
 	h.conns[c] = append(h.conns[c], s)
+	h.perAddr[addr]++
 	h.regs[sp.ch].add(s)
 	return s.id, nil
 }
@@ -538,6 +575,9 @@ func (h *Hub) remove(s *sub) {
 		delete(h.conns, s.conn)
 	} else {
 		h.conns[s.conn] = cs
+	}
+	if h.perAddr[s.addr]--; h.perAddr[s.addr] == 0 {
+		delete(h.perAddr, s.addr)
 	}
 	h.regs[s.ch].remove(s)
 }

@@ -2,7 +2,10 @@ package subs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -766,11 +769,83 @@ func TestLimits(t *testing.T) {
 		}
 	}
 	_, err := h.Subscribe(c, []byte("newHeads"), nil)
-	if err == nil || err.Code != CodeLimit {
+	if err == nil || err.Code != CodeLimit || err.Message != "limit exceeded: too many subscriptions on this connection (max 128)" {
 		t.Fatalf("limit per connection: %v", err)
 	}
 	if _, err := subscribeErr(h, &fakeConn{}, "newHeads", ``); err != nil {
 		t.Fatal("the limit is per connection")
+	}
+}
+
+// TestLimitPerAddress: connections from one address share
+// Config.SubsPerAddrMax; another address is not affected, and a dropped
+// connection or an unsubscribe gives its subscriptions back.
+func TestLimitPerAddress(t *testing.T) {
+	const perAddr = 5
+	h := New(Config{SubsPerAddrMax: perAddr})
+	a, b := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("2001:db8::1")
+	c1, c2, other := &fakeConn{addr: a}, &fakeConn{addr: a}, &fakeConn{addr: b}
+	var ids []string
+	for i := range perAddr {
+		c := c1
+		if i%2 == 1 {
+			c = c2
+		}
+		id, err := subscribeErr(h, c, "newHeads", ``)
+		if err != nil {
+			t.Fatalf("subscription %d: %v", i, err)
+		}
+		ids = append(ids, id)
+	}
+	for _, c := range []*fakeConn{c1, c2, {addr: a}} {
+		_, err := subscribeErr(h, c, "newHeads", ``)
+		if err == nil || err.Code != CodeLimit || err.Message != "limit exceeded: too many subscriptions from this address (max 5)" {
+			t.Fatalf("limit per address: %v", err)
+		}
+	}
+	if _, err := subscribeErr(h, other, "newHeads", ``); err != nil {
+		t.Fatalf("another address: %v", err)
+	}
+	if !h.Unsubscribe(c1, ids[0]) {
+		t.Fatal("unsubscribe")
+	}
+	if _, err := subscribeErr(h, c2, "newHeads", ``); err != nil {
+		t.Fatalf("after an unsubscribe: %v", err)
+	}
+	h.DropConn(c2) // ids 1, 3 and the one just made
+	for range 3 {
+		if _, err := subscribeErr(h, &fakeConn{addr: a}, "newHeads", ``); err != nil {
+			t.Fatalf("after DropConn: %v", err)
+		}
+	}
+	if _, err := subscribeErr(h, c1, "newHeads", ``); err == nil {
+		t.Fatal("the count was not kept after DropConn")
+	}
+	if New(Config{}).cfg.SubsPerAddrMax != SubsPerAddrMaxDefault {
+		t.Fatal("default SubsPerAddrMax")
+	}
+}
+
+// TestTickTimeBackwards: a tick that does not come after the last one
+// (a wall clock that stepped back) is skipped with ErrTickOrder instead of
+// bringing the node down, and later ticks are delivered as usual.
+func TestTickTimeBackwards(t *testing.T) {
+	h := New(Config{})
+	c := &fakeConn{}
+	id, _ := subscribeErr(h, c, "svc_orderbook", ``)
+	h.Activate(c, id)
+	for _, tc := range []struct {
+		us   int64
+		skip bool
+	}{{2000, false}, {2000, true}, {1000, true}, {3000, false}} {
+		err := h.PublishTick(newTick(tc.us).book(bookID(1), true, nil).t)
+		if tc.skip != errors.Is(err, ErrTickOrder) || !tc.skip && err != nil {
+			t.Fatalf("tick at %d: %v", tc.us, err)
+		}
+		h.Pump()
+	}
+	if got := tickTimes(t, c, id, "timestamp"); !slices.Equal(got, []int64{2000, 3000}) {
+		t.Fatalf("delivered ticks %v, want [2000 3000]", got)
 	}
 }
 

@@ -2,6 +2,7 @@ package subs
 
 import (
 	"fmt"
+	"net/netip"
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
@@ -18,6 +19,8 @@ func (c *countConn) Send(head, body, tail []byte) bool {
 }
 
 func (c *countConn) SendClose([]byte) {}
+
+func (c *countConn) RemoteIP() netip.Addr { return netip.Addr{} }
 
 // benchTick is a realistic book tick: 20 levels a side, 8 orders created
 // by 8 accounts, a fill of each and 4 cancels.

@@ -3,6 +3,7 @@ package subs
 import (
 	"bytes"
 	"slices"
+	"strconv"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
@@ -132,9 +133,12 @@ var (
 	errSinceBook       = jsonrpc.InvalidParams("since_book: want a 0x-prefixed 32-byte hex orderbook id")
 	errSinceBookAlone  = jsonrpc.InvalidParams("since_book: requires since")
 	errSinceTooOld     = jsonrpc.InvalidParams("since too old: it predates the retained replay buffer; backfill (REST, ob_ methods) and resubscribe with a newer since")
-	errAddress         = jsonrpc.InvalidParams("address: want a 0x-prefixed 20-byte hex address or an array of them (at most 64)")
+	errAddress         = jsonrpc.InvalidParams("address: want a 0x-prefixed 20-byte hex address or an array of them")
+	errAddressCount    = jsonrpc.InvalidParams("address: too many addresses (max " + strconv.Itoa(LogAddressesMax) + ")")
 	errAddressMissing  = jsonrpc.InvalidParams("address: required")
-	errTopics          = jsonrpc.InvalidParams("topics: want an array of at most 4 entries, each null, a 32-byte hex topic or an array of at most 16 of them")
+	errTopics          = jsonrpc.InvalidParams("topics: want an array whose entries are null, a 32-byte hex topic or an array of them")
+	errTopicsCount     = jsonrpc.InvalidParams("topics: too many topic positions (max " + strconv.Itoa(TopicsMax) + ")")
+	errTopicsAlts      = jsonrpc.InvalidParams("topics: too many topic alternatives (max " + strconv.Itoa(TopicAlternativesMax) + ")")
 	errBlock           = jsonrpc.InvalidParams("fromBlock/toBlock: want a hex quantity or one of earliest, latest, pending, safe, finalized")
 	errBlockRange      = jsonrpc.InvalidParams("toBlock: must not be below fromBlock")
 	errMinAttestations = jsonrpc.InvalidParams("minAttestations: want a non-negative integer")
@@ -147,11 +151,13 @@ const (
 	BiddersMax = 64
 	// BooksFilterMax bounds orderbook_ids.
 	BooksFilterMax = 64
-	// TopicsMax bounds a logs filter's topic positions (spec Limits).
+	// TopicsMax bounds a log filter's topic positions (spec Limits), for
+	// the logs subscription and eth_getLogs alike (ParseLogTopics).
 	TopicsMax = 4
 	// TopicAlternativesMax bounds the alternatives at one topic position.
 	TopicAlternativesMax = 16
-	// LogAddressesMax bounds a logs filter's address list.
+	// LogAddressesMax bounds a log filter's address list, for the logs
+	// subscription and eth_getLogs alike (ParseLogAddresses).
 	LogAddressesMax = 64
 	// DepthMax clamps svc_orderbook's depth; the node publishes at most
 	// that many levels per side anyway.
@@ -374,13 +380,13 @@ func parseDepth(s *spec, v *fastjson.Value) *jsonrpc.Error {
 
 func parseLogFilter(f *logFilter, v *fastjson.Value) *jsonrpc.Error {
 	f.toBlock = 1<<64 - 1
-	if err := parseLogAddresses(f, get(v, "address")); err != nil {
-		return err
-	}
-	if err := parseTopics(f, get(v, "topics")); err != nil {
-		return err
-	}
 	var err *jsonrpc.Error
+	if f.addresses, err = ParseLogAddresses[clob.Address](get(v, "address")); err != nil {
+		return err
+	}
+	if f.topics, err = ParseLogTopics[clob.Hash](get(v, "topics")); err != nil {
+		return err
+	}
 	if f.fromBlock, err = parseBlock(get(v, "fromBlock"), 0); err != nil {
 		return err
 	}
@@ -404,62 +410,76 @@ func parseLogFilter(f *logFilter, v *fastjson.Value) *jsonrpc.Error {
 	return nil
 }
 
-func parseLogAddresses(f *logFilter, v *fastjson.Value) *jsonrpc.Error {
+// ParseLogAddresses decodes a log filter's "address": absent or null (any
+// address, nil), one address, or an array of at most LogAddressesMax. The
+// logs subscription and eth_getLogs (net/rpc) both decode with it, so a
+// filter has the same bounds and errors on either.
+func ParseLogAddresses[A ~[20]byte](v *fastjson.Value) ([]A, *jsonrpc.Error) {
 	if absent(v) {
-		return nil
+		return nil, nil
 	}
 	if v.Type() == fastjson.TypeString {
-		a, err := parseAddress(v, errAddress)
-		f.addresses = append(f.addresses, a)
-		return err
+		a, err := jsonrpc.ParseAddress(v)
+		if err != nil {
+			return nil, errAddress
+		}
+		return []A{A(a)}, nil
 	}
 	arr, e := v.Array()
-	if e != nil || len(arr) > LogAddressesMax {
-		return errAddress
+	if e != nil {
+		return nil, errAddress
 	}
+	if len(arr) > LogAddressesMax {
+		return nil, errAddressCount
+	}
+	out := make([]A, 0, len(arr))
 	for _, x := range arr {
-		a, err := parseAddress(x, errAddress)
+		a, err := jsonrpc.ParseAddress(x)
 		if err != nil {
-			return err
+			return nil, errAddress
 		}
-		f.addresses = append(f.addresses, a)
+		out = append(out, A(a))
 	}
-	return nil
+	return out, nil
 }
 
-func parseTopics(f *logFilter, v *fastjson.Value) *jsonrpc.Error {
+// ParseLogTopics decodes a log filter's "topics": absent or null (nil), or
+// an array of at most TopicsMax positions, each null (any topic), one topic
+// or an array of at most TopicAlternativesMax. Position i of the result
+// lists the accepted topics there; empty is the wildcard. Shared with
+// eth_getLogs, as ParseLogAddresses.
+func ParseLogTopics[H ~[32]byte](v *fastjson.Value) ([][]H, *jsonrpc.Error) {
 	if absent(v) {
-		return nil
+		return nil, nil
 	}
 	arr, e := v.Array()
-	if e != nil || len(arr) > TopicsMax {
-		return errTopics
+	if e != nil {
+		return nil, errTopics
 	}
-	f.topics = make([][]clob.Hash, len(arr))
+	if len(arr) > TopicsMax {
+		return nil, errTopicsCount
+	}
+	out := make([][]H, len(arr))
 	for i, x := range arr {
+		alts := []*fastjson.Value{x}
 		switch {
 		case absent(x):
-		case x.Type() == fastjson.TypeString:
-			h, err := jsonrpc.ParseHash(x)
-			if err != nil {
-				return errTopics
-			}
-			f.topics[i] = []clob.Hash{h}
-		default:
-			alts, e := x.Array()
-			if e != nil || len(alts) > TopicAlternativesMax {
-				return errTopics
-			}
-			for _, y := range alts {
-				h, err := jsonrpc.ParseHash(y)
-				if err != nil {
-					return errTopics
-				}
-				f.topics[i] = append(f.topics[i], h)
+			continue // wildcard
+		case x.Type() == fastjson.TypeArray:
+			alts, _ = x.Array()
+			if len(alts) > TopicAlternativesMax {
+				return nil, errTopicsAlts
 			}
 		}
+		for _, y := range alts {
+			h, err := jsonrpc.ParseHash(y)
+			if err != nil {
+				return nil, errTopics
+			}
+			out[i] = append(out[i], H(h))
+		}
 	}
-	return nil
+	return out, nil
 }
 
 // parseBlock decodes a block number or tag. Tags other than earliest mean

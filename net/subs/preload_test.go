@@ -3,6 +3,7 @@ package subs
 import (
 	"bytes"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -76,6 +77,8 @@ func (c *refConn) Send(head, body, tail []byte) bool {
 }
 
 func (c *refConn) SendClose(msg []byte) { c.closes = append(c.closes, string(msg)) }
+
+func (c *refConn) RemoteIP() netip.Addr { return netip.Addr{} }
 
 // compareHubs makes every case's subscription on both hubs, then publishes
 // live to both, and returns every difference in what the subscriptions
