@@ -48,7 +48,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 	if hasWrite(reqs) {
 		s.runBlocking(msg, o, func(out []byte, sc *scratch) {
 			if len(out) > 0 {
-				c.SendUnbounded(out) // an answer is owed whatever the backlog
+				c.SendOwed(out) // an answer is owed, within SendOwed's headroom
 			}
 			s.activate(c, sc)
 		})
