@@ -35,6 +35,10 @@ type flags struct {
 	validators, historyCache, snapshotEvery       int
 	baseFee                                       uint64
 	snapshotInterval, retain, trimMapped          time.Duration
+	// transport bounds and the browser policy (net/server)
+	headerTimeout, bodyTimeout     time.Duration
+	maxConnsPerIP, outboundMax     int
+	corsDomains, vhosts, wsOrigins string
 }
 
 func main() {
@@ -55,6 +59,13 @@ func main() {
 	flag.BoolVar(&f.ignoreSnapshots, "ignore-snapshots", false, "replay the whole intent log at start-up instead of loading the newest snapshot (to check one)")
 	flag.DurationVar(&f.retain, "retain", 0, "delete history attested longer ago than this (e.g. 24h; 0: keep everything)")
 	flag.DurationVar(&f.trimMapped, "trim-mapped", node.TrimMappedEveryDefault, "hand the store's mapped table and log pages back to the kernel this often, so RSS shows the node's own memory (-1s: never)")
+	flag.DurationVar(&f.headerTimeout, "http.header-timeout", server.DefaultHeaderTimeout, "time from a request's first byte to the end of its head; then 408 and close (-1s: none)")
+	flag.DurationVar(&f.bodyTimeout, "http.body-timeout", server.DefaultBodyTimeout, "time from a request's first byte to the end of its body; then 408 and close (-1s: none)")
+	flag.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections from one remote address; more get 503")
+	flag.IntVar(&f.outboundMax, "outbound-max", server.DefaultOutboundMax, "bytes queued for one connection's socket (HTTP and WebSocket); a client that leaves more unread is closed")
+	flag.StringVar(&f.corsDomains, "http.corsdomain", strings.Join(server.DefaultOrigins, ","), "browser origins served over HTTP, comma-separated (scheme and port optional; * for any; empty for none)")
+	flag.StringVar(&f.vhosts, "http.vhosts", strings.Join(server.DefaultVHosts, ","), "Host names served over HTTP besides IP literals, comma-separated (* for any)")
+	flag.StringVar(&f.wsOrigins, "ws.origins", strings.Join(server.DefaultOrigins, ","), "browser origins allowed to open a WebSocket, comma-separated (scheme and port optional; * for any; empty for none)")
 	flag.Parse()
 	if err := run(&f); err != nil {
 		log.Fatalf("ledgerd: %v", err)
@@ -70,6 +81,9 @@ func run(f *flags) error {
 	}
 	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 || f.trimMapped == 0 {
 		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0, --trim-mapped > 0 or negative")
+	}
+	if f.headerTimeout == 0 || f.bodyTimeout == 0 || f.maxConnsPerIP < 1 || f.outboundMax < 1 {
+		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip and --outbound-max ≥ 1")
 	}
 	var manual *node.ManualClock
 	switch f.clock {
@@ -97,7 +111,9 @@ func run(f *flags) error {
 	}
 	hub := rpc.StartHub(n, f.compat)
 	svc := rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat})
-	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true})
+	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true, HeaderTimeout: f.headerTimeout, BodyTimeout: f.bodyTimeout,
+		MaxConnsPerIP: f.maxConnsPerIP, OutboundMax: f.outboundMax,
+		CORSDomains: list(f.corsDomains), VHosts: list(f.vhosts), WSOrigins: list(f.wsOrigins)})
 	if err := srv.Start(); err != nil {
 		svc.Close()
 		n.Close()
@@ -147,6 +163,17 @@ func printBanner(f *flags, addr string, n *node.Node) {
 		}
 	}
 	fmt.Printf("admin token: %s   (Authorization: Bearer <token>)\n", f.adminToken)
+}
+
+// list splits a comma-separated flag; "" is the empty (not the default) list.
+func list(value string) []string {
+	out := []string{}
+	for _, e := range strings.Split(value, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // units18 writes an 18-decimal amount as a decimal number: 1e16 is "0.01".

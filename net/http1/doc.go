@@ -31,11 +31,16 @@
 // append by the handler copies instead of overwriting the next pipelined
 // request.
 //
-// Limits (named constants, each covered by a test):
+// Limits (named constants, each covered by a test; the error's Reason names
+// the limit and its value, e.g. "request body too large (max 5242880 bytes)"):
 //   - MaxHeaderBytes: request line + fields + blank line, including leading
 //     empty lines. Longer heads get 431.
 //   - MaxHeaderCount: field lines per request. More get 431.
 //   - MaxBodyBytes: Content-Length above it gets 413 as soon as the head is in.
+//
+// Time is the caller's: the parser has no clock. Parser.InBody tells the
+// caller (net/server, which bounds the time to receive a head and a body)
+// which of the two a partial request is waiting for.
 //
 // Deliberate strictness (each answered with 400 unless noted):
 //   - Lines end in CRLF; a bare LF or CR anywhere in the head is rejected, as
@@ -50,11 +55,13 @@
 //   - The request target is origin-form ("/path?query"), "*" for OPTIONS, or
 //     absolute-form with a path ("http://host/path"); Path is not
 //     percent-decoded.
-//   - A missing Host field is tolerated: the node does no virtual hosting.
+//   - A missing Host field is tolerated; net/server checks a present one
+//     against its virtual-host policy (DNS rebinding).
 //
 // Responses. AppendResponse and AppendResponseHead write a complete status line
 // and head into dst (append style, no allocation once dst has room). Every
 // response carries Content-Type (when given), Content-Length (except for 1xx,
-// 204 and 304, where RFC 9110 forbids it), Access-Control-Allow-Origin: * for
-// browser wallets, and Connection: close when the connection will be closed.
+// 204 and 304, where RFC 9110 forbids it), and Connection: close when the
+// connection will be closed. CORS headers are the caller's policy (net/server
+// grants an allowed Origin, never "*" by default) and go in extraHeaders.
 package http1

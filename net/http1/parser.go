@@ -38,6 +38,10 @@ type Parser struct {
 // Reset abandons a partly parsed request.
 func (p *Parser) Reset() { *p = Parser{} }
 
+// InBody reports whether the head of the request being parsed is complete
+// and Parse waits for its body: the caller's deadline for the head is met.
+func (p *Parser) InBody() bool { return p.state == stateBody }
+
 // Parse parses one request at the start of buf.
 //
 //   - n > 0, err == nil: buf[:n] is a complete request, described by r.

@@ -214,17 +214,20 @@ func TestParseExpectContinue(t *testing.T) {
 		r Request
 	)
 	head := "POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n"
+	if _, _ = p.Parse([]byte(head[:len(head)-1]), &r); p.InBody() {
+		t.Fatal("InBody before the head is complete")
+	}
 	n, err := p.Parse([]byte(head), &r)
-	if n != 0 || err != nil || !r.ExpectContinue {
-		t.Fatalf("head only: n=%d err=%v expect=%v, want 0, nil, true", n, err, r.ExpectContinue)
+	if n != 0 || err != nil || !r.ExpectContinue || !p.InBody() {
+		t.Fatalf("head only: n=%d err=%v expect=%v in body=%v, want 0, nil, true, true", n, err, r.ExpectContinue, p.InBody())
 	}
 	n, err = p.Parse([]byte(head+"body"), &r)
-	if n != len(head)+4 || err != nil || string(r.Body) != "body" || !r.ExpectContinue {
-		t.Fatalf("full: n=%d err=%v body=%q", n, err, r.Body)
+	if n != len(head)+4 || err != nil || string(r.Body) != "body" || !r.ExpectContinue || p.InBody() {
+		t.Fatalf("full: n=%d err=%v body=%q in body=%v", n, err, r.Body, p.InBody())
 	}
 	// The next request starts without the flag, even before its head is in.
 	n, err = p.Parse([]byte("POST / HTTP/1.1\r\n"), &r)
-	if n != 0 || err != nil || r.ExpectContinue {
+	if n != 0 || err != nil || r.ExpectContinue || p.InBody() {
 		t.Fatalf("next request: n=%d err=%v expect=%v, want 0, nil, false", n, err, r.ExpectContinue)
 	}
 }

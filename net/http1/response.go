@@ -9,8 +9,9 @@ const Continue = "HTTP/1.1 100 Continue\r\n\r\n"
 // AppendResponse appends a complete response (status line, head, body) to dst.
 //
 // The head carries Content-Type when contentType is not empty, Content-Length
-// (omitted for 1xx, 204 and 304, RFC 9110 §8.6), Access-Control-Allow-Origin: *
-// and, when !keepAlive, Connection: close; then extraHeaders verbatim.
+// (omitted for 1xx, 204 and 304, RFC 9110 §8.6) and, when !keepAlive,
+// Connection: close; then extraHeaders verbatim. CORS headers are the
+// caller's policy: it passes them in extraHeaders.
 //
 // REQUIRES: 100 <= status <= 999; body is empty for 1xx, 204 and 304;
 // contentType and extraHeaders contain no CR or LF other than the CRLF that
@@ -45,7 +46,6 @@ func AppendResponseHead(dst []byte, status int, contentType string, extraHeaders
 		dst = strconv.AppendInt(dst, int64(contentLength), 10)
 		dst = append(dst, "\r\n"...)
 	}
-	dst = append(dst, "Access-Control-Allow-Origin: *\r\n"...)
 	if !keepAlive {
 		dst = append(dst, "Connection: close\r\n"...)
 	}

@@ -57,7 +57,7 @@ func startNodeTB(t testing.TB, opts ...nodeOption) *testNode {
 }
 
 // startNodeSrv is startNodeTB with srvOpt (nil: none) adjusting the
-// server's configuration before it starts, e.g. WSBacklogBytes.
+// server's configuration before it starts, e.g. OutboundMax.
 func startNodeSrv(t testing.TB, srvOpt func(*server.Config), opts ...nodeOption) *testNode {
 	t.Helper()
 	return startNodeWith(t, nodeSetup{srv: srvOpt}, opts...)

@@ -938,11 +938,11 @@ func TestSubsPermessageDeflate(t *testing.T) {
 
 // TestSubsSlowReaderClosed: a subscriber that stops reading while deep
 // books tick is closed with -32022 once its connection's backlog passes
-// WSBacklogBytes; the close comes after the delivered notifications, the
+// OutboundMax; the close comes after the delivered notifications, the
 // connection stays usable, and since = resume_since replays the rest.
 func TestSubsSlowReaderClosed(t *testing.T) {
 	const backlog, rcvBuf, mss = 64 << 10, 32 << 10, 1024
-	tn := startNodeSrv(t, func(c *server.Config) { c.WSBacklogBytes = backlog })
+	tn := startNodeSrv(t, func(c *server.Config) { c.OutboundMax = backlog })
 	alice, bob, carol := tn.sender(t, 0), tn.sender(t, 1), tn.sender(t, 2)
 	price := func(cents int) *big.Int { return new(big.Int).Mul(big.NewInt(int64(cents)), big.NewInt(1e16)) }
 	lot := big.NewInt(1e15)
@@ -966,7 +966,7 @@ func TestSubsSlowReaderClosed(t *testing.T) {
 	// A small receive buffer and MSS, set before the SYN: the client's
 	// kernel holds little, and the server's send buffer, which Linux sizes
 	// from its congestion window in segments of the peer's MSS, stays
-	// small too, so the backlog passes WSBacklogBytes after a few ticks.
+	// small too, so the backlog passes OutboundMax after a few ticks.
 	d := websocket.Dialer{HandshakeTimeout: subsWait,
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			nd := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {

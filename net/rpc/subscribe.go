@@ -27,9 +27,9 @@ var _ subs.Conn = wsSubscriber{}
 
 func (w wsSubscriber) Send(head, body, tail []byte) bool { return w.c.Send(head, body, tail) }
 
-// SendClose must not refuse: a close notification bypasses the backlog
-// bound (the hub sends at most one per subscription).
-func (w wsSubscriber) SendClose(msg []byte) { w.c.SendUnbounded(msg) }
+// SendClose must not refuse: a close notification is owed, past the backlog
+// bound within SendOwed's headroom (the hub sends at most one per subscription).
+func (w wsSubscriber) SendClose(msg []byte) { w.c.SendOwed(msg) }
 
 // RemoteIP keys the hub's subscriptions per address.
 func (w wsSubscriber) RemoteIP() netip.Addr { return w.c.RemoteIP() }

@@ -101,7 +101,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 // (nothing for notifications), and frees the message's in-flight slot.
 func wsOwed(c *server.WSConn, out []byte) {
 	if len(out) > 0 {
-		c.SendUnbounded(out) // an answer is owed whatever the backlog
+		c.SendOwed(out) // an answer is owed, within SendOwed's headroom
 	}
 	wsStateOf(c).release()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/netip"
 	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
@@ -22,10 +23,12 @@ type connState struct {
 	srv   *Server
 	conn  gnet.Conn
 	proto protocol
+	ip    netip.Addr // the peer's address, counted in Server.perIP
 
 	parser http1.Parser
 	req    http1.Request
 	resp   Response
+	meta   respMeta // of the request being answered, with the origin granted
 
 	// in holds bytes not yet served that outlived a read: a partial request,
 	// or requests queued behind a deferred response. Requests that arrive
@@ -39,6 +42,16 @@ type connState struct {
 	pending      *Deferred
 	continueSent bool // "100 Continue" already sent for the request in progress
 	closed       bool
+
+	// reqStart is Server.now at the first byte of the partial request in
+	// cs.in, valid while hasReq. deadline is when that request's head (or,
+	// once the head is in, its body) must be complete: reqStart plus
+	// HeaderTimeout or BodyTimeout. It is 0 when there is no partial
+	// request, while a response is deferred (the server's turn, not the
+	// client's) and when the timeout is disabled. The ticker reads it.
+	reqStart int64
+	hasReq   bool
+	deadline atomic.Int64
 
 	// ws and wsHandler serve the connection once it is upgraded; upgraded
 	// says so to the ticker.
@@ -63,6 +76,7 @@ const (
 	stepWait                 // a deferred response is outstanding
 	stepClose                // close once the output is flushed
 	stepUpgraded             // the connection now speaks WebSocket
+	stepAbort                // close at once: the client does not read its answers
 )
 
 // onHTTP handles bytes read on an HTTP connection. data is borrowed from gnet
@@ -85,20 +99,75 @@ func (cs *connState) onHTTP(data []byte) gnet.Action {
 // process serves the complete requests at the front of buf, keeps the rest in
 // cs.in and writes the staged responses. owned says whether buf is cs.in.
 func (cs *connState) process(buf []byte, owned bool) gnet.Action {
-	n, action := cs.serve(buf)
-	if action == gnet.None && cs.proto == protoWebSocket {
+	n, st := cs.serve(buf)
+	switch st {
+	case stepUpgraded:
 		// Frames that came with the handshake are the Reader's already.
 		cs.flush()
 		return cs.processWS(buf[n:], owned)
-	}
-	if action == gnet.None {
-		cs.keep(buf[n:], owned)
-	}
-	cs.flush()
-	if action == gnet.Close {
+	case stepAbort:
+		return gnet.Close // nothing queued is worth keeping for a client that does not read
+	case stepClose:
+		cs.flush()
 		return cs.closeWhenFlushed()
 	}
-	return action
+	cs.keep(buf[n:], owned)
+	cs.arm(n > 0)
+	cs.flush()
+	return gnet.None
+}
+
+// arm sets the deadline of the partial request left in cs.in, counted from
+// its first byte: a request completed by this read (served) means the rest
+// started now; otherwise the partial request keeps its start, so trickling
+// bytes does not extend the deadline.
+func (cs *connState) arm(served bool) {
+	if cs.pending != nil || len(cs.in) == 0 {
+		cs.hasReq = false
+		cs.deadline.Store(0)
+		return
+	}
+	if served || !cs.hasReq {
+		cs.reqStart, cs.hasReq = cs.srv.now(), true
+	}
+	timeout := cs.srv.cfg.HeaderTimeout
+	if cs.parser.InBody() {
+		timeout = cs.srv.cfg.BodyTimeout
+	}
+	var d int64
+	if timeout > 0 {
+		d = cs.reqStart + int64(timeout)
+	}
+	cs.deadline.Store(d)
+}
+
+// timeOut answers a partial request that missed its deadline with 408 and
+// closes the connection.
+// REQUIRES: on the connection's loop.
+func (cs *connState) timeOut() error {
+	reason := cs.srv.headTimeout
+	if cs.parser.InBody() {
+		reason = cs.srv.bodyTimeout
+	}
+	cs.parser.Reset()
+	cs.hasReq = false
+	cs.deadline.Store(0)
+	cs.out = appendJSONError(cs.out, 408, reason, nil, false)
+	cs.flush()
+	if cs.closeWhenFlushed() == gnet.Close {
+		return cs.conn.EventLoop().Close(cs.conn)
+	}
+	return nil
+}
+
+// backlog is what waits for the socket: gnet's outbound buffer, the output
+// staged in this read and WebSocket messages handed to AsyncWritev.
+func (cs *connState) backlog() int {
+	n := cs.conn.OutboundBuffered() + len(cs.out)
+	if cs.ws != nil {
+		n += int(cs.ws.queued.Load())
+	}
+	return n
 }
 
 // closeWhenFlushed returns Close if gnet has sent everything; otherwise it
@@ -116,14 +185,15 @@ func (cs *connState) closeWhenFlushed() gnet.Action {
 
 // serve answers requests from the front of buf until it runs out of complete
 // requests, meets a deferred response, or must close. It returns how many
-// bytes it consumed.
-func (cs *connState) serve(buf []byte) (int, gnet.Action) {
+// bytes it consumed and stepNext, stepWait, stepUpgraded, stepClose or
+// stepAbort.
+func (cs *connState) serve(buf []byte) (int, step) {
 	consumed := 0
 	for consumed < len(buf) {
 		n, err := cs.parser.Parse(buf[consumed:], &cs.req)
 		if err != nil {
 			cs.appendParseError(err)
-			return consumed, gnet.Close
+			return consumed, stepClose
 		}
 		if n == 0 {
 			if cs.req.ExpectContinue && !cs.continueSent {
@@ -134,22 +204,31 @@ func (cs *connState) serve(buf []byte) (int, gnet.Action) {
 		}
 		consumed += n
 		cs.continueSent = false
-		switch cs.dispatch(&cs.req) {
-		case stepWait, stepUpgraded:
-			return consumed, gnet.None
-		case stepClose:
-			return consumed, gnet.Close
+		if cs.backlog() > cs.srv.cfg.OutboundMax {
+			return consumed, stepAbort // the answers already queued are not being read
+		}
+		if st := cs.dispatch(&cs.req); st != stepNext {
+			return consumed, st
 		}
 	}
-	return consumed, gnet.None
+	return consumed, stepNext
 }
 
 // dispatch answers one complete request.
 func (cs *connState) dispatch(req *http1.Request) step {
+	options := string(req.Method) == "OPTIONS"
+	upgrade := !options && http1.HasToken(req.Header("Upgrade"), "websocket")
+	reason, origin := cs.srv.policy.check(req, upgrade)
+	cs.meta = metaOf(req)
+	cs.meta.origin = origin
 	switch {
-	case string(req.Method) == "OPTIONS":
+	case reason != "":
+		// A refused page has no further business here: no keep-alive.
+		cs.out = appendJSONError(cs.out, 403, reason, nil, false)
+		return stepClose
+	case options:
 		cs.appendPreflight(req)
-	case http1.HasToken(req.Header("Upgrade"), "websocket"):
+	case upgrade:
 		return cs.upgrade(req)
 	default:
 		w := &cs.resp
@@ -160,7 +239,7 @@ func (cs *connState) dispatch(req *http1.Request) step {
 			w.Body = w.Body[:0]
 			return stepWait
 		}
-		cs.out = appendResponse(cs.out, w.Status, w.ContentType, w.Body, metaOf(req))
+		cs.out = appendResponse(cs.out, w.Status, w.ContentType, w.Body, cs.meta)
 		if cap(w.Body) > bufRetainMax {
 			w.Body = nil
 		}
@@ -171,13 +250,14 @@ func (cs *connState) dispatch(req *http1.Request) step {
 	return stepNext
 }
 
-// appendPreflight answers a CORS preflight (any OPTIONS request).
+// appendPreflight answers a CORS preflight (any OPTIONS request whose
+// Origin, if any, the policy admits).
 func (cs *connState) appendPreflight(req *http1.Request) {
 	allow := req.Header("Access-Control-Request-Headers")
 	if len(allow) == 0 {
 		allow = defaultAllowHeaders
 	}
-	extra := append(cs.extra[:0], metaOf(req).extra()...)
+	extra := cs.meta.appendExtra(cs.extra[:0])
 	extra = append(extra, "Access-Control-Allow-Methods: GET, POST, OPTIONS\r\n"...)
 	extra = append(extra, "Access-Control-Allow-Headers: "...)
 	extra = append(extra, allow...) // the parser admits no CR, LF or other controls
@@ -197,9 +277,6 @@ func (cs *connState) appendParseError(err *http1.Error) {
 }
 
 var allowHeader = []byte("Allow: GET, HEAD, POST, OPTIONS\r\n")
-
-// tooManyConns is written to connections refused by Config.MaxConns.
-var tooManyConns = appendJSONError(nil, 503, "too many connections", nil, false)
 
 // appendJSONError appends a response with body {"error":"<reason>"}.
 // REQUIRES: reason needs no JSON escaping.
@@ -248,13 +325,18 @@ func (cs *connState) resume() {
 	}
 }
 
-// Run closes the connection if it finished draining or is still idle; the
-// ticker schedules it on the connection's loop (gnet.Runnable).
+// Run closes the connection if it finished draining or is still idle, times
+// out a late request, or pings a quiet WebSocket; the ticker schedules it on
+// the connection's loop (gnet.Runnable).
 func (cs *connState) Run(context.Context) error {
 	if cs.closed {
 		return nil
 	}
-	drained := cs.draining.Load() && cs.conn.OutboundBuffered() == 0
+	draining := cs.draining.Load()
+	drained := draining && cs.conn.OutboundBuffered() == 0
+	if !draining && cs.srv.late(cs) {
+		return cs.timeOut()
+	}
 	if !drained && cs.proto == protoWebSocket && !cs.srv.idle(cs) {
 		cs.wsPing()
 		return nil

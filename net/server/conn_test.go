@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -51,6 +52,7 @@ func (c *fakeConn) Write(p []byte) (int, error) {
 }
 
 func (c *fakeConn) OutboundBuffered() int     { return c.outbound }
+func (c *fakeConn) RemoteAddr() net.Addr      { return fakeRemote }
 func (c *fakeConn) Context() any              { return c.ctx }
 func (c *fakeConn) SetContext(ctx any)        { c.ctx = ctx }
 func (c *fakeConn) EventLoop() gnet.EventLoop { return fakeLoop{c: c} }
@@ -91,6 +93,8 @@ func (c *fakeConn) close() {
 		c.ev.OnClose(c, nil)
 	}
 }
+
+var fakeRemote = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50000}
 
 type fakeLoop struct {
 	gnet.EventLoop
@@ -198,6 +202,11 @@ func TestTrafficAllocs(t *testing.T) {
 	f("single", post("/rpc", `{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}`))
 	f("pipelined", strings.Repeat(post("/rpc", `{"id":1}`), 8)+get("/x"))
 	f("preflight", "OPTIONS / HTTP/1.1\r\nAccess-Control-Request-Headers: content-type\r\n\r\n")
+	// The browser policy: an admitted Origin granted, Host names and IP
+	// literals checked, all without allocating.
+	f("origin", "POST /rpc HTTP/1.1\r\nHost: 127.0.0.1:8545\r\nOrigin: http://localhost:3000\r\nContent-Length: 8\r\n\r\n{\"id\":1}")
+	f("ipv6 host", "POST /rpc HTTP/1.1\r\nHost: [::1]:8545\r\nOrigin: https://[::1]\r\nContent-Length: 8\r\n\r\n{\"id\":1}")
+	f("origin preflight", "OPTIONS / HTTP/1.1\r\nHost: localhost:8545\r\nOrigin: http://127.0.0.1:5173\r\n\r\n")
 	// Each read completes the request left partial by the previous one and
 	// leaves another partial one: the copy-and-compact path.
 	req := post("/rpc", `{"id":2}`)
@@ -261,8 +270,14 @@ func TestBuffersReleased(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	s := New(newTestHandler(), Config{})
-	if s.cfg.MaxConns != DefaultMaxConns || s.cfg.IdleTimeout != DefaultIdleTimeout || s.tick != tickMax {
+	if s.cfg.MaxConns != DefaultMaxConns || s.cfg.IdleTimeout != DefaultIdleTimeout || s.tick != tickMax ||
+		s.cfg.MaxConnsPerIP != DefaultMaxConnsPerIP || s.cfg.HeaderTimeout != DefaultHeaderTimeout ||
+		s.cfg.BodyTimeout != DefaultBodyTimeout || s.cfg.OutboundMax != DefaultOutboundMax {
 		t.Fatalf("defaults: %+v tick %v", s.cfg, s.tick)
+	}
+	s = New(newTestHandler(), Config{HeaderTimeout: 40 * time.Millisecond, BodyTimeout: -1})
+	if s.tick != 10*time.Millisecond || s.cfg.BodyTimeout != -1 {
+		t.Fatalf("tick %v for a 40 ms header timeout, want 10ms; body timeout %v", s.tick, s.cfg.BodyTimeout)
 	}
 	s = New(newTestHandler(), Config{IdleTimeout: time.Millisecond})
 	if s.tick != tickMin {

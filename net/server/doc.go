@@ -39,14 +39,39 @@
 // callback returns without touching the connection.
 //
 // Built-in answers. OPTIONS requests (CORS preflight) get 204 with
-// Access-Control-Allow-Origin/-Methods/-Headers/-Max-Age, echoing
-// Access-Control-Request-Headers. A request with "Upgrade: websocket" is
-// upgraded when the handler implements WSHandler (websocket.go), else it gets
-// 501. A request the parser refuses gets its status with the body
-// {"error":"<reason>"} and Connection: close, and that connection alone is
-// closed; nothing a client sends can stop the loop or reach other
-// connections. A connection beyond Config.MaxConns gets 503 and is closed at
-// once.
+// Access-Control-Allow-Methods/-Headers/-Max-Age, echoing
+// Access-Control-Request-Headers, and the origin's grant (below). A request
+// with "Upgrade: websocket" is upgraded when the handler implements
+// WSHandler (websocket.go), else it gets 501. A request the parser refuses
+// gets its status with the body {"error":"<reason>"} and Connection: close,
+// and that connection alone is closed; nothing a client sends can stop the
+// loop or reach other connections. A connection beyond Config.MaxConns, or
+// beyond Config.MaxConnsPerIP from one remote address, gets 503 and is
+// closed at once.
+//
+// Origin and Host (origin.go), the policy of go-ethereum's --http.corsdomain,
+// --ws.origins and --http.vhosts, with the same flag names in ledgerd. A
+// node on a developer's laptop must not be drivable by whatever web page the
+// developer opens, yet every non-browser client (go-ethereum, ethers and
+// viem under Node, curl, bots) must work without configuration:
+//   - No Origin header (no browser): served, with no CORS header.
+//   - Origin admitted by the list (Config.CORSDomains for HTTP requests and
+//     preflights, Config.WSOrigins for upgrades; default DefaultOrigins:
+//     localhost, 127.0.0.1 and [::1] with any scheme and port): served, and
+//     an HTTP answer carries Access-Control-Allow-Origin: <that origin> and
+//     Vary: Origin. Never "*": a grant names the page it is for.
+//   - Any other Origin: 403 {"error":"origin not allowed (--http.corsdomain)"}
+//     (or "(--ws.origins)" on an upgrade), and the connection is closed.
+//   - Host (HTTP requests, not upgrades, as in go-ethereum): missing, an IP
+//     literal with or without port, or a name in Config.VHosts (default
+//     "localhost") is served; any other name gets 403 {"error":"invalid host
+//     specified"}. A DNS-rebinding page reaches 127.0.0.1 under its own name,
+//     so it fails here even when its browser sends no Origin (a same-origin
+//     GET); on an upgrade a browser always sends its page's Origin.
+//
+// List entries are "*" (anything), or an origin whose scheme and port may be
+// omitted ("localhost", "https://app.example:8443"), compared ignoring
+// case. The checks read the parsed headers and allocate nothing.
 //
 // WebSocket. connState.proto says what a connection speaks; OnTraffic
 // switches on it. The upgrade branch of dispatch validates the handshake
@@ -54,7 +79,8 @@
 // hands bytes already buffered after the handshake to the connection's
 // ws.Reader; from then on its reads go there (websocket.go has the byte
 // flow, the backlog bound and the keep-alive pings). The idle timer,
-// MaxConns accounting and the write path are shared with HTTP.
+// connection accounting, the outbound bound and the write path are shared
+// with HTTP.
 //
 // Closing. A connection that must close after its response (parse error,
 // Connection: close, HTTP/1.0) closes at once if gnet has sent everything.
@@ -62,18 +88,54 @@
 // when gnet's outbound buffer is empty: gnet's own close gives up on the first
 // EAGAIN and would truncate a response larger than the socket buffers.
 //
-// Timers. gnet's ticker goroutine runs every IdleTimeout/4, clamped to
-// 5..100 ms (100 ms when the timeout is disabled). It advances a coarse clock and sweeps the
-// connections: a connection with no read or write for IdleTimeout is closed
-// within roughly IdleTimeout + 2 ticks, and a drained one within a tick. The
-// close runs on the loop after re-checking (connState.Run), and never while a
-// response is deferred. A response the client does not take within
-// IdleTimeout of the last activity is cut off with the connection.
+// Timers. gnet's ticker goroutine runs every quarter of the shortest of
+// IdleTimeout, HeaderTimeout and BodyTimeout, clamped to 5..100 ms. It
+// advances a coarse clock and sweeps the connections; no connection has a
+// timer of its own. A connection with no read or write for IdleTimeout is
+// closed within roughly IdleTimeout + 2 ticks, and a drained one within a
+// tick. The close runs on the loop after re-checking (connState.Run), and
+// never while a response is deferred. A response the client does not take
+// within IdleTimeout of the last activity is cut off with the connection.
 //
-// Limits: Config.MaxConns (DefaultMaxConns), Config.IdleTimeout
-// (DefaultIdleTimeout), MaxPendingBytes, and the parser's
-// http1.MaxHeaderBytes, MaxHeaderCount and MaxBodyBytes. Buffers that grew
-// beyond 64 KiB are released when they empty.
+// Slow senders. Any byte read counts as activity for the idle timeout, so a
+// request has deadlines of its own, counted from its first byte (empty lines
+// before it included) and not extended by later bytes: its head must be in
+// within HeaderTimeout and its body within BodyTimeout. Past either the
+// ticker's sweep answers 408 {"error":"request head not received within
+// 10s"} (or "request body ... within 30s") and closes the connection. A
+// keep-alive connection with no partial request has only the idle timeout;
+// the upgrade request is an HTTP request like any other; while a response
+// is deferred the deadline waits (it is the server's turn).
+//
+// Outbound bound. Config.OutboundMax bounds what waits for one connection's
+// socket: gnet's outbound buffer, the read's staged output, and WebSocket
+// messages in AsyncWritev. A complete request (or WebSocket data message)
+// is not served while more than that waits: its client is not reading, and
+// the connection is closed at once (WebSocket: close 1008 first, best
+// effort; websocket.go). One answer may pass the bound (a single large
+// response is written whole), so a connection holds at most OutboundMax
+// plus one answer, plus what one read can hold (gnet's read buffer).
+//
+// Requests in flight per HTTP connection: one. Requests are served in order
+// on the loop; a deferred response holds back every later request of its
+// connection (the invariant above), which queue as bytes, at most
+// MaxPendingBytes (TestDeferredOneAtATime, TestMaxPendingBytes).
+//
+// Limits (each a Config field with a default or a constant, each with a
+// test; every refusal names the limit):
+//   - Config.MaxConns (DefaultMaxConns): 503 "too many connections (10000)".
+//   - Config.MaxConnsPerIP (DefaultMaxConnsPerIP): 503 "too many connections
+//     from this address (1024)".
+//   - Config.IdleTimeout (DefaultIdleTimeout): closed.
+//   - Config.HeaderTimeout, BodyTimeout (DefaultHeaderTimeout,
+//     DefaultBodyTimeout): 408, closed.
+//   - Config.OutboundMax (DefaultOutboundMax): closed (WebSocket: 1008);
+//     WSConn.Send refuses beyond it, WSConn.SendOwed closes beyond twice it.
+//   - MaxPendingBytes: closed.
+//   - The parser's http1.MaxHeaderBytes (431), MaxHeaderCount (431) and
+//     MaxBodyBytes (413); net/ws's MaxFrameBytes and MaxMessageBytes (1009).
+//
+// Buffers that grew beyond 64 KiB are released when they empty.
 //
 // Not done here: lingering close (after an error response the socket is closed
 // while the client may still be sending, which can make the client see a

@@ -28,9 +28,13 @@ func (e *events) OnShutdown(gnet.Engine) {}
 func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	s := e.s
 	if s.open.Add(1) > int64(s.cfg.MaxConns) {
-		return tooManyConns, gnet.Close
+		return s.tooManyConns, gnet.Close
 	}
-	cs := &connState{srv: s, conn: c, proto: protoHTTP}
+	ip := remoteIP(c)
+	if !s.admitIP(ip) {
+		return s.tooManyFromIP, gnet.Close
+	}
+	cs := &connState{srv: s, conn: c, proto: protoHTTP, ip: ip}
 	cs.resp.cs = cs
 	cs.touch()
 	c.SetContext(cs)
@@ -47,6 +51,7 @@ func (e *events) OnClose(c gnet.Conn, _ error) gnet.Action {
 	cs.closed = true
 	cs.pending = nil
 	e.s.unregister(cs)
+	e.s.releaseIP(cs.ip)
 	if cs.ws != nil {
 		cs.ws.closed.Store(true)
 		cs.wsHandler.WSClosed(cs.ws)

@@ -93,7 +93,18 @@ type client struct {
 
 func dial(t testing.TB, s *Server) *client {
 	t.Helper()
-	conn, err := net.Dial("tcp", s.Addr())
+	return dialFrom(t, s, "")
+}
+
+// dialFrom connects from the loopback address ip ("" picks one): tests of
+// the per-address limit use 127.0.0.2 as a second client address.
+func dialFrom(t testing.TB, s *Server, ip string) *client {
+	t.Helper()
+	var d net.Dialer
+	if ip != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(ip)}
+	}
+	conn, err := d.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,8 +181,8 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Fatalf("timed out waiting for %s", what)
 }
 
-func get(path string) string { return "GET " + path + " HTTP/1.1\r\nHost: t\r\n\r\n" }
+func get(path string) string { return "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n" }
 
 func post(path, body string) string {
-	return "POST " + path + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	return "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
 }

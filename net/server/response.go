@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
@@ -53,8 +54,10 @@ func (w *Response) Defer() *Deferred {
 			conn:        cs.conn,
 			cs:          cs,
 			contentType: w.ContentType,
-			meta:        metaOf(&cs.req),
+			meta:        cs.meta,
 		}
+		// The granted origin aliases the request, which dies with Serve.
+		w.deferred.meta.origin = bytes.Clone(cs.meta.origin)
 	}
 	return w.deferred
 }
@@ -117,6 +120,9 @@ type respMeta struct {
 	head      bool // HEAD: announce the body's length, send no body
 	keepAlive bool
 	http10    bool // an HTTP/1.0 keep-alive needs an explicit header
+	// origin is the request's Origin the policy admits, granted with
+	// Access-Control-Allow-Origin; nil when the request has none.
+	origin []byte
 }
 
 func metaOf(req *http1.Request) respMeta {
@@ -127,22 +133,30 @@ func metaOf(req *http1.Request) respMeta {
 	}
 }
 
-func (m respMeta) extra() []byte {
+// appendExtra appends the header lines m adds to a response: an HTTP/1.0
+// keep-alive, and the CORS grant of an admitted origin. Vary tells caches
+// that the grant depends on the Origin.
+func (m respMeta) appendExtra(dst []byte) []byte {
 	if m.http10 && m.keepAlive {
-		return keepAliveHeader
+		dst = append(dst, "Connection: keep-alive\r\n"...)
 	}
-	return nil
+	if m.origin != nil {
+		dst = append(dst, "Access-Control-Allow-Origin: "...)
+		dst = append(dst, m.origin...) // the parser admits no CR, LF or other controls
+		dst = append(dst, "\r\nVary: Origin\r\n"...)
+	}
+	return dst
 }
-
-var keepAliveHeader = []byte("Connection: keep-alive\r\n")
 
 // appendResponse renders a handler's response.
 func appendResponse(dst []byte, status int, contentType string, body []byte, m respMeta) []byte {
 	if status < 200 || status > 999 {
 		panic("BUG: server: response status outside 200..999")
 	}
+	var scratch [256]byte // the extra lines, on the stack unless an origin is huge
+	extra := m.appendExtra(scratch[:0])
 	if m.head {
-		return http1.AppendResponseHead(dst, status, contentType, m.extra(), len(body), m.keepAlive)
+		return http1.AppendResponseHead(dst, status, contentType, extra, len(body), m.keepAlive)
 	}
-	return http1.AppendResponse(dst, status, contentType, m.extra(), body, m.keepAlive)
+	return http1.AppendResponse(dst, status, contentType, extra, body, m.keepAlive)
 }

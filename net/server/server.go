@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,8 +19,16 @@ import (
 const (
 	// DefaultMaxConns is Config.MaxConns when it is zero.
 	DefaultMaxConns = 10_000
+	// DefaultMaxConnsPerIP is Config.MaxConnsPerIP when it is zero.
+	DefaultMaxConnsPerIP = 1024
 	// DefaultIdleTimeout is Config.IdleTimeout when it is zero.
 	DefaultIdleTimeout = 2 * time.Minute
+	// DefaultHeaderTimeout is Config.HeaderTimeout when it is zero.
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultBodyTimeout is Config.BodyTimeout when it is zero.
+	DefaultBodyTimeout = 30 * time.Second
+	// DefaultOutboundMax is Config.OutboundMax when it is zero.
+	DefaultOutboundMax = 8 << 20
 	// MaxPendingBytes bounds what one connection may send while one of its
 	// responses is deferred: one maximal request. Beyond it the connection is
 	// closed, since an in-order error response cannot be sent before the
@@ -36,13 +46,34 @@ const (
 
 // Config configures a Server. The zero value of each field picks its default.
 type Config struct {
-	Addr        string        // "127.0.0.1:8545"; port 0 picks a free port
-	Multicore   bool          // one event loop per core instead of one in all
-	MaxConns    int           // open connections; beyond it new ones get 503 and are closed
-	IdleTimeout time.Duration // keep-alive connections without traffic are closed after this; < 0 disables
-	// WSBacklogBytes bounds what one WebSocket connection may have waiting
-	// for the socket before WSConn.Send refuses (DefaultWSBacklogBytes).
-	WSBacklogBytes int
+	Addr      string // "127.0.0.1:8545"; port 0 picks a free port
+	Multicore bool   // one event loop per core instead of one in all
+	// MaxConns bounds open connections; beyond it new ones get 503 and are
+	// closed (DefaultMaxConns).
+	MaxConns int
+	// MaxConnsPerIP bounds open connections from one remote address; beyond
+	// it new ones get 503 and are closed (DefaultMaxConnsPerIP).
+	MaxConnsPerIP int
+	// IdleTimeout: keep-alive connections without traffic and without a
+	// partial request are closed after this; < 0 disables
+	// (DefaultIdleTimeout).
+	IdleTimeout time.Duration
+	// HeaderTimeout bounds the time from a request's first byte to the end
+	// of its head, BodyTimeout from its first byte to the end of its body;
+	// past either the request gets 408 and the connection is closed. < 0
+	// disables (DefaultHeaderTimeout, DefaultBodyTimeout).
+	HeaderTimeout, BodyTimeout time.Duration
+	// OutboundMax bounds the bytes queued for the socket on one connection
+	// (DefaultOutboundMax): no request or WebSocket message is served while
+	// more is queued (the connection is closed), WSConn.Send refuses beyond
+	// it, and WSConn.SendOwed closes the connection beyond twice it.
+	OutboundMax int
+	// CORSDomains lists the browser origins served over HTTP
+	// (--http.corsdomain), WSOrigins those allowed to upgrade (--ws.origins),
+	// VHosts the Host names served besides IP literals (--http.vhosts). "*"
+	// admits any; nil means DefaultOrigins, DefaultOrigins and DefaultVHosts;
+	// an empty non-nil list admits none.
+	CORSDomains, WSOrigins, VHosts []string
 	// Logf receives the event loops' warnings and errors. Nil discards them.
 	Logf func(format string, args ...any)
 }
@@ -52,6 +83,8 @@ type Config struct {
 type Server struct {
 	handler  Handler
 	cfg      Config
+	policy   policy
+	cfgErr   error // an invalid origin list, reported by Start
 	tick     time.Duration
 	epoch    time.Time
 	booted   chan struct{}
@@ -67,6 +100,14 @@ type Server struct {
 		conns map[*connState]struct{}
 	}
 	swept []*connState // scratch of the ticker goroutine
+	perIP struct {
+		sync.Mutex
+		conns map[netip.Addr]int // open connections per remote address
+	}
+	// Answers rendered once in New, each naming its limit.
+	tooManyConns, tooManyFromIP []byte
+	headTimeout, bodyTimeout    string // 408 reasons
+	wsNotReading, wsOwedOver    []byte // close frames for a client that does not read
 	// shared compresses notification bodies once for every deflate
 	// WebSocket connection.
 	shared sharedSegments
@@ -81,11 +122,23 @@ func New(h Handler, cfg Config) *Server {
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
+	if cfg.MaxConnsPerIP <= 0 {
+		cfg.MaxConnsPerIP = DefaultMaxConnsPerIP
 	}
-	if cfg.WSBacklogBytes <= 0 {
-		cfg.WSBacklogBytes = DefaultWSBacklogBytes
+	cfg.IdleTimeout = orDefault(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.HeaderTimeout = orDefault(cfg.HeaderTimeout, DefaultHeaderTimeout)
+	cfg.BodyTimeout = orDefault(cfg.BodyTimeout, DefaultBodyTimeout)
+	if cfg.OutboundMax <= 0 {
+		cfg.OutboundMax = DefaultOutboundMax
+	}
+	if cfg.CORSDomains == nil {
+		cfg.CORSDomains = DefaultOrigins
+	}
+	if cfg.WSOrigins == nil {
+		cfg.WSOrigins = DefaultOrigins
+	}
+	if cfg.VHosts == nil {
+		cfg.VHosts = DefaultVHosts
 	}
 	s := &Server{
 		handler: h,
@@ -94,11 +147,30 @@ func New(h Handler, cfg Config) *Server {
 		booted:  make(chan struct{}),
 		runErr:  make(chan error, 1),
 	}
-	if cfg.IdleTimeout > 0 {
-		s.tick = min(max(cfg.IdleTimeout/4, tickMin), tickMax)
+	s.policy, s.cfgErr = newPolicy(&cfg)
+	// The ticker drives every timeout: a quarter of the shortest one.
+	for _, d := range []time.Duration{cfg.IdleTimeout, cfg.HeaderTimeout, cfg.BodyTimeout} {
+		if d > 0 {
+			s.tick = min(s.tick, max(d/4, tickMin))
+		}
 	}
 	s.registry.conns = make(map[*connState]struct{})
+	s.perIP.conns = make(map[netip.Addr]int)
+	s.tooManyConns = appendJSONError(nil, 503, "too many connections ("+strconv.Itoa(cfg.MaxConns)+")", nil, false)
+	s.tooManyFromIP = appendJSONError(nil, 503, "too many connections from this address ("+strconv.Itoa(cfg.MaxConnsPerIP)+")", nil, false)
+	s.headTimeout = "request head not received within " + cfg.HeaderTimeout.String()
+	s.bodyTimeout = "request body not received within " + cfg.BodyTimeout.String()
+	s.wsNotReading = notReadingFrame(cfg.OutboundMax)
+	s.wsOwedOver = notReadingFrame(owedMax(cfg.OutboundMax))
 	return s
+}
+
+// orDefault: zero picks the default; negative (disabled) stays.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 // Start listens on cfg.Addr and returns once the listener is bound, leaving
@@ -106,6 +178,12 @@ func New(h Handler, cfg Config) *Server {
 func (s *Server) Start() error {
 	if s.started.Swap(true) {
 		panic("BUG: server: Start called twice")
+	}
+	if s.cfgErr != nil {
+		s.life.Lock()
+		s.life.stopped = true // nothing to stop
+		s.life.Unlock()
+		return fmt.Errorf("cannot start server on %q: %w", s.cfg.Addr, s.cfgErr)
 	}
 	s.epoch = time.Now()
 	opts := []gnet.Option{
@@ -168,14 +246,15 @@ func (s *Server) Stop(ctx context.Context) error {
 // now reads the coarse clock: nanoseconds since Start, at most one tick old.
 func (s *Server) now() int64 { return s.clock.Load() }
 
-// sweep asks the loops to close connections that finished draining or have
-// been idle for longer than the timeout. It runs on the ticker goroutine; the
-// loop re-checks (connState.Run) because traffic may arrive in between.
+// sweep asks the loops to close connections that finished draining, have
+// been idle for longer than the timeout or are late with a request. It runs
+// on the ticker goroutine; the loop re-checks (connState.Run) because
+// traffic may arrive in between.
 func (s *Server) sweep() {
 	s.swept = s.swept[:0]
 	s.registry.Lock()
 	for cs := range s.registry.conns {
-		if cs.draining.Load() || s.idle(cs) || s.quiet(cs) {
+		if cs.draining.Load() || s.idle(cs) || s.quiet(cs) || s.late(cs) {
 			s.swept = append(s.swept, cs)
 		}
 	}
@@ -190,6 +269,13 @@ func (s *Server) sweep() {
 // by up to a tick, hence the extra tick.
 func (s *Server) idle(cs *connState) bool {
 	return s.cfg.IdleTimeout > 0 && s.now()-cs.lastSeen.Load() >= int64(s.cfg.IdleTimeout+s.tick)
+}
+
+// late reports whether cs has a partial request past its deadline (head or
+// body). Both the deadline and the clock come from now, so the lag cancels.
+func (s *Server) late(cs *connState) bool {
+	d := cs.deadline.Load()
+	return d != 0 && s.now() >= d
 }
 
 // quiet reports whether an upgraded connection saw no traffic for half the
@@ -209,6 +295,30 @@ func (s *Server) unregister(cs *connState) {
 	s.registry.Lock()
 	delete(s.registry.conns, cs)
 	s.registry.Unlock()
+}
+
+// admitIP counts a new connection from ip, or reports false when ip already
+// has MaxConnsPerIP open. Any loop may call it.
+func (s *Server) admitIP(ip netip.Addr) bool {
+	s.perIP.Lock()
+	defer s.perIP.Unlock()
+	n := s.perIP.conns[ip]
+	if n >= s.cfg.MaxConnsPerIP {
+		return false
+	}
+	s.perIP.conns[ip] = n + 1
+	return true
+}
+
+// releaseIP uncounts a connection admitted by admitIP.
+func (s *Server) releaseIP(ip netip.Addr) {
+	s.perIP.Lock()
+	defer s.perIP.Unlock()
+	if n := s.perIP.conns[ip]; n > 1 {
+		s.perIP.conns[ip] = n - 1
+	} else {
+		delete(s.perIP.conns, ip)
+	}
 }
 
 // gnetLogger routes gnet's warnings and errors to Config.Logf.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,17 +27,30 @@ import (
 //
 // Backpressure: Send refuses (returns false) once the connection's backlog,
 // bytes handed to AsyncWritev and not yet written plus gnet's outbound
-// buffer as last seen on the loop, exceeds Config.WSBacklogBytes. The caller
-// decides what a refusal means (the hub closes the subscription with
-// -32022); a refused message is never half-sent.
+// buffer as last seen on the loop, would exceed Config.OutboundMax. The
+// caller decides what a refusal means (the hub closes the subscription with
+// -32022); a refused message is never half-sent. Answers are owed and are
+// not refused, but they are bounded too: a message is not served while more
+// than OutboundMax waits (its Reply could not be read either), and SendOwed
+// may go past OutboundMax by one more OutboundMax (owedMax), room for the
+// answers to a client's burst of writes while notifications fill the rest.
+// Beyond either the client is not reading: it gets close 1008 "client not
+// reading: over N bytes queued", queued behind the rest (it may never see
+// it), and the connection is closed at once instead of drained.
 //
 // Keep-alive: a WebSocket connection with no traffic for half the idle
 // timeout gets a ping; one that stays silent for the whole timeout (no pong)
 // is closed like an idle HTTP connection.
 
-// DefaultWSBacklogBytes is Config.WSBacklogBytes when it is zero: what may
-// wait for the socket on one WebSocket connection.
-const DefaultWSBacklogBytes = 8 << 20
+// owedMax is what SendOwed lets wait for the socket: OutboundMax, plus as
+// much again of headroom for owed answers.
+func owedMax(outboundMax int) int { return 2 * outboundMax }
+
+// notReadingFrame is the close frame for a client that left more than max
+// bytes unread.
+func notReadingFrame(max int) []byte {
+	return ws.AppendClose(nil, ws.ClosePolicyViolation, "client not reading: over "+strconv.Itoa(max)+" bytes queued")
+}
 
 // protoWebSocket: the connection was upgraded.
 const protoWebSocket protocol = 1
@@ -76,7 +90,8 @@ type WSConn struct {
 func (cs *connState) upgrade(req *http1.Request) step {
 	h, ok := cs.srv.handler.(WSHandler)
 	if !ok {
-		cs.out = appendJSONError(cs.out, 501, "websocket is not supported", metaOf(req).extra(), req.KeepAlive)
+		cs.extra = cs.meta.appendExtra(cs.extra[:0])
+		cs.out = appendJSONError(cs.out, 501, "websocket is not supported", cs.extra, req.KeepAlive)
 		return stepNext
 	}
 	ur := ws.UpgradeRequest{Method: req.Method, Upgrade: req.Header("Upgrade"), Connection: req.Header("Connection"),
@@ -99,6 +114,8 @@ func (cs *connState) upgrade(req *http1.Request) step {
 	cs.out = ws.AppendUpgradeResponse(cs.out, ur.Key, dp)
 	cs.ws, cs.wsHandler, cs.proto = c, h, protoWebSocket
 	cs.upgraded.Store(true)
+	cs.hasReq = false
+	cs.deadline.Store(0) // request deadlines are HTTP's; frames have the idle timeout
 	h.WSOpen(c, req)
 	return stepUpgraded
 }
@@ -131,6 +148,9 @@ func (cs *connState) processWS(buf []byte, owned bool) gnet.Action {
 		}
 		switch m.Op {
 		case ws.OpText, ws.OpBinary:
+			if cs.backlog() > cs.srv.cfg.OutboundMax {
+				return cs.abortWS() // its answer would not be read either
+			}
 			cs.wsHandler.ServeWS(cs.ws, m.Payload)
 		case ws.OpPing:
 			cs.out = ws.AppendPong(cs.out, m.Payload)
@@ -151,6 +171,17 @@ func (cs *connState) processWS(buf []byte, owned bool) gnet.Action {
 	return gnet.None
 }
 
+// abortWS closes a connection whose client does not read, at once: the close
+// frame goes behind what is queued, best effort (gnet writes what the socket
+// takes when it closes).
+// REQUIRES: on the connection's loop.
+func (cs *connState) abortWS() gnet.Action {
+	cs.ws.closed.Store(true)
+	cs.out = append(cs.out, cs.srv.wsNotReading...)
+	cs.flush()
+	return gnet.Close
+}
+
 // Reply frames msg as one text message into the read's output.
 // REQUIRES: on the connection's loop, during ServeWS.
 func (c *WSConn) Reply(msg []byte) {
@@ -160,8 +191,8 @@ func (c *WSConn) Reply(msg []byte) {
 }
 
 // Send queues parts, concatenated, as one text message. It reports false,
-// sending nothing, when the connection is closed or its backlog is over
-// Config.WSBacklogBytes. The parts must not change until they are written: pass
+// sending nothing, when the connection is closed or its backlog would pass
+// Config.OutboundMax. The parts must not change until they are written: pass
 // immutable or freshly built slices.
 func (c *WSConn) Send(parts ...[]byte) bool {
 	if c.closed.Load() {
@@ -171,7 +202,7 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 	for _, p := range parts {
 		total += len(p)
 	}
-	if c.queued.Load()+c.outbound.Load()+int64(total) > int64(c.cs.srv.cfg.WSBacklogBytes) {
+	if c.backlog()+int64(total) > int64(c.cs.srv.cfg.OutboundMax) {
 		return false
 	}
 	var bufs [][]byte
@@ -193,19 +224,29 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 	return c.write(bufs, int64(total))
 }
 
-// SendUnbounded queues msg as one text message whatever the backlog: for
-// what is owed to the client (answers, close notifications), which the
-// backlog bound must not swallow. msg is copied. It reports false if the
-// connection is gone.
-func (c *WSConn) SendUnbounded(msg []byte) bool {
+// SendOwed queues msg as one text message: for what is owed to the client
+// (answers, close notifications), which Send's bound must not swallow. It
+// may take the backlog past Config.OutboundMax by up to one more
+// OutboundMax; beyond that the client is not reading, and the connection is
+// closed with 1008 instead (see Backpressure). msg is copied. It reports
+// whether msg was queued.
+func (c *WSConn) SendOwed(msg []byte) bool {
 	if c.closed.Load() {
 		return false
 	}
 	c.mu.Lock()
 	frame := c.appendMessage(nil, msg)
 	c.mu.Unlock()
+	if c.backlog()+int64(len(frame)) > int64(owedMax(c.cs.srv.cfg.OutboundMax)) {
+		c.closeWith(c.cs.srv.wsOwedOver, true)
+		return false
+	}
 	return c.write([][]byte{frame}, int64(len(frame)))
 }
+
+// backlog is the connection's backlog as other goroutines see it: messages
+// handed to AsyncWritev and gnet's outbound buffer as last seen on the loop.
+func (c *WSConn) backlog() int64 { return c.queued.Load() + c.outbound.Load() }
 
 // write hands bufs to the loop.
 func (c *WSConn) write(bufs [][]byte, n int64) bool {
@@ -233,10 +274,16 @@ func (c *WSConn) write(bufs [][]byte, n int64) bool {
 // Close sends a close frame with code and reason and closes the connection
 // once it is written. Safe from any goroutine; later Sends fail.
 func (c *WSConn) Close(code uint16, reason string) {
+	c.closeWith(ws.AppendClose(nil, code, reason), false)
+}
+
+// closeWith queues frame, a close frame, and closes the connection once
+// everything is written or, with now, as soon as the frame is queued: a
+// client that does not read would never drain.
+func (c *WSConn) closeWith(frame []byte, now bool) {
 	if c.closed.Swap(true) {
 		return
 	}
-	frame := ws.AppendClose(nil, code, reason)
 	srv := c.cs.srv
 	srv.life.RLock()
 	defer srv.life.RUnlock()
@@ -247,7 +294,7 @@ func (c *WSConn) Close(code uint16, reason string) {
 		if err != nil || c.cs.closed {
 			return nil
 		}
-		if c.cs.closeWhenFlushed() == gnet.Close {
+		if now || c.cs.closeWhenFlushed() == gnet.Close {
 			return conn.EventLoop().Close(conn)
 		}
 		return nil

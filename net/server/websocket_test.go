@@ -147,7 +147,7 @@ func dialWS(t *testing.T, s *Server) *rawWS {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	_, _ = conn.Write([]byte("GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
+	_, _ = conn.Write([]byte("GET /ws HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n" +
 		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"))
 	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, nil)
@@ -289,7 +289,7 @@ func TestWebSocketBacklogRefuses(t *testing.T) {
 	_, _ = w.conn.Write(frame(true, 0x1, []byte("push "+strconv.Itoa(n)+" "+strconv.Itoa(size))))
 	select {
 	case sent := <-h.pushed:
-		if h.refused.Load() == 0 || sent*size > 2*DefaultWSBacklogBytes+(16<<20) {
+		if h.refused.Load() == 0 || sent*size > 2*DefaultOutboundMax+(16<<20) {
 			t.Fatalf("sent %d, refused %d: the backlog bound did not hold", sent, h.refused.Load())
 		}
 	case <-time.After(20 * time.Second):

@@ -54,9 +54,8 @@ func (f *inflater) release() {
 
 // inflate inflates compressed (which ends with inflateSuffix) into f.out and
 // returns it; the result is valid until the next call. More than
-// maxMessageBytes of output gets ErrMessageTooLarge, corrupt input
-// ErrBadCompression.
-func (f *inflater) inflate(compressed []byte, maxMessageBytes int, takeover bool) ([]byte, *CloseError) {
+// maxMessageBytes of output gets tooLarge, corrupt input ErrBadCompression.
+func (f *inflater) inflate(compressed []byte, maxMessageBytes int, tooLarge *CloseError, takeover bool) ([]byte, *CloseError) {
 	f.src.Reset(compressed)
 	if f.dec == nil {
 		f.dec = flate.NewReader(&f.src)
@@ -72,14 +71,14 @@ func (f *inflater) inflate(compressed []byte, maxMessageBytes int, takeover bool
 	for {
 		if len(out) == cap(out) {
 			if len(out) > maxMessageBytes {
-				return nil, ErrMessageTooLarge
+				return nil, tooLarge
 			}
 			out = growCapped(out, maxMessageBytes+1)
 		}
 		k, err := f.dec.Read(out[len(out):cap(out)])
 		out = out[:len(out)+k]
 		if len(out) > maxMessageBytes {
-			return nil, ErrMessageTooLarge
+			return nil, tooLarge
 		}
 		if err == io.EOF {
 			break

@@ -68,10 +68,14 @@
 //
 // Limits (named constants, each covered by a test; Config may lower the
 // first two):
-//   - MaxFrameBytes (1 MiB): one data frame's payload as sent.
+//   - MaxFrameBytes (1 MiB): one data frame's payload as sent. Close 1009
+//     "frame too large (max 1048576 bytes)".
 //   - MaxMessageBytes (1 MiB): a message's payload as sent, summed over its
-//     fragments, and its inflated size.
-//   - MaxControlPayloadBytes (125): a control frame's payload.
+//     fragments, and its inflated size. Close 1009 "message too large (max
+//     1048576 bytes)".
+//   - MaxControlPayloadBytes (125): a control frame's payload. Close 1002.
+//
+// The 1009 reasons name the Reader's own limit, also a lowered one.
 //
 // Memory per connection: the Reader struct; the reassembly and inflate
 // buffers while they are used (up to MaxMessageBytes each); with deflate, a
@@ -100,7 +104,7 @@
 // on arguments that break their REQUIRES, never on network input.
 //
 // Not done here: subprotocol negotiation (Sec-WebSocket-Protocol), Origin
-// checks (the caller's policy), fragmenting server messages, incremental
+// checks (the caller's policy: net/server, --ws.origins), fragmenting server messages, incremental
 // UTF-8 validation of fragments (a text message is checked once it is
 // complete, so an invalid first fragment fails only at the last one), and
 // honouring server_max_window_bits below 15.

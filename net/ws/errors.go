@@ -1,5 +1,7 @@
 package ws
 
+import "strconv"
+
 // Close status codes (RFC 6455 §7.4.1) used by this package.
 const (
 	CloseNormal           uint16 = 1000
@@ -45,9 +47,23 @@ var (
 	ErrBadCompression         = &CloseError{CloseProtocolError, "corrupt compressed message"}
 	ErrInvalidUTF8            = &CloseError{CloseInvalidPayload, "text message is not valid utf-8"}
 	ErrCloseReasonUTF8        = &CloseError{CloseInvalidPayload, "close reason is not valid utf-8"}
-	ErrFrameTooLarge          = &CloseError{CloseMessageTooBig, "frame too large"}
-	ErrMessageTooLarge        = &CloseError{CloseMessageTooBig, "message too large"}
+	ErrFrameTooLarge          = &CloseError{CloseMessageTooBig, tooLargeReason("frame", MaxFrameBytes)}
+	ErrMessageTooLarge        = &CloseError{CloseMessageTooBig, tooLargeReason("message", MaxMessageBytes)}
 )
+
+// tooLarge returns the 1009 error for a limit: the sentinel when the limit
+// is the default, else one naming the lowered value (built once per
+// Reader.Reset, never per frame).
+func tooLarge(sentinel *CloseError, what string, limit, def int) *CloseError {
+	if limit == def {
+		return sentinel
+	}
+	return &CloseError{CloseMessageTooBig, tooLargeReason(what, limit)}
+}
+
+func tooLargeReason(what string, limit int) string {
+	return what + " too large (max " + strconv.Itoa(limit) + " bytes)"
+}
 
 // HandshakeError is an upgrade request CheckUpgrade refuses. Status is the
 // HTTP status to answer with (400 or 426), Reason a short lowercase phrase

@@ -68,8 +68,10 @@ type frameHeader struct {
 type Reader struct {
 	maxFrameBytes   int
 	maxMessageBytes int
-	deflate         bool // permessage-deflate negotiated: RSV1 allowed on a message's first frame
-	takeover        bool // client context takeover: inflate with the previous messages as dictionary
+	frameErr        *CloseError // 1009 naming maxFrameBytes
+	messageErr      *CloseError // 1009 naming maxMessageBytes
+	deflate         bool        // permessage-deflate negotiated: RSV1 allowed on a message's first frame
+	takeover        bool        // client context takeover: inflate with the previous messages as dictionary
 
 	op         Opcode
 	compressed bool
@@ -90,6 +92,8 @@ func NewReader(cfg Config, deflate *DeflateParams) *Reader {
 func (r *Reader) Reset(cfg Config, deflate *DeflateParams) {
 	r.maxFrameBytes = limit(cfg.MaxFrameBytes, MaxFrameBytes)
 	r.maxMessageBytes = limit(cfg.MaxMessageBytes, MaxMessageBytes)
+	r.frameErr = tooLarge(ErrFrameTooLarge, "frame", r.maxFrameBytes, MaxFrameBytes)
+	r.messageErr = tooLarge(ErrMessageTooLarge, "message", r.maxMessageBytes, MaxMessageBytes)
 	r.deflate = deflate != nil
 	r.takeover = deflate != nil && !deflate.ClientNoContextTakeover
 	r.op, r.compressed, r.msg, r.err = 0, false, r.msg[:0], nil
@@ -258,7 +262,7 @@ func (r *Reader) checkLength(op Opcode, length7 int, ext []byte) (int, *CloseErr
 			return 0, ErrNonMinimalLength
 		}
 		if v > uint64(r.maxFrameBytes) {
-			return 0, ErrFrameTooLarge
+			return 0, r.frameErr
 		}
 		payloadLen = int(v)
 	}
@@ -266,10 +270,10 @@ func (r *Reader) checkLength(op Opcode, length7 int, ext []byte) (int, *CloseErr
 		return payloadLen, nil
 	}
 	if payloadLen > r.maxFrameBytes {
-		return 0, ErrFrameTooLarge
+		return 0, r.frameErr
 	}
 	if payloadLen > r.maxMessageBytes-len(r.msg) {
-		return 0, ErrMessageTooLarge
+		return 0, r.messageErr
 	}
 	return payloadLen, nil
 }
@@ -321,7 +325,7 @@ func (r *Reader) data(h *frameHeader, payload []byte) (Message, *CloseError) {
 	if compressed {
 		var err *CloseError
 		r.msg = append(r.msg, inflateSuffix...)
-		if payload, err = r.inf.inflate(r.msg, r.maxMessageBytes, r.takeover); err != nil {
+		if payload, err = r.inf.inflate(r.msg, r.maxMessageBytes, r.messageErr, r.takeover); err != nil {
 			return Message{}, err
 		}
 	}

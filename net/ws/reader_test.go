@@ -186,8 +186,8 @@ func TestReaderLimits(t *testing.T) {
 		}
 	}
 	x := func(n int) string { return strings.Repeat("x", n) }
-	tooBigFrame := `err(1009 frame too large)`
-	tooBigMsg := `err(1009 message too large)`
+	tooBigFrame := `err(1009 frame too large (max 1048576 bytes))`
+	tooBigMsg := `err(1009 message too large (max 1048576 bytes))`
 	// Defaults: a header announcing exactly the limit waits for the payload.
 	f(Config{}, nil, binary.BigEndian.AppendUint64([]byte{bitFin | byte(OpBinary), bitMask | len64}, MaxFrameBytes), ``)
 	f(Config{}, nil, binary.BigEndian.AppendUint64([]byte{bitFin | byte(OpBinary), bitMask | len64}, MaxFrameBytes+1), tooBigFrame)
@@ -197,15 +197,15 @@ func TestReaderLimits(t *testing.T) {
 	// Lowered limits.
 	cfg := Config{MaxFrameBytes: 100, MaxMessageBytes: 150}
 	f(cfg, nil, frame(OpBinary, true, false, x(100)), `binary("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...(100 bytes)")`)
-	f(cfg, nil, frame(OpBinary, true, false, x(101)), tooBigFrame)
+	f(cfg, nil, frame(OpBinary, true, false, x(101)), `err(1009 frame too large (max 100 bytes))`)
 	f(cfg, nil, cat(frame(OpText, false, false, x(100)), frame(OpContinuation, true, false, x(50))), `text("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...(150 bytes)")`)
-	f(cfg, nil, cat(frame(OpText, false, false, x(100)), frame(OpContinuation, true, false, x(51))), tooBigMsg)
-	f(Config{MaxMessageBytes: 10}, nil, frame(OpBinary, true, false, x(11)), tooBigMsg)
+	f(cfg, nil, cat(frame(OpText, false, false, x(100)), frame(OpContinuation, true, false, x(51))), `err(1009 message too large (max 150 bytes))`)
+	f(Config{MaxMessageBytes: 10}, nil, frame(OpBinary, true, false, x(11)), `err(1009 message too large (max 10 bytes))`)
 	// Control frames are bound by MaxControlPayloadBytes only.
 	f(Config{MaxFrameBytes: 10}, nil, frame(OpPing, true, false, x(MaxControlPayloadBytes)), `ping("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...(125 bytes)")`)
 	// Inflated size.
 	f(Config{MaxMessageBytes: 1000}, deflateOn, frame(OpText, true, true, deflateMsg(x(1000))), `text("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx...(1000 bytes)")`)
-	f(Config{MaxMessageBytes: 1000}, deflateOn, frame(OpText, true, true, deflateMsg(x(1001))), tooBigMsg)
+	f(Config{MaxMessageBytes: 1000}, deflateOn, frame(OpText, true, true, deflateMsg(x(1001))), `err(1009 message too large (max 1000 bytes))`)
 	f(Config{}, deflateOn, frame(OpBinary, true, true, deflateMsg(x(MaxMessageBytes+1))), tooBigMsg)
 	// Config outside the bounds is a programmer error.
 	mustPanic(t, "MaxFrameBytes too large", func() { NewReader(Config{MaxFrameBytes: MaxFrameBytes + 1}, nil) })
