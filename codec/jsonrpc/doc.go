@@ -46,8 +46,11 @@
 //	not strict JSON in UTF-8               ErrParse            nil
 //	deeper than DepthMax (before any       ErrTooDeep          nil
 //	  syntax error)
+//	more than ValuesMax values (before     ErrTooManyValues    nil
+//	  any syntax error)
 //	[]                                     ErrEmptyBatch       nil
 //	array of more than BatchLimit          ErrBatchTooLarge    nil
+//	  (before any syntax error)
 //	neither object nor array               ErrInvalidRequest   nil
 //	object                                 nil                 1 Request
 //	array                                  nil                 1 Request per element
@@ -66,14 +69,17 @@
 //
 //   - BatchLimit (1000) requests per batch: ErrBatchTooLarge, "batch too
 //     large (max 1000 requests)".
+//   - ValuesMax (131 072) JSON values in a body: ErrTooManyValues, "JSON
+//     has too many values (max 131072)". Checked by the validator before
+//     fastjson builds its values, as is BatchLimit, so a body of a million
+//     numbers costs one scan of its first 131 072, not a million values.
 //   - DepthMax (300, fastjson's MaxDepth) levels of nesting: ErrTooDeep,
 //     "JSON nested too deep (max 300 levels)". The validator stops at the
 //     first value past it, so a body of 100 000 '[' costs 300 steps and
 //     300 stack frames, not a stack overflow.
-//   - The body size is the transport's limit, and it must be chosen with
-//     fastjson's memory cost in mind: a copy of the body plus about 88 bytes
-//     per JSON value, up to ~45 times the body for a body like [1,1,1,...].
-//     A Parser keeps its buffers between bodies but releases them after a
+//   - The body size is the transport's limit. fastjson's memory cost is a
+//     copy of the body plus about 88 bytes per JSON value, so with
+//     ValuesMax one parse holds at most the body and about 12 MB. A Parser keeps its buffers between bodies but releases them after a
 //     body above 1 MiB or 65536 values, so at most ~7 MB stay pinned.
 //
 // # Strictness

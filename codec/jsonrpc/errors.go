@@ -64,6 +64,7 @@ var (
 	ErrEmptyBatch     = &Error{Code: CodeInvalidRequest, Message: "empty batch"}
 	ErrBatchTooLarge  = &Error{Code: CodeInvalidRequest, Message: "batch too large (max " + strconv.Itoa(BatchLimit) + " requests)"}
 	ErrTooDeep        = &Error{Code: CodeInvalidRequest, Message: "JSON nested too deep (max " + strconv.Itoa(DepthMax) + " levels)"}
+	ErrTooManyValues  = &Error{Code: CodeInvalidRequest, Message: "JSON has too many values (max " + strconv.Itoa(ValuesMax) + ")"}
 	ErrMethodNotFound = &Error{Code: CodeMethodNotFound, Message: "Method not found"}
 	ErrInternal       = &Error{Code: CodeInternal, Message: "Internal error"}
 )

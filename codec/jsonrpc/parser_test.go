@@ -430,3 +430,29 @@ func TestParsersConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestParseValuesMax: a body of ValuesMax values parses; one more is
+// refused by the validator, before fastjson builds any value, so refusing
+// a body of a million numbers or a 100 000-call batch allocates nothing.
+func TestParseValuesMax(t *testing.T) {
+	body := func(values int) []byte { // the request object, its 3 members, the params array, then zeros
+		return []byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":[` + strings.Repeat("0,", values-6) + `0]}`)
+	}
+	var p Parser
+	if reqs, _, err := p.Parse(body(ValuesMax)); err != nil || reqs[0].ParamsCount() != ValuesMax-5 {
+		t.Fatalf("ValuesMax values: %v", err)
+	}
+	if _, _, err := p.Parse(body(ValuesMax + 1)); err != ErrTooManyValues {
+		t.Fatalf("ValuesMax+1 values: %v, want ErrTooManyValues", err)
+	}
+	million := body(1_000_000)
+	huge := batchBody(100_000, "[]")
+	var errs [2]*Error
+	allocs := testing.AllocsPerRun(3, func() {
+		_, _, errs[0] = p.Parse(million)
+		_, _, errs[1] = p.Parse(huge)
+	})
+	if errs[0] != ErrTooManyValues || errs[1] != ErrBatchTooLarge || allocs != 0 {
+		t.Fatalf("a million values: %v; 100 000 calls: %v; %v allocations, want 0", errs[0], errs[1], allocs)
+	}
+}

@@ -22,6 +22,13 @@ import (
 // so its recursion (and its time on a body like 100 000 '[') is bounded by
 // DepthMax, and says so apart from a syntax error: the client is told the
 // limit, not that its JSON is malformed.
+//
+// Two more bounds are checked here, before fastjson builds anything, since
+// fastjson's cost grows with the number of values (about 88 bytes each,
+// and its value cache grows by copying: a body of a million numbers took
+// 1.8 s and hundreds of MB): at most ValuesMax values in all, and, when the
+// body is an array, at most BatchLimit elements in it. The scan stops at
+// the first value past either bound.
 
 // stringPlain marks the bytes that may appear in a string as they are,
 // without an escape or a UTF-8 check.
@@ -33,16 +40,18 @@ var stringPlain = func() (t [256]bool) {
 }()
 
 // validJSON checks that body is one strict JSON value, with optional
-// whitespace around it, nesting at most DepthMax deep: err is nil, ErrParse,
-// or ErrTooDeep when a value deeper than DepthMax comes before any syntax
+// whitespace around it, nesting at most DepthMax deep, with at most
+// ValuesMax values and, if it is an array, at most BatchLimit elements: err
+// is nil, ErrParse, or the error of the bound passed first (ErrTooDeep,
+// ErrTooManyValues, ErrBatchTooLarge) when that comes before any syntax
 // error. valuesCount is the number of values in it, which sizes fastjson's
 // value cache.
 func validJSON(body []byte) (valuesCount int, err *Error) {
 	var st validState
 	i, ok := validValue(body, skipSpace(body, 0), 1, &st)
 	switch {
-	case st.tooDeep:
-		return st.valuesCount, ErrTooDeep
+	case st.bound != nil:
+		return st.valuesCount, st.bound
 	case !ok || skipSpace(body, i) != len(body):
 		return st.valuesCount, ErrParse
 	}
@@ -52,7 +61,9 @@ func validJSON(body []byte) (valuesCount int, err *Error) {
 // validState is what the validator learns on its way through a body.
 type validState struct {
 	valuesCount int
-	tooDeep     bool // a value nests deeper than DepthMax
+	// bound is the error of the bound the body passed; the scan stopped
+	// there.
+	bound *Error
 }
 
 func skipSpace(s []byte, i int) int {
@@ -69,10 +80,13 @@ func validValue(s []byte, i, depth int, st *validState) (int, bool) {
 		return i, false
 	}
 	if depth > DepthMax {
-		st.tooDeep = true
+		st.bound = ErrTooDeep
 		return i, false
 	}
-	st.valuesCount++
+	if st.valuesCount++; st.valuesCount > ValuesMax {
+		st.bound = ErrTooManyValues
+		return i, false
+	}
 	switch s[i] {
 	case '{':
 		return validObject(s, i+1, depth, st)
@@ -140,7 +154,11 @@ func validArray(s []byte, i, depth int, st *validState) (int, bool) {
 		return i + 1, true
 	}
 	var ok bool
-	for {
+	for elems := 1; ; elems++ {
+		if depth == 1 && elems > BatchLimit {
+			st.bound = ErrBatchTooLarge
+			return i, false
+		}
 		i, ok = validValue(s, i, depth+1, st)
 		if !ok {
 			return i, false
