@@ -38,6 +38,7 @@ type flags struct {
 	// transport bounds and the browser policy (net/server)
 	headerTimeout, bodyTimeout     time.Duration
 	maxConnsPerIP, outboundMax     int
+	outboundTotalMax               int
 	corsDomains, vhosts, wsOrigins string
 }
 
@@ -63,6 +64,7 @@ func main() {
 	flag.DurationVar(&f.bodyTimeout, "http.body-timeout", server.DefaultBodyTimeout, "time from a request's first byte to the end of its body; then 408 and close (-1s: none)")
 	flag.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections from one remote address; more get 503")
 	flag.IntVar(&f.outboundMax, "outbound-max", server.DefaultOutboundMax, "bytes queued for one connection's socket (HTTP and WebSocket); a client that leaves more unread is closed")
+	flag.IntVar(&f.outboundTotalMax, "outbound-total-max", server.DefaultOutboundTotalMax, "bytes queued for sockets over all connections; past it, a connection more than 64 KiB behind its client is closed")
 	flag.StringVar(&f.corsDomains, "http.corsdomain", strings.Join(server.DefaultOrigins, ","), "browser origins served over HTTP, comma-separated (scheme and port optional; * for any; empty for none)")
 	flag.StringVar(&f.vhosts, "http.vhosts", strings.Join(server.DefaultVHosts, ","), "Host names served over HTTP besides IP literals, comma-separated (* for any)")
 	flag.StringVar(&f.wsOrigins, "ws.origins", strings.Join(server.DefaultOrigins, ","), "browser origins allowed to open a WebSocket, comma-separated (scheme and port optional; * for any; empty for none)")
@@ -82,8 +84,8 @@ func run(f *flags) error {
 	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 || f.trimMapped == 0 {
 		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0, --trim-mapped > 0 or negative")
 	}
-	if f.headerTimeout == 0 || f.bodyTimeout == 0 || f.maxConnsPerIP < 1 || f.outboundMax < 1 {
-		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip and --outbound-max ≥ 1")
+	if f.headerTimeout == 0 || f.bodyTimeout == 0 || f.maxConnsPerIP < 1 || f.outboundMax < 1 || f.outboundTotalMax < 1 {
+		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip, --outbound-max and --outbound-total-max ≥ 1")
 	}
 	var manual *node.ManualClock
 	switch f.clock {
@@ -112,7 +114,7 @@ func run(f *flags) error {
 	hub := rpc.StartHub(n, f.compat)
 	svc := rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat})
 	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true, HeaderTimeout: f.headerTimeout, BodyTimeout: f.bodyTimeout,
-		MaxConnsPerIP: f.maxConnsPerIP, OutboundMax: f.outboundMax,
+		MaxConnsPerIP: f.maxConnsPerIP, OutboundMax: f.outboundMax, OutboundTotalMax: f.outboundTotalMax,
 		CORSDomains: list(f.corsDomains), VHosts: list(f.vhosts), WSOrigins: list(f.wsOrigins)})
 	if err := srv.Start(); err != nil {
 		svc.Close()

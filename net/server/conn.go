@@ -61,6 +61,9 @@ type connState struct {
 	pingedAt  atomic.Int64 // Server.now of the last keep-alive ping
 
 	lastSeen atomic.Int64 // Server.now at the last read or write
+	// counted is this connection's share of Server.outbound (count); the
+	// ticker reads it to recount queues that drain without traffic.
+	counted atomic.Int64
 	// draining: the last response is written and the connection closes as
 	// soon as gnet's outbound buffer is empty; input is ignored meanwhile.
 	draining atomic.Bool
@@ -162,6 +165,28 @@ func (cs *connState) timeOut() error {
 
 // backlog is what waits for the socket: gnet's outbound buffer, the output
 // staged in this read and WebSocket messages handed to AsyncWritev.
+// count brings the connection's share of Server.outbound up to date with
+// what it has queued now. REQUIRES: on the connection's loop.
+func (cs *connState) count() {
+	n := int64(cs.conn.OutboundBuffered())
+	if cs.ws != nil {
+		n += cs.ws.queued.Load()
+	}
+	if cs.closed {
+		n = 0 // OnClose took the share back
+	}
+	cs.srv.outbound.Add(n - cs.counted.Swap(n))
+}
+
+// recountTask counts a connection whose queue may have drained while it
+// had no traffic; the ticker schedules it on the loop (gnet.Runnable).
+type recountTask connState
+
+func (t *recountTask) Run(context.Context) error {
+	(*connState)(t).count()
+	return nil
+}
+
 func (cs *connState) backlog() int {
 	n := cs.conn.OutboundBuffered() + len(cs.out)
 	if cs.ws != nil {
@@ -204,7 +229,7 @@ func (cs *connState) serve(buf []byte) (int, step) {
 		}
 		consumed += n
 		cs.continueSent = false
-		if cs.backlog() > cs.srv.cfg.OutboundMax {
+		if cs.srv.refuses(cs, int64(cs.backlog())) {
 			return consumed, stepAbort // the answers already queued are not being read
 		}
 		if st := cs.dispatch(&cs.req); st != stepNext {
@@ -312,6 +337,7 @@ func (cs *connState) flush() {
 		cs.out = nil
 	}
 	cs.touch()
+	cs.count()
 }
 
 // resume continues after a deferred response was written: the requests that

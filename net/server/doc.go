@@ -116,6 +116,18 @@
 // response is written whole), so a connection holds at most OutboundMax
 // plus one answer, plus what one read can hold (gnet's read buffer).
 //
+// Outbound budget. Config.OutboundTotalMax bounds the same bytes over all
+// connections, so that N clients that do not read cost about the budget,
+// not N × OutboundMax. Each connection counts its queue into
+// Server.outbound on its loop (connState.count: after each write, in each
+// AsyncWrite callback, and from the ticker for queues that drain without
+// traffic). While the total, with the connection's own uncounted bytes, is
+// over the budget, a connection with more than laggingBytes (64 KiB)
+// queued is treated as over its own bound: closed at its next request or
+// message, and WSConn.Send refuses for it. A connection that keeps up is
+// served as usual. A client that stops sending as well as reading keeps
+// what it has queued until the idle timeout.
+//
 // Requests in flight per HTTP connection: one. Requests are served in order
 // on the loop; a deferred response holds back every later request of its
 // connection (the invariant above), which queue as bytes, at most
@@ -131,6 +143,8 @@
 //     DefaultBodyTimeout): 408, closed.
 //   - Config.OutboundMax (DefaultOutboundMax): closed (WebSocket: 1008);
 //     WSConn.Send refuses beyond it, WSConn.SendOwed closes beyond twice it.
+//   - Config.OutboundTotalMax (DefaultOutboundTotalMax): as OutboundMax,
+//     for connections more than laggingBytes behind (TestOutboundTotalMax).
 //   - MaxPendingBytes: closed.
 //   - The parser's http1.MaxHeaderBytes (431), MaxHeaderCount (431) and
 //     MaxBodyBytes (413); net/ws's MaxFrameBytes and MaxMessageBytes (1009).

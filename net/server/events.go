@@ -50,6 +50,7 @@ func (e *events) OnClose(c gnet.Conn, _ error) gnet.Action {
 	}
 	cs.closed = true
 	cs.pending = nil
+	e.s.outbound.Add(-cs.counted.Swap(0))
 	e.s.unregister(cs)
 	e.s.releaseIP(cs.ip)
 	if cs.ws != nil {

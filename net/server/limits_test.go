@@ -164,6 +164,28 @@ func TestOutboundMaxHTTP(t *testing.T) {
 		func() bool { return s.open.Load() == 1 })
 }
 
+// TestOutboundTotalMax: clients that do not read are closed once the
+// node's outbound budget is spent, each well below its own bound, and the
+// budget's count falls back to zero once they are gone.
+func TestOutboundTotalMax(t *testing.T) {
+	s := startServer(t, newTestHandler(), Config{OutboundMax: 64 << 20, OutboundTotalMax: 2 << 20})
+	bad := []net.Conn{smallReadBuffer(t, s), smallReadBuffer(t, s), smallReadBuffer(t, s)}
+	// Each asks for 200 MB of answers; without the budget each would hold
+	// 64 MiB before its own bound closed it.
+	notReading(t, s, func() {
+		for _, c := range bad {
+			go func() { _, _ = io.WriteString(c, strings.Repeat(get("/big"), 2000)) }()
+		}
+	}, func() bool { return s.open.Load() == 1 })
+	deadline := time.Now().Add(2 * time.Second)
+	for s.outbound.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes still counted as queued with only a reading client left", s.outbound.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // notReading runs attack, a client that does not read, next to a
 // well-behaved client on s until gone reports the attacker closed; the heap
 // must not grow by more than 32 MiB meanwhile.

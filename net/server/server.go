@@ -29,6 +29,13 @@ const (
 	DefaultBodyTimeout = 30 * time.Second
 	// DefaultOutboundMax is Config.OutboundMax when it is zero.
 	DefaultOutboundMax = 8 << 20
+	// DefaultOutboundTotalMax is Config.OutboundTotalMax when it is zero.
+	DefaultOutboundTotalMax = 256 << 20
+	// laggingBytes: a connection with more than this queued for its socket
+	// is behind its client's reads (the kernel's socket buffers already
+	// hold what a reading client has not taken yet). Over the node's
+	// outbound budget, a lagging connection gets no more service.
+	laggingBytes = 64 << 10
 	// MaxPendingBytes bounds what one connection may send while one of its
 	// responses is deferred: one maximal request. Beyond it the connection is
 	// closed, since an in-order error response cannot be sent before the
@@ -68,6 +75,14 @@ type Config struct {
 	// more is queued (the connection is closed), WSConn.Send refuses beyond
 	// it, and WSConn.SendOwed closes the connection beyond twice it.
 	OutboundMax int
+	// OutboundTotalMax is the node's outbound budget: the bytes queued for
+	// sockets over all connections (DefaultOutboundTotalMax). While the
+	// total is over it, a connection with more than laggingBytes queued is
+	// closed at its next request or message and WSConn.Send refuses for it
+	// (the hub closes the subscription with -32022); connections that keep
+	// up are served as usual. So N clients that do not read hold about
+	// this much in all, not N × OutboundMax.
+	OutboundTotalMax int
 	// CORSDomains lists the browser origins served over HTTP
 	// (--http.corsdomain), WSOrigins those allowed to upgrade (--ws.origins),
 	// VHosts the Host names served besides IP literals (--http.vhosts). "*"
@@ -81,26 +96,30 @@ type Config struct {
 // Server is the gnet HTTP/1.1 server. Create it with New, then Start and Stop
 // it once each.
 type Server struct {
-	handler  Handler
-	cfg      Config
-	policy   policy
-	cfgErr   error // an invalid origin list, reported by Start
-	tick     time.Duration
-	epoch    time.Time
-	booted   chan struct{}
-	runErr   chan error
-	bootErr  error        // written before booted is closed
-	engine   gnet.Engine  // written before booted is closed
-	addr     string       // written before booted is closed
-	clock    atomic.Int64 // nanoseconds since epoch, advanced by OnTick
-	open     atomic.Int64 // connections between OnOpen and OnClose
+	handler Handler
+	cfg     Config
+	policy  policy
+	cfgErr  error // an invalid origin list, reported by Start
+	tick    time.Duration
+	epoch   time.Time
+	booted  chan struct{}
+	runErr  chan error
+	bootErr error        // written before booted is closed
+	engine  gnet.Engine  // written before booted is closed
+	addr    string       // written before booted is closed
+	clock   atomic.Int64 // nanoseconds since epoch, advanced by OnTick
+	open    atomic.Int64 // connections between OnOpen and OnClose
+	// outbound is the bytes queued for sockets over all connections, each
+	// as last counted on its loop (connState.count).
+	outbound atomic.Int64
 	started  atomic.Bool
 	registry struct {
 		sync.Mutex
 		conns map[*connState]struct{}
 	}
-	swept []*connState // scratch of the ticker goroutine
-	perIP struct {
+	// swept and recounted are scratch of the ticker goroutine.
+	swept, recounted []*connState
+	perIP            struct {
 		sync.Mutex
 		conns map[netip.Addr]int // open connections per remote address
 	}
@@ -130,6 +149,9 @@ func New(h Handler, cfg Config) *Server {
 	cfg.BodyTimeout = orDefault(cfg.BodyTimeout, DefaultBodyTimeout)
 	if cfg.OutboundMax <= 0 {
 		cfg.OutboundMax = DefaultOutboundMax
+	}
+	if cfg.OutboundTotalMax <= 0 {
+		cfg.OutboundTotalMax = DefaultOutboundTotalMax
 	}
 	if cfg.CORSDomains == nil {
 		cfg.CORSDomains = DefaultOrigins
@@ -253,9 +275,14 @@ func (s *Server) now() int64 { return s.clock.Load() }
 func (s *Server) sweep() {
 	s.swept = s.swept[:0]
 	s.registry.Lock()
+	s.recounted = s.recounted[:0]
 	for cs := range s.registry.conns {
-		if cs.draining.Load() || s.idle(cs) || s.quiet(cs) || s.late(cs) {
+		switch {
+		case cs.draining.Load() || s.idle(cs) || s.quiet(cs) || s.late(cs):
 			s.swept = append(s.swept, cs)
+		case cs.counted.Load() > 0:
+			// Its queue drains without traffic of ours to count it.
+			s.recounted = append(s.recounted, cs)
 		}
 	}
 	s.registry.Unlock()
@@ -263,6 +290,21 @@ func (s *Server) sweep() {
 		_ = cs.conn.EventLoop().Execute(context.Background(), cs)
 		s.swept[i] = nil
 	}
+	for i, cs := range s.recounted {
+		_ = cs.conn.EventLoop().Execute(context.Background(), (*recountTask)(cs))
+		s.recounted[i] = nil
+	}
+}
+
+// refuses reports whether cs, with backlog bytes queued now, gets no more
+// service: over its own bound, or lagging while the node is over its
+// budget. The total counts cs at backlog, not at its last count: answers
+// staged during one read are not counted yet.
+func (s *Server) refuses(cs *connState, backlog int64) bool {
+	if backlog > int64(s.cfg.OutboundMax) {
+		return true
+	}
+	return backlog > laggingBytes && s.outbound.Load()-cs.counted.Load()+backlog > int64(s.cfg.OutboundTotalMax)
 }
 
 // idle reports whether cs saw no traffic for the idle timeout. The clock lags

@@ -148,7 +148,7 @@ func (cs *connState) processWS(buf []byte, owned bool) gnet.Action {
 		}
 		switch m.Op {
 		case ws.OpText, ws.OpBinary:
-			if cs.backlog() > cs.srv.cfg.OutboundMax {
+			if cs.srv.refuses(cs, int64(cs.backlog())) {
 				return cs.abortWS() // its answer would not be read either
 			}
 			cs.wsHandler.ServeWS(cs.ws, m.Payload)
@@ -202,7 +202,7 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 	for _, p := range parts {
 		total += len(p)
 	}
-	if c.backlog()+int64(total) > int64(c.cs.srv.cfg.OutboundMax) {
+	if c.cs.srv.refuses(c.cs, c.backlog()+int64(total)) {
 		return false
 	}
 	var bufs [][]byte
@@ -262,6 +262,7 @@ func (c *WSConn) write(bufs [][]byte, n int64) bool {
 		if err == nil && !c.cs.closed {
 			c.outbound.Store(int64(conn.OutboundBuffered()))
 			c.cs.touch()
+			c.cs.count()
 		}
 		return nil
 	}); err != nil {
