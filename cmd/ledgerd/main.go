@@ -36,10 +36,12 @@ type flags struct {
 	baseFee                                       uint64
 	snapshotInterval, retain, trimMapped          time.Duration
 	// transport bounds and the browser policy (net/server)
-	headerTimeout, bodyTimeout     time.Duration
-	maxConnsPerIP, outboundMax     int
-	outboundTotalMax               int
-	corsDomains, vhosts, wsOrigins string
+	headerTimeout, bodyTimeout time.Duration
+	maxConnsPerIP, outboundMax int
+	outboundTotalMax           int
+	// request bounds of the dispatcher (net/rpc)
+	workers, queueMax, queueBytesMax, wsInFlightMax, responseBytesMax int
+	corsDomains, vhosts, wsOrigins                                    string
 }
 
 func main() {
@@ -65,6 +67,11 @@ func main() {
 	flag.IntVar(&f.maxConnsPerIP, "max-conns-per-ip", server.DefaultMaxConnsPerIP, "open connections from one remote address; more get 503")
 	flag.IntVar(&f.outboundMax, "outbound-max", server.DefaultOutboundMax, "bytes queued for one connection's socket (HTTP and WebSocket); a client that leaves more unread is closed")
 	flag.IntVar(&f.outboundTotalMax, "outbound-total-max", server.DefaultOutboundTotalMax, "bytes queued for sockets over all connections; past it, a connection more than 64 KiB behind its client is closed")
+	flag.IntVar(&f.workers, "rpc.workers", rpc.DefaultWorkers, "worker goroutines that run requests with writes (batches with a write, admin calls)")
+	flag.IntVar(&f.queueMax, "rpc.queue", rpc.DefaultQueueMax, "requests with writes waiting for a worker, node-wide; more get 503 (HTTP) or -32005 (WebSocket)")
+	flag.IntVar(&f.queueBytesMax, "rpc.queue-bytes", rpc.DefaultQueueBytesMax, "bytes of requests with writes queued or running, node-wide; more get 503 or -32005")
+	flag.IntVar(&f.wsInFlightMax, "ws.inflight", rpc.DefaultWSInFlightMax, "messages of one WebSocket connection whose answer is owed later; more get -32005")
+	flag.IntVar(&f.responseBytesMax, "rpc.batch-response-max-size", rpc.DefaultResponseBytesMax, "bytes of the answer to one request or batch; calls past it get -32600")
 	flag.StringVar(&f.corsDomains, "http.corsdomain", strings.Join(server.DefaultOrigins, ","), "browser origins served over HTTP, comma-separated (scheme and port optional; * for any; empty for none)")
 	flag.StringVar(&f.vhosts, "http.vhosts", strings.Join(server.DefaultVHosts, ","), "Host names served over HTTP besides IP literals, comma-separated (* for any)")
 	flag.StringVar(&f.wsOrigins, "ws.origins", strings.Join(server.DefaultOrigins, ","), "browser origins allowed to open a WebSocket, comma-separated (scheme and port optional; * for any; empty for none)")
@@ -84,8 +91,9 @@ func run(f *flags) error {
 	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 || f.trimMapped == 0 {
 		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0, --trim-mapped > 0 or negative")
 	}
-	if f.headerTimeout == 0 || f.bodyTimeout == 0 || f.maxConnsPerIP < 1 || f.outboundMax < 1 || f.outboundTotalMax < 1 {
-		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip, --outbound-max and --outbound-total-max ≥ 1")
+	if f.headerTimeout == 0 || f.bodyTimeout == 0 || f.maxConnsPerIP < 1 || f.outboundMax < 1 || f.outboundTotalMax < 1 ||
+		f.workers < 1 || f.queueMax < 1 || f.queueBytesMax < 1 || f.wsInFlightMax < 1 || f.responseBytesMax < 1 {
+		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip, --outbound-max, --outbound-total-max and the --rpc.*/--ws.inflight bounds ≥ 1")
 	}
 	var manual *node.ManualClock
 	switch f.clock {
@@ -112,7 +120,9 @@ func run(f *flags) error {
 		return err
 	}
 	hub := rpc.StartHub(n, f.compat)
-	svc := rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat})
+	svc := rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat,
+		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
+		ResponseBytesMax: f.responseBytesMax})
 	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true, HeaderTimeout: f.headerTimeout, BodyTimeout: f.bodyTimeout,
 		MaxConnsPerIP: f.maxConnsPerIP, OutboundMax: f.outboundMax, OutboundTotalMax: f.outboundTotalMax,
 		CORSDomains: list(f.corsDomains), VHosts: list(f.vhosts), WSOrigins: list(f.wsOrigins)})
