@@ -165,7 +165,7 @@ func TestHistoryReadsFromDisk(t *testing.T) {
 			}
 		}
 	}
-	logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100)
+	logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100, nil)
 	if err != nil || len(logs) != 6 {
 		t.Fatalf("deposit logs: %d, %v", len(logs), err)
 	}
@@ -178,13 +178,25 @@ func TestHistoryReadsFromDisk(t *testing.T) {
 			want++
 		}
 	}
-	logs, err = n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}, FromUs: from}, 100)
+	logs, err = n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}, FromUs: from}, 100, nil)
 	if err != nil || len(logs) != want || want < 3 {
 		t.Fatalf("deposit logs from the fourth one's time: %d (want %d), %v", len(logs), want, err)
 	}
+	// The calls of one request share a budget: each takes what it looked
+	// at, and a call that would look past what is left is refused.
+	all := &LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}
+	budget := 1000
+	if logs, err := n.Logs(all, 100, &budget); err != nil || len(logs) != 6 || budget > 1000-6 {
+		t.Fatalf("with a budget: %d logs, %v, %d left", len(logs), err, budget)
+	}
+	scanned := 1000 - budget
+	budget = scanned - 1
+	if _, err := n.Logs(all, 100, &budget); !errors.Is(err, ErrLogRangeTooWide) || budget != 0 {
+		t.Fatalf("one log short of the budget: %v, %d left; want ErrLogRangeTooWide and none", err, budget)
+	}
 	// A range holding more logs than one query looks at is refused, not cut.
 	n.logScanMax = 5
-	if logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100); !errors.Is(err, ErrLogRangeTooWide) {
+	if logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100, nil); !errors.Is(err, ErrLogRangeTooWide) {
 		t.Fatalf("a range over the scan bound: %d logs, %v; want ErrLogRangeTooWide", len(logs), err)
 	}
 }
@@ -363,7 +375,7 @@ func TestRetentionPrunes(t *testing.T) {
 		if err != nil || len(items) != len(kept)+2 { // and 2 ticks
 			t.Fatalf("listing after pruning: %d items, %v; want %d", len(items), err, len(kept)+2)
 		}
-		logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100)
+		logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 100, nil)
 		if err != nil || len(logs) != 2 {
 			t.Fatalf("deposit logs after pruning: %d, %v", len(logs), err)
 		}

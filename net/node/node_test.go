@@ -137,7 +137,7 @@ func TestReplayRebuildsState(t *testing.T) {
 	attested := make(chan struct{})
 	n.OnAttested(dep.Rec.Tx.Hash, func() { close(attested) })
 	<-attested
-	logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 10)
+	logs, err := n.Logs(&LogFilter{Topics: [][]core.Hash{{core.DepositTopic()}}}, 10, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -167,10 +167,18 @@ var ErrLogRangeTooWide = fmt.Errorf("the block range holds more than %d logs: na
 // It reads the history on disk without the sequencer's lock: the time
 // bounds pick a range of places, and the log index in that range is matched
 // against the filter before any record is read.
-func (n *Node) Logs(f *LogFilter, limit int) ([]LogMatch, error) {
+//
+// It looks at no more than LogScanMax logs, nor more than *budget when
+// budget is set, and takes what it looked at off *budget: the calls of one
+// request share one budget (ErrLogRangeTooWide once it is spent).
+func (n *Node) Logs(f *LogFilter, limit int, budget *int) ([]LogMatch, error) {
 	lo, hi, err := n.placeRange(f.FromUs, true, f.ToUs)
 	if err != nil {
 		return nil, err
+	}
+	scanMax := n.logScanMax
+	if budget != nil {
+		scanMax = min(scanMax, *budget)
 	}
 	type ref struct {
 		place uint64
@@ -179,7 +187,7 @@ func (n *Node) Logs(f *LogFilter, limit int) ([]LogMatch, error) {
 	var refs []ref
 	scanned := 0
 	err = n.log.ScanLogs(lo, hi, func(place uint64, index int, lg *core.Log) bool {
-		if scanned++; scanned > n.logScanMax {
+		if scanned++; scanned > scanMax {
 			return false
 		}
 		if f.matches(lg) {
@@ -187,10 +195,13 @@ func (n *Node) Logs(f *LogFilter, limit int) ([]LogMatch, error) {
 		}
 		return len(refs) < limit
 	})
+	if budget != nil {
+		*budget -= min(scanned, scanMax)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if scanned > n.logScanMax {
+	if scanned > scanMax {
 		return nil, ErrLogRangeTooWide
 	}
 	places := make([]uint64, 0, len(refs))

@@ -61,6 +61,10 @@
 //     the node's lock (node.Node.Logs: only the range of places is read
 //     under it), looks at no more than node.LogScanMax (2 000 000) logs in
 //     its time range (-32602 beyond) and answers at most LogsMax (10 000).
+//     The eth_getLogs calls of one request or batch share one budget of
+//     Config.LogScanMax logs (2 000 000 by default): a batch of 1000 calls
+//     scans no more than one call may, and the call that would pass what
+//     is left gets -32602 saying to narrow the ranges or split the batch.
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).

@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/gorilla/websocket"
+	"github.com/ledgervenue/node/core"
 
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
@@ -179,6 +180,44 @@ func TestGetLogsFilterBounds(t *testing.T) {
 		}
 		wantRPCError(t, err, -32602, "Invalid params", c.data)
 		wantRPCError(t, serr, -32602, "Invalid params", c.data)
+	}
+}
+
+// TestGetLogsScanBudget: the eth_getLogs calls of one batch share
+// Config.LogScanMax, so a batch of many calls scans no more than one may:
+// the call that would pass what is left gets -32602 saying so, and a lone
+// call still gets the whole budget.
+func TestGetLogsScanBudget(t *testing.T) {
+	tn := startNodeWith(t, nodeSetup{rpc: func(c *rpc.Config) { c.LogScanMax = 5 }})
+	ctx := context.Background()
+	var last struct {
+		TxHash common.Hash `json:"tx_hash"`
+	}
+	for i := range 3 { // three deposits: three logs
+		deposit := map[string]any{"token": common.Address(core.NativeToken), "to": devAddr(i), "amount": "0x1"}
+		if err := tn.admin.CallContext(ctx, &last, "admin_deposit", deposit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tn.waitReceipt(last.TxHash)
+	all := map[string]any{"fromBlock": "earliest", "toBlock": "latest"}
+	var batch []gethrpc.BatchElem
+	for range 3 {
+		batch = append(batch, gethrpc.BatchElem{Method: "eth_getLogs", Args: []any{all}, Result: new([]types.Log)})
+	}
+	if err := tn.rpc.BatchCallContext(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if batch[0].Error != nil || len(*batch[0].Result.(*[]types.Log)) != 3 {
+		t.Fatalf("first call: %v", batch[0].Error)
+	}
+	for _, e := range batch[1:] {
+		wantRPCError(t, e.Error, -32602, "Invalid params",
+			"the eth_getLogs calls of this request looked at more than 5 logs in all: narrow their ranges or split the batch")
+	}
+	var logs []types.Log
+	if err := tn.rpc.CallContext(ctx, &logs, "eth_getLogs", all); err != nil || len(logs) != 3 {
+		t.Fatalf("a lone call after the batch: %d logs, %v", len(logs), err)
 	}
 }
 

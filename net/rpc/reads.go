@@ -68,8 +68,11 @@ func (c *call) emptyBlock(dst []byte, number uint64, hash [32]byte) []byte {
 }
 
 // LogsMax bounds one eth_getLogs answer. The filter's own bounds are the
-// logs subscription's (subs.ParseLogAddresses, subs.ParseLogTopics), and
-// the logs one query looks at are node.LogScanMax.
+// logs subscription's (subs.ParseLogAddresses, subs.ParseLogTopics); the
+// logs one query looks at are node.LogScanMax, and those all the
+// eth_getLogs calls of one request or batch look at together are
+// Config.LogScanMax (the same 2 000 000 by default), so a batch of 1000
+// calls scans no more than one call may.
 const LogsMax = 10_000
 
 var (
@@ -88,8 +91,11 @@ func (c *call) getLogs(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	matches, lerr := c.s.node.Logs(&f, LogsMax+1)
+	shared := c.sc.logBudget < c.s.cfg.LogScanMax // an earlier call of this request spent some
+	matches, lerr := c.s.node.Logs(&f, LogsMax+1, &c.sc.logBudget)
 	switch {
+	case errors.Is(lerr, node.ErrLogRangeTooWide) && shared:
+		return dst, c.s.errLogBudget
 	case errors.Is(lerr, node.ErrLogRangeTooWide):
 		return dst, errLogRangeTooWide
 	case lerr != nil:

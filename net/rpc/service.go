@@ -53,6 +53,10 @@ type Config struct {
 	// ResponseBytesMax bounds the answer to one request or batch
 	// (DefaultResponseBytesMax); see runAll.
 	ResponseBytesMax int
+	// LogScanMax bounds the logs all the eth_getLogs calls of one request
+	// or batch look at together (node.LogScanMax when zero): past it a
+	// call gets -32602 saying to narrow the ranges or split the batch.
+	LogScanMax int
 }
 
 // Defaults of Config's limits.
@@ -92,7 +96,7 @@ type Service struct {
 	workers     sync.WaitGroup
 
 	// The refusals of the limits, built once with their values.
-	errQueueFull, errQueueBytes, errInFlight, errTooLarge *jsonrpc.Error
+	errQueueFull, errQueueBytes, errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
 }
 
 var _ server.Handler = (*Service)(nil)
@@ -115,12 +119,17 @@ func New(cfg Config) *Service {
 	if cfg.ResponseBytesMax <= 0 {
 		cfg.ResponseBytesMax = DefaultResponseBytesMax
 	}
+	if cfg.LogScanMax <= 0 {
+		cfg.LogScanMax = node.LogScanMax
+	}
 	s := &Service{cfg: cfg, node: cfg.Node, jobs: make(chan job, cfg.QueueMax),
 		errQueueFull:  jsonrpc.LimitExceeded("too many requests with writes queued on this node", cfg.QueueMax),
 		errQueueBytes: jsonrpc.LimitExceeded("too many bytes of requests with writes queued on this node", cfg.QueueBytesMax),
 		errInFlight:   jsonrpc.LimitExceeded("too many requests in flight on this connection", cfg.WSInFlightMax),
 		errTooLarge: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "response too large (max " + strconv.Itoa(cfg.ResponseBytesMax) + " bytes)"},
+		errLogBudget: jsonrpc.InvalidParams("the eth_getLogs calls of this request looked at more than " +
+			strconv.Itoa(cfg.LogScanMax) + " logs in all: narrow their ranges or split the batch"),
 	}
 	s.workers.Add(cfg.Workers)
 	for range cfg.Workers {
@@ -149,6 +158,9 @@ type scratch struct {
 	// deferred: a lone eth_sendRawTransaction over WebSocket answers later
 	// (ServeWS keeps the connection's in-flight slot taken).
 	deferred bool
+	// logBudget is what the eth_getLogs calls of the body being run may
+	// still look at (Config.LogScanMax; runAll resets it).
+	logBudget int
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
@@ -220,6 +232,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 // error per request (about 100 bytes each, BatchLimit at most).
 func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o origin, refusal *jsonrpc.Error, dst []byte) []byte {
 	start, wrote := len(dst), false
+	sc.logBudget = s.cfg.LogScanMax
 	if batch {
 		dst = append(dst, '[')
 	}
