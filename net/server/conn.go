@@ -179,12 +179,25 @@ func (cs *connState) count() {
 }
 
 // recountTask counts a connection whose queue may have drained while it
-// had no traffic; the ticker schedules it on the loop (gnet.Runnable).
+// had no traffic, and closes it if what it still has queued is past the
+// bounds (Server.refuses): a client that neither reads nor sends would
+// otherwise keep its queue until the idle timeout. The ticker schedules it
+// on the loop (gnet.Runnable).
 type recountTask connState
 
 func (t *recountTask) Run(context.Context) error {
-	(*connState)(t).count()
-	return nil
+	cs := (*connState)(t)
+	if cs.closed {
+		return nil
+	}
+	cs.count()
+	if !cs.srv.refuses(cs, int64(cs.backlog())) {
+		return nil
+	}
+	if cs.proto == protoWebSocket {
+		cs.abortWS()
+	}
+	return cs.conn.EventLoop().Close(cs.conn)
 }
 
 func (cs *connState) backlog() int {

@@ -125,8 +125,9 @@
 // over the budget, a connection with more than laggingBytes (64 KiB)
 // queued is treated as over its own bound: closed at its next request or
 // message, and WSConn.Send refuses for it. A connection that keeps up is
-// served as usual. A client that stops sending as well as reading keeps
-// what it has queued until the idle timeout.
+// served as usual. A client that stops sending as well as reading is closed
+// by the ticker's recount (recountTask) once its queue is past either
+// bound, within a tick, rather than kept until the idle timeout.
 //
 // Requests in flight per HTTP connection: one. Requests are served in order
 // on the loop; a deferred response holds back every later request of its

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"context"
 	"encoding/binary"
 	"io"
 	"net"
@@ -183,6 +184,47 @@ func TestOutboundTotalMax(t *testing.T) {
 			t.Fatalf("%d bytes still counted as queued with only a reading client left", s.outbound.Load())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestOutboundSilentClient: a client whose queue is past the bounds and
+// that sends nothing more (so no request of its own is refused) is closed
+// by the ticker's recount, not kept until the idle timeout; one within
+// the bounds is not.
+func TestOutboundSilentClient(t *testing.T) {
+	const outboundMax = 1000
+	c := newFakeConn(t, newTestHandler(), Config{OutboundMax: outboundMax, OutboundTotalMax: 4 * outboundMax})
+	cs := c.ctx.(*connState)
+	recount := func(queued int) {
+		t.Helper()
+		c.outbound = queued
+		if err := (*recountTask)(cs).Run(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := cs.counted.Load(); !c.closed && got != int64(queued) {
+			t.Fatalf("%d bytes queued, %d counted", queued, got)
+		}
+	}
+	recount(outboundMax)
+	if c.closed {
+		t.Fatal("closed at the bound")
+	}
+	recount(outboundMax + 1)
+	if !c.closed {
+		t.Fatal("a silent client past the bound was not closed")
+	}
+	// Lagging while the node is over its budget: another connection holds
+	// the rest of it.
+	c = newFakeConn(t, newTestHandler(), Config{OutboundMax: 1 << 20, OutboundTotalMax: 1 << 20})
+	cs = c.ctx.(*connState)
+	cs.srv.outbound.Store(1<<20 - laggingBytes)
+	recount(laggingBytes)
+	if c.closed {
+		t.Fatal("closed within the budget")
+	}
+	recount(laggingBytes + 1)
+	if !c.closed {
+		t.Fatal("a silent lagging client over the budget was not closed")
 	}
 }
 
