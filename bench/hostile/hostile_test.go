@@ -43,9 +43,6 @@ const (
 	// RSSCeiling bounds the node's resident memory during any attack. The
 	// dev node starts at about 250 MB (the dev books' arenas are 173 MB).
 	RSSCeiling = 1 << 30
-	// GoodP99Max bounds the good client's p99 latency during any attack:
-	// a read, or a transfer acknowledged once durable.
-	GoodP99Max = 500 * time.Millisecond
 	// attackMax bounds an attack that pushes until the node closes it.
 	attackMax = 60 * time.Second
 	// afterMax bounds each call of the check after an attack.
@@ -67,13 +64,19 @@ type scale struct {
 	batchCalls  int // calls in one batch
 	depth       int // JSON nesting
 	wsWrites    int // WebSocket write calls sent without reading
+	// goodP99Max bounds the good client's p99 latency during any attack:
+	// a read, or a transfer acknowledged once durable. The attackers share
+	// the node's two cores, so the bound grows with them.
+	goodP99Max time.Duration
 }
 
 var (
 	short = scale{phase: 3 * time.Second, slowConns: 300, pipeConns: 50, wsReadless: 20,
-		percentiles: 1_000_000, logAddrs: 100_000, batchCalls: 100_000, depth: 100_000, wsWrites: 2_000}
+		percentiles: 1_000_000, logAddrs: 100_000, batchCalls: 100_000, depth: 100_000, wsWrites: 2_000,
+		goodP99Max: 500 * time.Millisecond}
 	full = scale{phase: 10 * time.Second, slowConns: 2_000, pipeConns: 500, wsReadless: 200,
-		percentiles: 1_000_000, logAddrs: 100_000, batchCalls: 100_000, depth: 100_000, wsWrites: 10_000}
+		percentiles: 1_000_000, logAddrs: 100_000, batchCalls: 100_000, depth: 100_000, wsWrites: 10_000,
+		goodP99Max: time.Second}
 )
 
 // TestHostileClients runs each attack against a fresh node (so that one
@@ -119,8 +122,8 @@ func TestHostileClients(t *testing.T) {
 		if r.peakRSS > RSSCeiling {
 			t.Errorf("%s: the node's RSS peaked at %d MB, over the ceiling of %d MB", a.name, r.peakRSS>>20, RSSCeiling>>20)
 		}
-		if r.p99 > GoodP99Max {
-			t.Errorf("%s: the good client's p99 was %v, over %v", a.name, r.p99, GoodP99Max)
+		if r.p99 > sc.goodP99Max {
+			t.Errorf("%s: the good client's p99 was %v, over %v", a.name, r.p99, sc.goodP99Max)
 		}
 		if err := e.good.serves(); err != nil {
 			t.Errorf("after %s the node does not serve normally: %v\nnode log:\n%s", a.name, err, tail(e.node.Log()))
