@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Clock gives the node's notion of now, in Unix microseconds. The committee
-// stamps attestations with it and eth_blockNumber reports it.
+// Clock gives the time, in Unix microseconds: Config.Clock is the source the
+// node reads through its monotonic clock (monotonic), never directly.
 type Clock interface {
 	NowMicros() int64
 }
@@ -37,4 +37,36 @@ func (c *ManualClock) Advance(deltaUs int64) int64 {
 		panic("BUG: ManualClock.Advance with a negative delta")
 	}
 	return c.us.Add(deltaUs)
+}
+
+// monotonic is the node's notion of now: its source read through a floor,
+// so that no reading is below an earlier one. When the source steps back
+// (an NTP correction, a VM resumed), the node holds its last time until the
+// source catches up, rather than stamp an input, attest a batch or run a
+// tick before one it already did: the subscription hub and the history
+// indexes rely on those times never decreasing. Start-up raises the floor
+// to the newest time in the restored state, so this holds across restarts
+// too. Safe for concurrent use, lock-free.
+type monotonic struct {
+	src Clock
+	floor
+}
+
+// NowMicros returns max(the source's time, every earlier reading).
+func (c *monotonic) NowMicros() int64 { return c.raise(c.src.NowMicros()) }
+
+// floor is a running maximum, lock-free.
+type floor struct{ last atomic.Int64 }
+
+// raise lifts the floor to us and returns the floor.
+func (f *floor) raise(us int64) int64 {
+	for {
+		last := f.last.Load()
+		if us <= last {
+			return last
+		}
+		if f.last.CompareAndSwap(last, us) {
+			return us
+		}
+	}
 }

@@ -28,6 +28,12 @@
 //   - The attester's batch and its records' history rows are durable before
 //     any of those receipts is served; a restart reads batches back and never
 //     signs a record twice (sequence numbers continue).
+//   - Time never goes backwards: admission stamps, attestation times, ticks,
+//     idle slots and the past-perfect time all come from one monotonic clock
+//     (clock.go), which holds its last time while the wall clock is behind
+//     it and resumes at least where the restored state left off.
+//   - svc_metrics (metrics.go) counts live traffic only: records replayed at
+//     start-up and attested after it add to no throughput or latency.
 //
 // Memory: RAM holds the ledger, the books, the market index, the records in
 // flight (MaxInflight bounds them: beyond it Submit refuses with

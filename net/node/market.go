@@ -27,7 +27,7 @@ var ErrTickStuck = errors.New("BUG: the orderbook reported an executed tick as d
 // channel yields once the last of them is durable (the log keeps order, so
 // all are then); it is nil when no tick was due.
 func (n *Node) RunDueTicks() (<-chan error, error) {
-	now := n.cfg.Clock.NowMicros()
+	now := n.clock.NowMicros()
 	last := int64(-1)
 	var durable chan error
 	for {
@@ -76,17 +76,22 @@ func gcd(a, b int64) int64 {
 
 // ticker drives ticks from the wall clock. A slot of the grid that has no
 // tick due is reported to the publisher as idle: newHeads and past-perfect
-// time move on an idle node too.
+// time move on an idle node too. A slot runs only once the node's time has
+// reached it, so slots increase strictly even when the wall clock steps
+// back (the node's time then holds until the wall clock catches up).
 func (n *Node) ticker() {
 	defer n.wg.Done()
 	for {
 		grid := n.tickGridUs()
-		now := n.cfg.Clock.NowMicros()
+		now := n.clock.NowMicros()
 		slotUs := (now/grid + 1) * grid
 		select {
 		case <-n.quit:
 			return
 		case <-time.After(time.Duration(slotUs-now) * time.Microsecond):
+		}
+		if n.clock.NowMicros() < slotUs {
+			continue // the wall clock stepped back: wait for it
 		}
 		durable, err := n.RunDueTicks()
 		switch {

@@ -4,29 +4,38 @@ import (
 	"time"
 
 	"github.com/holiman/uint256"
-	"github.com/ledgervenue/node/core"
 )
 
 // metricsWindowSeconds is how far back svc_metrics averages.
 const metricsWindowSeconds = 10
 
-// metrics keeps per-second buckets of attested transactions over a sliding
-// window. Guarded by Node.mu.
+// metrics keeps per-second buckets over a sliding window: the live records
+// attested in each second, and the validator signatures collected and asked
+// for by the batches signed in it. Seconds are the wall clock's as of
+// start-up, advanced by Go's monotonic clock: they end where the wall
+// clock's seconds end, and a later wall-clock step moves nothing into
+// another second. Guarded by Node.mu.
 type metrics struct {
+	start   time.Time
 	buckets [metricsWindowSeconds + 1]bucket
-	// signatures and expected count validator signatures over all batches.
-	signatures, expected uint64
 }
 
 type bucket struct {
 	second    int64
-	count     uint64
+	count     uint64 // live records attested
 	latencyNs int64
 	gasPrice  uint256.Int // sum of effective gas prices
+	// signatures and expected count validator signatures over the batches
+	// attested in this second.
+	signatures, expected uint64
+}
+
+func (m *metrics) second(now time.Time) int64 {
+	return (m.start.UnixNano() + int64(now.Sub(m.start))) / int64(time.Second)
 }
 
 func (m *metrics) bucket(now time.Time) *bucket {
-	s := now.Unix()
+	s := m.second(now)
 	b := &m.buckets[s%int64(len(m.buckets))]
 	if b.second != s {
 		*b = bucket{second: s}
@@ -34,32 +43,46 @@ func (m *metrics) bucket(now time.Time) *bucket {
 	return b
 }
 
-func (m *metrics) observe(now time.Time, latency time.Duration, rec *core.TxRecord) {
+// observe counts e, just attested at now, unless it was replayed at
+// start-up: latency and throughput measure live traffic only.
+func (m *metrics) observe(now time.Time, e *Entry) {
+	if e.acceptedAt.IsZero() {
+		return
+	}
 	b := m.bucket(now)
 	b.count++
-	b.latencyNs += int64(latency)
-	b.gasPrice.Add(&b.gasPrice, &rec.EffectiveGasPrice)
+	b.latencyNs += int64(now.Sub(e.acceptedAt))
+	b.gasPrice.Add(&b.gasPrice, &e.Rec.EffectiveGasPrice)
 }
 
-func (m *metrics) observeBatch(signed, members int) {
-	m.signatures += uint64(signed)
-	m.expected += uint64(members)
+// observeBatch counts the signatures a batch attested at now collected, of
+// members asked.
+func (m *metrics) observeBatch(now time.Time, signed, members int) {
+	b := m.bucket(now)
+	b.signatures += uint64(signed)
+	b.expected += uint64(members)
 }
 
-// Metrics is the svc_metrics result.
+// Metrics is the svc_metrics result: measured over the last
+// metricsWindowSeconds complete seconds.
 type Metrics struct {
-	GasPrice        uint256.Int // mean effective gas price over the window; the base fee if idle
-	ValidatorUptime float64     // fraction of expected validator signatures produced
-	LatencyMs       float64     // mean accept→attested time over the window
-	Throughput      float64     // attested records per second over the window
+	GasPrice uint256.Int // mean effective gas price of the live records; the base fee if none
+	// ValidatorUptime is the fraction of the signatures asked of the
+	// validators that the batches attested in the window collected; 1 when
+	// no batch was attested (none asked, none missed: docs/decisions.md).
+	ValidatorUptime float64
+	LatencyMs       float64 // mean admission→attested time of the live records
+	Throughput      float64 // live records attested per second
 }
 
-// Metrics measures the last metricsWindowSeconds complete seconds.
+// Metrics measures the last metricsWindowSeconds complete seconds. Records
+// replayed at start-up and attested since count in no figure but the
+// uptime (their signatures were collected live).
 func (n *Node) Metrics() Metrics {
-	now := time.Now().Unix()
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	var count uint64
+	now := n.metrics.second(time.Now())
+	var count, signatures, expected uint64
 	var latency int64
 	var gas uint256.Int
 	for _, b := range n.metrics.buckets {
@@ -69,10 +92,12 @@ func (n *Node) Metrics() Metrics {
 		count += b.count
 		latency += b.latencyNs
 		gas.Add(&gas, &b.gasPrice)
+		signatures += b.signatures
+		expected += b.expected
 	}
 	out := Metrics{GasPrice: n.ledger.BaseFee(), ValidatorUptime: 1}
-	if n.metrics.expected > 0 {
-		out.ValidatorUptime = float64(n.metrics.signatures) / float64(n.metrics.expected)
+	if expected > 0 {
+		out.ValidatorUptime = float64(signatures) / float64(expected)
 	}
 	if count > 0 {
 		out.GasPrice.Div(&gas, uint256.NewInt(count))

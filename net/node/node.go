@@ -67,8 +67,10 @@ type Config struct {
 	BaseFee       uint256.Int
 	Validators    int
 	CommitteeSeed []byte
-	Clock         Clock
-	Genesis       []Alloc
+	// Clock is the time source (nil: the wall clock). The node reads it
+	// through a floor that never lets its time go backwards (monotonic).
+	Clock   Clock
+	Genesis []Alloc
 	// Markets are created at genesis, before the log is replayed.
 	Markets []clob.MarketConfig
 	// Orderbook bounds the engine's memory per market.
@@ -101,7 +103,11 @@ type Config struct {
 
 // Node is the running ledger service. Its methods are safe for concurrent use.
 type Node struct {
-	cfg       Config
+	cfg Config
+	// clock is the node's time: cfg.Clock, never going backwards. Every
+	// admission stamp, attestation time, tick and past-perfect time is read
+	// from it.
+	clock     *monotonic
 	committee *attest.Committee
 	log       *persist.Log
 	// genesisHash is the state hash before any input: a snapshot taken
@@ -123,10 +129,10 @@ type Node struct {
 	// stopErr, once set, refuses every write: ErrStopped or ErrLogFailed.
 	stopErr error
 	lastAtt int64 // timestamp of the newest attestation batch
-	metrics metrics
-	// lastStamp is the newest admission time given to an input: the
-	// sequencer's clock never runs backwards.
-	lastStamp int64
+	// pastPerfect is the newest past-perfect time reported: it never
+	// decreases either.
+	pastPerfect floor
+	metrics     metrics
 	// awaiting maps the Seq of each admitted orderbook transaction to it
 	// until the tick it lands in has run.
 	awaiting map[uint64]awaitRef
@@ -209,6 +215,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n := &Node{
 		cfg:        cfg,
+		clock:      &monotonic{src: cfg.Clock},
 		committee:  attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
 		log:        lg,
 		ledger:     core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook}),
@@ -234,6 +241,7 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.genesisHash = n.ledger.StateHash()
 	start := time.Now()
+	n.metrics.start = start
 	if err := n.restore(); err != nil {
 		lg.Close()
 		return nil, err
@@ -290,7 +298,7 @@ func (n *Node) restore() error {
 		if !rej.OK() {
 			return fmt.Errorf("intent log seq %d no longer applies (reject code %d): log and genesis disagree", seq, rej.Code)
 		}
-		n.lastStamp = max(n.lastStamp, in.TimeUs)
+		n.clock.raise(in.TimeUs)
 		if rec == nil {
 			n.afterApply(in, nil, nil)
 			return nil
@@ -305,7 +313,7 @@ func (n *Node) restore() error {
 			n.afterApply(in, rec, nil)
 			return nil
 		}
-		e := &Entry{Rec: rec, place: place, durable: true, acceptedAt: time.Now()}
+		e := &Entry{Rec: rec, place: place, durable: true} // no acceptedAt: not live traffic
 		n.entries[rec.Tx.Hash] = e
 		n.afterApply(in, rec, e)
 		rest = append(rest, e)
@@ -317,6 +325,9 @@ func (n *Node) restore() error {
 	if n.records < head.NextPlace {
 		return fmt.Errorf("the history holds %d attested records, the log only %d: the data directory is damaged", head.NextPlace, n.records)
 	}
+	// The node's time resumes at the newest it had given out, even if the
+	// source now reads earlier (a restart after the clock stepped back).
+	n.clock.raise(max(n.lastAtt, n.lastTickUs))
 	for _, e := range rest {
 		n.inflight++
 		n.attestQ.push(e)
@@ -384,8 +395,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 		}
 	}
 	if in.Kind == core.InputTx {
-		n.lastStamp = max(n.lastStamp, n.cfg.Clock.NowMicros())
-		in.TimeUs = n.lastStamp
+		in.TimeUs = n.clock.NowMicros()
 	}
 	rec, rej := n.ledger.Apply(in)
 	if !rej.OK() {

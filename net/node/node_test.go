@@ -360,31 +360,38 @@ func TestDamagedBatchRefused(t *testing.T) {
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	lg, err := persist.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first, err := lg.Batch(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first.Root[0] ^= 1
-	first.Records = make([]*core.TxRecord, first.Leaves) // rewrites batch 1 and its records' rows
-	for i := range first.Records {
-		s, err := lg.Records([]uint64{first.FirstPlace + uint64(i)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		first.Records[i] = &s[0].Rec
-	}
-	if err := lg.Append(&persist.Group{Batches: []*persist.Batch{first}}); err != nil {
-		t.Fatal(err)
-	}
-	lg.Close()
+	rewriteBatch(t, dir, 1, func(b *persist.Batch) { b.Root[0] ^= 1 })
 	if n, err := Open(testConfig(t, dir)); err == nil || !strings.Contains(err.Error(), "damaged") {
 		if err == nil {
 			n.Close()
 		}
 		t.Fatalf("Open over a damaged batch: %v, want an error saying the directory is damaged", err)
+	}
+}
+
+// rewriteBatch stores batch seq of the closed node in dir again, as edit
+// changed it (with its records' rows).
+func rewriteBatch(t *testing.T, dir string, seq uint64, edit func(*persist.Batch)) {
+	t.Helper()
+	lg, err := persist.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lg.Close()
+	b, err := lg.Batch(seq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(b)
+	b.Records = make([]*core.TxRecord, b.Leaves)
+	for i := range b.Records {
+		s, err := lg.Records([]uint64{b.FirstPlace + uint64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Records[i] = &s[0].Rec
+	}
+	if err := lg.Append(&persist.Group{Batches: []*persist.Batch{b}}); err != nil {
+		t.Fatal(err)
 	}
 }

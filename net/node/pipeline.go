@@ -14,9 +14,11 @@ import (
 // immutable; the other fields are guarded by Node.mu (read them through
 // Lookup, which copies them).
 type Entry struct {
-	Rec        *core.TxRecord
-	place      uint64    // position in attestation order (history listings)
-	acceptedAt time.Time // wall time, for the latency metric only
+	Rec   *core.TxRecord
+	place uint64 // position in attestation order (history listings)
+	// acceptedAt is when a live input was admitted, for the latency metric
+	// only; zero for a record replayed at start-up, which the metrics skip.
+	acceptedAt time.Time
 	durable    bool
 	batch      *attest.Batch // nil until attested
 	index      int           // leaf index in batch
@@ -122,19 +124,16 @@ func (n *Node) attester() {
 	var group []*Entry
 	var leaves [][32]byte
 	var wake []func()
-	n.mu.RLock()
-	lastTs := n.lastAtt // restored batches' newest time
-	n.mu.RUnlock()
 	for seq := n.nextBatchSeq; ; seq++ {
 		group = n.attestQ.take(group[:0], attest.MaxBatchLeaves)
 		if len(group) == 0 {
 			return
 		}
 		leaves = appendLeaves(leaves[:0], group)
-		// Attestation times never decrease, even if the wall clock steps
-		// back: the history indexes search them.
-		ts := max(n.cfg.Clock.NowMicros(), lastTs)
-		lastTs = ts
+		// Attestation times never decrease (the node's clock does not, and
+		// start-up raised it to the restored batches' newest time): the
+		// history indexes search them.
+		ts := n.clock.NowMicros()
 		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
 		// The batch and its records' history are stored before any of its
 		// receipts is served: after a crash they are read back, never
@@ -147,19 +146,19 @@ func (n *Node) attester() {
 		if !n.storeBatch(sb) {
 			return
 		}
-		now := time.Now()
+		now := time.Now() // for the latency metric: Go's monotonic reading
 		wake = wake[:0]
 		n.mu.Lock()
 		n.attachLocked(group, b)
 		for _, e := range group {
 			wake = append(wake, e.waiters...)
 			e.waiters = nil
-			n.metrics.observe(now, now.Sub(e.acceptedAt), e.Rec)
+			n.metrics.observe(now, e)
 		}
 		n.inflight -= len(group)
 		n.lastAtt = ts
 		n.attestedEnd = group[len(group)-1].place + 1
-		n.metrics.observeBatch(len(b.Sigs), n.committee.N)
+		n.metrics.observeBatch(now, len(b.Sigs), n.committee.N)
 		pub := n.pub
 		var attested []Receipt
 		if pub != nil {

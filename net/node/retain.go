@@ -29,7 +29,7 @@ func (n *Node) pruner() {
 			return
 		case <-time.After(min(pruneEvery, n.cfg.Retain/4)):
 		}
-		if err := n.prune(time.Now().Add(-n.cfg.Retain).UnixMicro()); err != nil {
+		if err := n.prune(n.clock.NowMicros() - n.cfg.Retain.Microseconds()); err != nil {
 			n.Logf("retention: %v", err)
 		}
 	}

@@ -30,9 +30,12 @@ import (
 
 // nodeSnapMagic starts the node's snapshot; the layout is:
 //
-//	| magic 6 | genesis hash 32 | seq 8 | records 8 | lastStamp 8 | lastTickUs 8 |
+//	| magic 6 | genesis hash 32 | seq 8 | records 8 | nowUs 8 | lastTickUs 8 |
 //	| lastTickHash 32 | nAwaiting 4 | (tag 8 | hash 32)* by tag | ledgerLen 8 |
 //	| ledger (core) | market index (obindex, to the end) |
+//
+// nowUs is the node's time when the snapshot was taken: a start-up from it
+// resumes its monotonic clock there.
 const nodeSnapMagic = "NSNAP1"
 
 // pendingSnap is a snapshot encoded under the lock, on its way to disk.
@@ -201,7 +204,7 @@ func (n *Node) appendSnapshotLocked(dst []byte) []byte {
 	dst = append(dst, n.genesisHash[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, n.ledger.Seq())
 	dst = binary.BigEndian.AppendUint64(dst, n.records)
-	dst = binary.BigEndian.AppendUint64(dst, uint64(n.lastStamp))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(n.clock.NowMicros()))
 	dst = binary.BigEndian.AppendUint64(dst, uint64(n.lastTickUs))
 	dst = append(dst, n.lastTickHash[:]...)
 	tags := make([]uint64, 0, len(n.awaiting))
@@ -226,7 +229,7 @@ var errSnapCorrupt = errors.New("malformed node snapshot")
 // snapState is a decoded node snapshot.
 type snapState struct {
 	seq, records uint64
-	lastStamp    int64
+	nowUs        int64
 	lastTickUs   int64
 	lastTickHash clob.Hash
 	awaiting     map[uint64]awaitRef
@@ -246,7 +249,7 @@ func (n *Node) decodeSnapshot(b []byte) (*snapState, error) {
 	b = b[38:]
 	st.seq = binary.BigEndian.Uint64(b)
 	st.records = binary.BigEndian.Uint64(b[8:])
-	st.lastStamp = int64(binary.BigEndian.Uint64(b[16:]))
+	st.nowUs = int64(binary.BigEndian.Uint64(b[16:]))
 	st.lastTickUs = int64(binary.BigEndian.Uint64(b[24:]))
 	copy(st.lastTickHash[:], b[32:64])
 	count := binary.BigEndian.Uint32(b[64:])
@@ -301,7 +304,8 @@ func (n *Node) loadNewestSnapshot(head persist.Head) (uint64, error) {
 			return true
 		}
 		n.ledger, n.market = st.ledger, &marketViews{idx: st.index}
-		n.records, n.lastStamp, n.lastTickUs, n.lastTickHash = st.records, st.lastStamp, st.lastTickUs, st.lastTickHash
+		n.records, n.lastTickUs, n.lastTickHash = st.records, st.lastTickUs, st.lastTickHash
+		n.clock.raise(st.nowUs)
 		n.awaiting = st.awaiting
 		from = seq
 		return false

@@ -14,8 +14,9 @@ func (n *Node) ChainID() uint64 { return n.cfg.ChainID }
 // Committee returns the public committee description.
 func (n *Node) Committee() attest.Info { return n.committee.Info() }
 
-// Clock returns the node's clock.
-func (n *Node) Clock() Clock { return n.cfg.Clock }
+// Clock returns the node's clock: Config.Clock read through the monotonic
+// floor, the time every stamp and tick of the node is taken from.
+func (n *Node) Clock() Clock { return n.clock }
 
 // Balance returns the account's holding of token: cash, and how much of it
 // is locked behind orders and pending transfers.
@@ -58,23 +59,27 @@ func (n *Node) StateAt() (seq uint64, hash core.Hash) {
 }
 
 // PastPerfectTime is the time up to which every accepted input is attested:
-// the clock when nothing is in flight, else the newest attestation time.
+// the clock when nothing is in flight, else the newest attestation time, and
+// never less than a time it returned before (an input in flight since was
+// stamped at or after that time: the clock is read under the lock that
+// admission stamps under).
 func (n *Node) PastPerfectTime() int64 {
 	n.mu.RLock()
-	inflight, last := n.inflight, n.lastAtt
-	n.mu.RUnlock()
-	if inflight == 0 {
-		return max(n.cfg.Clock.NowMicros(), last)
+	t := n.lastAtt
+	if n.inflight == 0 {
+		t = n.clock.NowMicros() // never below lastAtt: it was read from the clock
 	}
-	return last
+	n.mu.RUnlock()
+	return n.pastPerfect.raise(t)
 }
 
 // Receipt is a consistent copy of an entry's state.
 type Receipt struct {
-	Rec      *core.TxRecord
-	Durable  bool
-	Batch    *attest.Batch // nil until attested
-	Index    int
+	Rec     *core.TxRecord
+	Durable bool
+	Batch   *attest.Batch // nil until attested
+	Index   int
+	// Epoch is the committee epoch Batch was signed in (0 until attested).
 	Epoch    uint64
 	Attested bool
 	// InTick: an orderbook transaction whose auction tick has run and is
@@ -112,7 +117,10 @@ func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
 
 // REQUIRES: n.mu held.
 func (n *Node) receiptLocked(e *Entry) Receipt {
-	r := Receipt{Rec: e.Rec, Durable: e.durable, Batch: e.batch, Index: e.index, Epoch: n.committee.Epoch, Attested: e.batch != nil}
+	r := Receipt{Rec: e.Rec, Durable: e.durable, Batch: e.batch, Index: e.index, Attested: e.batch != nil}
+	if e.batch != nil {
+		r.Epoch = e.batch.Epoch
+	}
 	if t := e.tick; t != nil && t.durable {
 		r.InTick, r.TickHash, r.TickUs = true, t.Rec.Tx.Hash, t.Rec.TickUs
 	}
