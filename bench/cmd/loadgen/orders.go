@@ -28,6 +28,7 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/clob/abi"
 	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/subs"
 )
 
 // Order settings. Buyers bid 1..orderSpreadMax price steps above a fixed
@@ -46,11 +47,13 @@ const (
 	orderDeadlineAheadMax = 9 * time.Minute
 	// After a run: how long the sampled orders may take to show their tick
 	// (receipt blockNumber) and the tick's logs to be attested.
-	landWait       = 10 * time.Second
-	landPoll       = 100 * time.Millisecond
-	receiptBatch   = 100 // receipts per JSON-RPC batch request
-	fillIDsPerCall = 200 // order ids per eth_getLogs
-	shownErrors    = 3   // refusals and other problems printed per run
+	landWait     = 10 * time.Second
+	landPoll     = 100 * time.Millisecond
+	receiptBatch = 100 // receipts per JSON-RPC batch request
+	// fillIDsPerCall is the order ids per eth_getLogs: as many topic
+	// alternatives as the node takes at one position.
+	fillIDsPerCall = subs.TopicAlternativesMax
+	shownErrors    = 3 // refusals and other problems printed per run
 	// clockFollowEvery is how often a manual node clock is moved to the
 	// wall time while the orders scenario runs.
 	clockFollowEvery = 10 * time.Millisecond
