@@ -393,6 +393,7 @@ func TestMetricsAreMeasured(t *testing.T) {
 	ctx := context.Background()
 	const count = 20
 	tip, feeCap := gwei, new(big.Int).Mul(gwei, big.NewInt(3))
+	var hashes []common.Hash
 	for i := range uint64(count) {
 		tx := dynTx(t, devKey(t, 2), chainID, i, devAddr(3), big.NewInt(1), tip, feeCap)
 		var h common.Hash
@@ -400,7 +401,35 @@ func TestMetricsAreMeasured(t *testing.T) {
 		if err := tn.rpc.CallContext(ctx, &h, "eth_sendRawTransaction", hexutil.Encode(raw), 5000); err != nil {
 			t.Fatal(err)
 		}
+		hashes = append(hashes, h)
 	}
+	// Uptime as the receipts show it: signatures collected over signatures
+	// asked (one per committee member) by the batches that attested them.
+	var committee struct {
+		Replicas []string `json:"replicas"`
+	}
+	if err := json.Unmarshal(tn.rawCall("svc_getCommittee"), &committee); err != nil {
+		t.Fatal(err)
+	}
+	signed := map[uint64]int{} // batch sequence number -> signatures
+	for _, h := range hashes {
+		var r struct {
+			Meta struct {
+				Attestations []struct {
+					Seq uint64 `json:"sequence_number"`
+				} `json:"attestations"`
+			} `json:"svc_metadata"`
+		}
+		if err := json.Unmarshal(tn.rawCall("eth_getTransactionReceipt", h), &r); err != nil || len(r.Meta.Attestations) == 0 {
+			t.Fatalf("receipt %s: %v", h, err)
+		}
+		signed[r.Meta.Attestations[0].Seq] = len(r.Meta.Attestations)
+	}
+	sigs := 0
+	for _, n := range signed {
+		sigs += n
+	}
+	wantUptime := float64(sigs) / float64(len(signed)*len(committee.Replicas))
 	// The window counts complete seconds only: wait for the current one to end.
 	time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(1100 * time.Millisecond)))
 	var m struct {
@@ -413,8 +442,8 @@ func TestMetricsAreMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	// 20 transactions over a 10 s window, each paying base fee + tip.
-	if m.Throughput != count/10.0 || m.GasPrice.Cmp(new(big.Int).Add(gwei, tip)) != 0 || m.Uptime != 1 || m.Latency <= 0 {
-		t.Fatalf("metrics %+v", m)
+	if m.Throughput != count/10.0 || m.GasPrice.Cmp(new(big.Int).Add(gwei, tip)) != 0 || m.Uptime != wantUptime || m.Latency <= 0 {
+		t.Fatalf("metrics %+v, want uptime %v (%d signatures over %d batches of %d members)", m, wantUptime, sigs, len(signed), len(committee.Replicas))
 	}
 }
 
