@@ -43,16 +43,7 @@ func TestTrimMapped(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 20_000
-	var g Group
-	for i := range n {
-		g.Inputs = append(g.Inputs, &core.Input{Kind: core.InputTick, TimeUs: int64(i + 1)})
-		if len(g.Inputs) == 1000 {
-			if err := l.Append(&g); err != nil {
-				t.Fatal(err)
-			}
-			g.Reset()
-		}
-	}
+	appendEach(t, l, n, 1000, func(i int) *core.Input { return &core.Input{Kind: core.InputTick, TimeUs: int64(i + 1)} })
 	// Closing flushes the memtable into a table file, which the reopened
 	// store maps.
 	if err := l.Close(); err != nil {
@@ -85,16 +76,12 @@ func TestTrimMapped(t *testing.T) {
 	if after := rssFile(t); after > before-tables/2 {
 		t.Fatalf("RssFile %d kB before the trim, %d kB after: %d kB of tables mapped", before>>10, after>>10, tables>>10)
 	}
-	count := 0
-	if err := l.Replay(0, func(seq uint64, got *core.Input) error {
-		count++
+	checkReplay(t, l, n, func(seq uint64, got *core.Input) error {
 		if got.TimeUs != int64(seq) {
 			return fmt.Errorf("input %d has time %d", seq, got.TimeUs)
 		}
 		return nil
-	}); err != nil || count != n {
-		t.Fatalf("replay after the trim: %d inputs, %v", count, err)
-	}
+	})
 }
 
 // TestTrimMappedLogs: the written pages of the memtable's log, which no
@@ -113,16 +100,9 @@ func TestTrimMappedLogs(t *testing.T) {
 	// file exists and every byte written sits in the log's mapping.
 	const n = 12_000
 	payload := make([]byte, 2000)
-	var g Group
-	for i := range n {
-		g.Inputs = append(g.Inputs, &core.Input{Kind: core.InputTx, TimeUs: int64(i + 1), Tx: core.Tx{Data: payload}})
-		if len(g.Inputs) == 500 {
-			if err := l.Append(&g); err != nil {
-				t.Fatal(err)
-			}
-			g.Reset()
-		}
-	}
+	appendEach(t, l, n, 500, func(i int) *core.Input {
+		return &core.Input{Kind: core.InputTx, TimeUs: int64(i + 1), Tx: core.Tx{Data: payload}}
+	})
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		t.Fatal(err)
@@ -138,13 +118,38 @@ func TestTrimMappedLogs(t *testing.T) {
 	if after := rssFile(t); after > before-written/2 {
 		t.Fatalf("RssFile %d kB before the trim, %d kB after: %d kB were written to the log", before>>10, after>>10, written>>10)
 	}
-	count := 0
-	if err := l.Replay(0, func(seq uint64, got *core.Input) error {
-		count++
+	checkReplay(t, l, n, func(seq uint64, got *core.Input) error {
 		if got.TimeUs != int64(seq) || len(got.Tx.Data) != len(payload) {
 			return fmt.Errorf("input %d has time %d and %d data bytes", seq, got.TimeUs, len(got.Tx.Data))
 		}
 		return nil
+	})
+}
+
+// appendEach appends the inputs mk makes for 0..n-1, per of them to a
+// group commit.
+func appendEach(t *testing.T, l *Log, n, per int, mk func(i int) *core.Input) {
+	t.Helper()
+	var g Group
+	for i := range n {
+		g.Inputs = append(g.Inputs, mk(i))
+		if len(g.Inputs) == per || i == n-1 {
+			if err := l.Append(&g); err != nil {
+				t.Fatal(err)
+			}
+			g.Reset()
+		}
+	}
+}
+
+// checkReplay replays the whole of l and checks that it holds n inputs,
+// each as check says.
+func checkReplay(t *testing.T, l *Log, n int, check func(seq uint64, in *core.Input) error) {
+	t.Helper()
+	count := 0
+	if err := l.Replay(0, func(seq uint64, in *core.Input) error {
+		count++
+		return check(seq, in)
 	}); err != nil || count != n {
 		t.Fatalf("replay after the trim: %d inputs, %v", count, err)
 	}

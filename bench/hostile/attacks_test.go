@@ -191,15 +191,30 @@ func pipelineNoRead(ctx context.Context, e *env) (string, error) {
 	body := `{"jsonrpc":"2.0","id":1,"method":"eth_blockNumber"}`
 	req := "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
 		strconv.Itoa(len(body)) + "\r\n\r\n" + body
-	burst := []byte(strings.Repeat(req, 1000))
-	var closed, sentMB atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, e.sc.pipeConns)
+	var conns []net.Conn
 	for range e.sc.pipeConns {
 		conn, err := e.dialReadless(attackerIP)
 		if err != nil {
+			closeAll(conns)
 			return "", err
 		}
+		conns = append(conns, conn)
+	}
+	sentMB, err := floodUntilClosed(conns, []byte(strings.Repeat(req, 1000)), "a client that pipelined")
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d clients sent %d MB of requests, all closed by the node", len(conns), sentMB), nil
+}
+
+// floodUntilClosed floods every conn with burst at once, reading nothing,
+// and checks that the node closes each; it returns the MB sent in all.
+// what names the client in the error.
+func floodUntilClosed(conns []net.Conn, burst []byte, what string) (int64, error) {
+	var sentMB atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, len(conns))
+	for _, conn := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -207,18 +222,19 @@ func pipelineNoRead(ctx context.Context, e *env) (string, error) {
 			sent := flood(conn, burst)
 			sentMB.Add(int64(sent >> 20))
 			if !closedByNode(conn) {
-				errs <- fmt.Errorf("a client that pipelined %d MB without reading was not closed by the node", sent>>20)
-				return
+				errs <- fmt.Errorf("%s %d MB without reading was not closed by the node", what, sent>>20)
 			}
-			closed.Add(1)
 		}()
 	}
 	wg.Wait()
 	close(errs)
-	if err := <-errs; err != nil {
-		return "", err
+	return sentMB.Load(), <-errs
+}
+
+func closeAll(conns []net.Conn) {
+	for _, c := range conns {
+		c.Close()
 	}
-	return fmt.Sprintf("%d clients sent %d MB of requests, all closed by the node", closed.Load(), sentMB.Load()), nil
 }
 
 // flood writes burst to conn again and again until the node closes the
@@ -274,20 +290,21 @@ func everyChannel() []string {
 // whole, since a WebSocket library's connection is unusable after a write
 // times out.
 func wsReadless(ctx context.Context, e *env) (string, error) {
-	var closed, subscribed atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, e.sc.wsReadless)
 	req := `{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` + common.Address(node.DevAddress(0)).Hex() + `","latest"]}`
-	burst := bytes.Repeat(maskedText(req), 1000)
 	channels := everyChannel()
+	subscribed := 0
+	var conns []net.Conn
 	for range e.sc.wsReadless {
 		c, _, err := e.wsFrom(attackerIP, nil)
 		if err != nil {
+			closeAll(conns)
 			return "", err
 		}
+		conns = append(conns, c.UnderlyingConn())
 		for i, p := range channels {
 			msg := `{"jsonrpc":"2.0","id":` + strconv.Itoa(i) + `,"method":"eth_subscribe","params":` + p + `}`
 			if err := c.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+				closeAll(conns)
 				return "", err
 			}
 		}
@@ -296,40 +313,28 @@ func wsReadless(ctx context.Context, e *env) (string, error) {
 		for answered := 0; answered < len(channels); {
 			_, msg, err := c.ReadMessage()
 			if err != nil {
+				closeAll(conns)
 				return "", fmt.Errorf("reading the subscribe answers: %w", err)
 			}
 			var a rpcAnswer
 			if err := json.Unmarshal(msg, &a); err != nil {
+				closeAll(conns)
 				return "", err
 			}
 			if a.Method != "" {
 				continue // a first notification
 			}
 			if a.Error == nil {
-				subscribed.Add(1)
+				subscribed++
 			}
 			answered++
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn := c.UnderlyingConn()
-			defer conn.Close()
-			conn.(*net.TCPConn).SetReadBuffer(readlessBuffer)
-			sent := flood(conn, burst)
-			if !closedByNode(conn) {
-				errs <- fmt.Errorf("a WebSocket client that sent %d MB and never read was not closed by the node", sent>>20)
-				return
-			}
-			closed.Add(1)
-		}()
+		c.UnderlyingConn().(*net.TCPConn).SetReadBuffer(readlessBuffer)
 	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	if _, err := floodUntilClosed(conns, bytes.Repeat(maskedText(req), 1000), "a WebSocket client that sent"); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d connections with %d subscriptions flooded requests without reading: all closed by the node", closed.Load(), subscribed.Load()), nil
+	return fmt.Sprintf("%d connections with %d subscriptions flooded requests without reading: all closed by the node", len(conns), subscribed), nil
 }
 
 // maskedText frames msg as one client text frame, masked with the zero key

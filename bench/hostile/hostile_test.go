@@ -24,19 +24,7 @@ import (
 var ledgerd string // the binary, built once
 
 // TestMain builds ./cmd/ledgerd, or takes the binary LEDGERD_BIN names.
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "ledgerd-hostile-")
-	if ledgerd = os.Getenv("LEDGERD_BIN"); ledgerd == "" && err == nil {
-		ledgerd, err = proc.Build("../..", "./cmd/ledgerd", dir)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(proc.Main(m, "../..", &ledgerd)) }
 
 // What every phase must hold to.
 const (

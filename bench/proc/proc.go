@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -31,6 +32,23 @@ func Build(root, pkg, dir string) (string, error) {
 		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, msg)
 	}
 	return out, nil
+}
+
+// Main is the TestMain of a package that tests the real binary: it builds
+// ./cmd/ledgerd of the module at root once, or takes the binary LEDGERD_BIN
+// names (to measure another build with the same tests), stores its path in
+// *bin, runs the tests and removes the build. It returns the exit code.
+func Main(m *testing.M, root string, bin *string) int {
+	dir, err := os.MkdirTemp("", "ledgerd-test-")
+	if *bin = os.Getenv("LEDGERD_BIN"); *bin == "" && err == nil {
+		*bin, err = Build(root, "./cmd/ledgerd", dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	return m.Run()
 }
 
 // Ledgerd is a running node.
