@@ -165,15 +165,17 @@ func (cs *connState) timeOut() error {
 
 // backlog is what waits for the socket: gnet's outbound buffer, the output
 // staged in this read and WebSocket messages handed to AsyncWritev.
-// count brings the connection's share of Server.outbound up to date with
-// what it has queued now. REQUIRES: on the connection's loop.
+// count records, after a write of the loop's, what the connection has
+// queued: its share of Server.outbound, and for WebSocket the loop's view
+// that Send checks from other goroutines (WSConn.outbound).
+// REQUIRES: on the connection's loop.
 func (cs *connState) count() {
-	n := int64(cs.conn.OutboundBuffered())
-	if cs.ws != nil {
-		n += cs.ws.queued.Load()
-	}
-	if cs.closed {
-		n = 0 // OnClose took the share back
+	var n int64 // OnClose took the share back from a closed connection
+	if !cs.closed {
+		n = int64(cs.backlog())
+		if cs.ws != nil {
+			cs.ws.outbound.Store(int64(cs.conn.OutboundBuffered()))
+		}
 	}
 	cs.srv.outbound.Add(n - cs.counted.Swap(n))
 }
@@ -341,16 +343,15 @@ func (cs *connState) keep(rest []byte, owned bool) {
 // flush writes the staged responses. gnet copies what the socket does not
 // take at once, so cs.out is free again on return.
 func (cs *connState) flush() {
-	if len(cs.out) == 0 {
-		return
+	if len(cs.out) > 0 {
+		_, _ = cs.conn.Write(cs.out) // on error gnet closes the connection itself
+		cs.out = cs.out[:0]
+		if cap(cs.out) > bufRetainMax {
+			cs.out = nil
+		}
+		cs.touch()
 	}
-	_, _ = cs.conn.Write(cs.out) // on error gnet closes the connection itself
-	cs.out = cs.out[:0]
-	if cap(cs.out) > bufRetainMax {
-		cs.out = nil
-	}
-	cs.touch()
-	cs.count()
+	cs.count() // a read without output also sees what drained meanwhile
 }
 
 // resume continues after a deferred response was written: the requests that

@@ -228,6 +228,23 @@ func TestOutboundSilentClient(t *testing.T) {
 	}
 }
 
+// TestDeferredAnswerCounted: a deferred answer that the socket did not take
+// counts in the node's outbound budget once it is written, like one
+// written during a read.
+func TestDeferredAnswerCounted(t *testing.T) {
+	h := newTestHandler()
+	c := newFakeConn(t, h, Config{})
+	cs := c.ctx.(*connState)
+	c.traffic(get("/defer"))
+	d := <-h.defers
+	c.outbound = 5000 // what the socket did not take of the answer
+	d.d.Complete(200, []byte("late"))
+	c.runAsync()
+	if got := cs.srv.outbound.Load(); got != 5000 || cs.counted.Load() != 5000 {
+		t.Fatalf("%d bytes counted in the budget, %d for the connection; want 5000", got, cs.counted.Load())
+	}
+}
+
 // notReading runs attack, a client that does not read, next to a
 // well-behaved client on s until gone reports the attacker closed; the heap
 // must not grow by more than 32 MiB meanwhile.

@@ -105,6 +105,7 @@ func (d *Deferred) written(c gnet.Conn, err error) error {
 	}
 	cs.pending = nil
 	cs.touch()
+	cs.count()
 	if !d.meta.keepAlive {
 		if cs.closeWhenFlushed() == gnet.Close {
 			return c.EventLoop().Close(c)

@@ -167,7 +167,6 @@ func (cs *connState) processWS(buf []byte, owned bool) gnet.Action {
 	}
 	cs.keep(buf[consumed:], owned)
 	cs.flush()
-	cs.ws.outbound.Store(int64(cs.conn.OutboundBuffered()))
 	return gnet.None
 }
 
@@ -260,7 +259,6 @@ func (c *WSConn) write(bufs [][]byte, n int64) bool {
 	if err := c.cs.conn.AsyncWritev(bufs, func(conn gnet.Conn, err error) error {
 		c.queued.Add(-n)
 		if err == nil && !c.cs.closed {
-			c.outbound.Store(int64(conn.OutboundBuffered()))
 			c.cs.touch()
 			c.cs.count()
 		}
