@@ -60,7 +60,7 @@ func (s *Service) work() {
 // runJob runs a job's requests, writes waiting in place, and answers.
 func (s *Service) runJob(j *job) {
 	defer s.queuedBytes.Add(-int64(len(j.body)))
-	if j.ws != nil && wsStateOf(j.ws).closed.Load() {
+	if j.ws != nil && j.ws.Closed() {
 		// Nobody is left to answer: drop the work a client left behind
 		// when it went away, rather than let it hold a worker.
 		wsStateOf(j.ws).release()

@@ -29,8 +29,6 @@ type wsState struct {
 	admin bool
 	// inFlight counts the messages whose answer is owed later.
 	inFlight atomic.Int32
-	// closed: the connection is gone; queued jobs of it are dropped.
-	closed atomic.Bool
 }
 
 func wsStateOf(c *server.WSConn) *wsState { return c.Context.(*wsState) }
@@ -53,7 +51,6 @@ func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
 
 // WSClosed implements server.WSHandler.
 func (s *Service) WSClosed(c *server.WSConn) {
-	wsStateOf(c).closed.Store(true)
 	if s.cfg.Hub != nil {
 		s.cfg.Hub.DropConn(wsSubscriber{c})
 	}

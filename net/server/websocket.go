@@ -243,6 +243,11 @@ func (c *WSConn) SendOwed(msg []byte) bool {
 	return c.write([][]byte{frame}, int64(len(frame)))
 }
 
+// Closed reports whether the connection is closed or closing (a close
+// frame sent or received): nothing sent on it will be read any more. Safe
+// from any goroutine.
+func (c *WSConn) Closed() bool { return c.closed.Load() }
+
 // backlog is the connection's backlog as other goroutines see it: messages
 // handed to AsyncWritev and gnet's outbound buffer as last seen on the loop.
 func (c *WSConn) backlog() int64 { return c.queued.Load() + c.outbound.Load() }
