@@ -19,6 +19,9 @@ const (
 	InputTick
 	// InputCreateMarket adds an orderbook (a test-venue control).
 	InputCreateMarket
+	// InputSetOracle sets a perp market's oracle price (Book, Price) and
+	// freezes its walk (a test-venue control).
+	InputSetOracle
 )
 
 // Input is one entry of the sequencer's log: everything that changes the
@@ -39,6 +42,9 @@ type Input struct {
 	BaseFee uint256.Int
 	// InputCreateMarket: the new market.
 	Market clob.MarketConfig
+	// InputSetOracle: the market and its new oracle price (wei).
+	Book  clob.Hash
+	Price uint256.Int
 }
 
 // Apply applies one input. Transactions and market creations may be
@@ -59,6 +65,12 @@ func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 		if err := l.CreateMarket(&in.Market); err != nil {
 			return nil, Reject{Code: RejectMarket, Detail: err.Error()}
 		}
+		return nil, Reject{}
+	case InputSetOracle:
+		if r := l.engine.SetOraclePrice(in.Book, &in.Price); r != clob.OK {
+			return nil, Reject{Code: RejectApp, App: OrderbookAddress, Reason: r}
+		}
+		l.seq++
 		return nil, Reject{}
 	}
 	panic("BUG: unknown input kind")

@@ -55,6 +55,15 @@ const (
 	IntentCancel
 	IntentUpdate
 	IntentTransfer
+	IntentSubmitTrigger // perpetual markets only (docs/perps.md, "Triggers")
+	IntentCancelTrigger
+	IntentUpdateTrigger
+)
+
+// Trigger types (submitTrigger's triggerType).
+const (
+	TriggerStopLoss   uint8 = 0
+	TriggerTakeProfit uint8 = 1
 )
 
 // Intent is one decoded orderbook call. Fields not used by its Kind are zero.
@@ -72,6 +81,13 @@ type Intent struct {
 	Token    Address     // update: token backing extra collateral; transfer: token
 	To       Address     // transfer: recipient
 	Amount   uint256.Int // transfer
+	// Triggers. submitTrigger fills Book, Side, Size, Price (the limit
+	// price; 0 = market), Flags (REDUCE_ONLY, IOC), Deadline, TTL and the
+	// fields below; cancelTrigger and updateTrigger name the trigger in
+	// OrderID, and updateTrigger sets Side, Size, Price and TriggerPrice.
+	TriggerPrice uint256.Int
+	TriggerType  uint8
+	Grouping     uint8
 }
 
 // Envelope is one decoded orderbook transaction: one intent, or the inner
@@ -126,42 +142,61 @@ const (
 	ReasonBookFull
 	ReasonValueNonZero
 	ReasonDeadlineMissed
+	// Perpetual markets (docs/perps.md).
+	ReasonInsufficientMargin
+	ReasonReduceOnlyNoPosition
+	ReasonTriggerSpot
+	ReasonTriggerType
+	ReasonTriggerPriceZero
+	ReasonTriggerPriceStep
+	ReasonUnknownTrigger
+	ReasonTriggersFull
+	ReasonOraclePrice
 	reasonCount
 )
 
 var reasonText = [reasonCount]string{
-	OK:                        "ok",
-	ReasonUnknownFunction:     "unknown function selector",
-	ReasonMalformed:           "malformed call data",
-	ReasonOrderType:           "unknown order type",
-	ReasonValueRange:          "value out of range",
-	ReasonBatchSize:           "batch must carry 1 to 64 intents",
-	ReasonBatchNested:         "nested batches are not allowed",
-	ReasonBatchDeadline:       "batch intents must share one deadline",
-	ReasonDelegationNested:    "delegated calls cannot be nested or batched",
-	ReasonDelegationSignature: "invalid delegation signature",
-	ReasonDelegationExpired:   "delegation expired",
-	ReasonUnknownBook:         "unknown orderbook",
-	ReasonDeadlineAlign:       "Deadline is not aligned to auction interval",
-	ReasonDeadlinePast:        "deadline already executed",
-	ReasonDeadlineFar:         "deadline more than 10 minutes ahead",
-	ReasonFlagsUnknown:        "unknown flag bits",
-	ReasonIOCPostOnly:         "IOC and POST_ONLY cannot be combined",
-	ReasonMarketNotIOC:        "market orders must be IOC",
-	ReasonMarketPostOnly:      "market orders cannot be POST_ONLY",
-	ReasonReduceOnlySpot:      "REDUCE_ONLY is only allowed on perpetual markets",
-	ReasonSizeZero:            "size is zero",
-	ReasonSizeLot:             "size is not a multiple of the lot size",
-	ReasonPriceZero:           "price is zero",
-	ReasonPriceStep:           "price is not a multiple of the tick precision",
-	ReasonInsufficientBalance: "insufficient balance",
-	ReasonUnknownOrder:        "unknown order",
-	ReasonNotOwner:            "order owned by another account",
-	ReasonUpdateToken:         "token does not back this order",
-	ReasonTransferZero:        "transfer amount is zero",
-	ReasonBookFull:            "orderbook is full",
-	ReasonValueNonZero:        "transaction value must be 0",
-	ReasonDeadlineMissed:      "deadline passed before the intent's tick",
+	OK:                         "ok",
+	ReasonUnknownFunction:      "unknown function selector",
+	ReasonMalformed:            "malformed call data",
+	ReasonOrderType:            "unknown order type",
+	ReasonValueRange:           "value out of range",
+	ReasonBatchSize:            "batch must carry 1 to 64 intents",
+	ReasonBatchNested:          "nested batches are not allowed",
+	ReasonBatchDeadline:        "batch intents must share one deadline",
+	ReasonDelegationNested:     "delegated calls cannot be nested or batched",
+	ReasonDelegationSignature:  "invalid delegation signature",
+	ReasonDelegationExpired:    "delegation expired",
+	ReasonUnknownBook:          "unknown orderbook",
+	ReasonDeadlineAlign:        "Deadline is not aligned to auction interval",
+	ReasonDeadlinePast:         "deadline already executed",
+	ReasonDeadlineFar:          "deadline more than 10 minutes ahead",
+	ReasonFlagsUnknown:         "unknown flag bits",
+	ReasonIOCPostOnly:          "IOC and POST_ONLY cannot be combined",
+	ReasonMarketNotIOC:         "market orders must be IOC",
+	ReasonMarketPostOnly:       "market orders cannot be POST_ONLY",
+	ReasonReduceOnlySpot:       "REDUCE_ONLY is only allowed on perpetual markets",
+	ReasonSizeZero:             "size is zero",
+	ReasonSizeLot:              "size is not a multiple of the lot size",
+	ReasonPriceZero:            "price is zero",
+	ReasonPriceStep:            "price is not a multiple of the tick precision",
+	ReasonInsufficientBalance:  "insufficient balance",
+	ReasonUnknownOrder:         "unknown order",
+	ReasonNotOwner:             "order owned by another account",
+	ReasonUpdateToken:          "token does not back this order",
+	ReasonTransferZero:         "transfer amount is zero",
+	ReasonBookFull:             "orderbook is full",
+	ReasonValueNonZero:         "transaction value must be 0",
+	ReasonDeadlineMissed:       "deadline passed before the intent's tick",
+	ReasonInsufficientMargin:   "insufficient margin",
+	ReasonReduceOnlyNoPosition: "REDUCE_ONLY order would not reduce the position",
+	ReasonTriggerSpot:          "triggers are only allowed on perpetual markets",
+	ReasonTriggerType:          "unknown trigger type",
+	ReasonTriggerPriceZero:     "trigger price is zero",
+	ReasonTriggerPriceStep:     "trigger price is not a multiple of the tick precision",
+	ReasonUnknownTrigger:       "unknown trigger",
+	ReasonTriggersFull:         "too many triggers on this orderbook",
+	ReasonOraclePrice:          "oracle price must be a positive multiple of the tick precision",
 }
 
 func (r Reason) String() string {
@@ -203,6 +238,10 @@ const (
 	EventPostOnlyRefused                      // a POST_ONLY order would have traded in its admitting tick
 	EventUpdate                               // size or price changed by update()
 	EventTransfer                             // an account-to-account transfer settled
+	// Perpetual markets (docs/perps.md).
+	EventLiquidation   // a position taken over by the backstop at the mark
+	EventTriggerFired  // a trigger's condition held: its order lands in the next tick
+	EventTriggerCancel // a trigger cancelled (owner, group, liquidation, ttl, refused order)
 )
 
 // Event is one outcome of a tick, in the order the engine produced it:
@@ -230,6 +269,22 @@ type Event struct {
 	Token  Address
 	To     Address
 	Amount uint256.Int
+	// Perp markets. Fill: the owner's position after the fill and the PnL
+	// it realized (before fees). Liquidation: Base = |size| taken over,
+	// Side = the position's side (Buy = long), Price = the mark, Quote =
+	// |size| at the mark, Amount = the penalty, Position = what was taken
+	// over, Realized = the PnL it realized. Trigger events: Price = the
+	// mark that fired it (fired only).
+	Position Signed
+	Realized Signed
+	Price    uint256.Int
+}
+
+// Signed is a signed wei amount (sign and magnitude; zero is never
+// negative).
+type Signed struct {
+	Neg bool
+	Abs uint256.Int
 }
 
 // BookTick summarises one book's auction in a tick.

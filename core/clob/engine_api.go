@@ -2,7 +2,7 @@ package clob
 
 import "github.com/holiman/uint256"
 
-// MarketKind is spot or perpetual; only spot markets exist so far.
+// MarketKind is spot or perpetual.
 type MarketKind uint8
 
 const (
@@ -23,6 +23,20 @@ type MarketConfig struct {
 	LotSize       uint256.Int // size step, in base wei
 	MakerFee      uint256.Int // fraction of 1e18 charged on a maker fill's quote amount
 	TakerFee      uint256.Int // fraction of 1e18 charged on a taker fill's quote amount
+	Perp          PerpParams  // Kind == Perp only
+}
+
+// PerpParams are a perpetual market's parameters (docs/perps.md). Rates
+// and fractions are of 1e18; Quote must be the native token.
+type PerpParams struct {
+	MaxLeverage    uint32      // ≥ 1; IM = notional / MaxLeverage, MM = IM / 2
+	InterestRate   uint256.Int // per 8 h (default 1e14)
+	MaxFundingRate uint256.Int // per 8 h, magnitude cap (default 32e16)
+	MaxPremium     uint256.Int // mark premium cap, fraction of the oracle
+	MarkClamp      uint256.Int // largest mark move per tick, fraction of the last mark
+	OraclePrice    uint256.Int // initial oracle price, wei (a multiple of the tick precision)
+	WalkBps        uint32      // oracle random walk per tick, basis points (0 = none)
+	WalkSeed       uint64
 }
 
 // Limits bound an engine's memory.
