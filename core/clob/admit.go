@@ -99,6 +99,9 @@ func (e *Engine) check(a *Admission, in *Intent, i int, acc Accounts) Reason {
 	if in.Kind == IntentTransfer {
 		return e.checkTransfer(a, in, p, acc)
 	}
+	if in.Kind >= IntentSubmitTrigger && in.Kind <= IntentUpdateTrigger {
+		return e.checkTrigger(a, in, i, p, acc)
+	}
 	if in.Kind < IntentSubmit || in.Kind > IntentUpdate {
 		return ReasonMalformed
 	}
@@ -351,6 +354,8 @@ func (e *Engine) apply(a *Admission, env *Envelope, acc Accounts) {
 		b := p.b
 		q := pendingIntent{kind: in.Kind, deadlineUs: in.Deadline, landUs: landing(a.NowUs, b.cfg.IntervalUs), seq: seq, tag: a.Tag}
 		switch in.Kind {
+		case IntentSubmitTrigger, IntentCancelTrigger, IntentUpdateTrigger:
+			e.applyTrigger(a, in, p, &q, acc)
 		case IntentSubmit:
 			q.ref = e.applySubmit(a, in, p, acc)
 		case IntentCancel:

@@ -91,6 +91,7 @@ type book struct {
 	lastTickUs int64
 	hasPrice   bool
 	priceHalf  int64
+	perp       *perpBook // Kind == Perp only
 }
 
 func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
@@ -106,6 +107,9 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 	b.sides[Sell] = make([]level, 0, levelsCap(n))
 	for i := range b.free {
 		b.free[i] = uint32(n - i)
+	}
+	if cfg.Kind == Perp {
+		b.perp = newPerpBook(cfg, u)
 	}
 	return b
 }

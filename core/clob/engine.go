@@ -98,8 +98,8 @@ func marketUnits(cfg *MarketConfig) (units, error) {
 	u := units{lot: cfg.LotSize, tick: cfg.TickPrecision, makerFee: cfg.MakerFee, takerFee: cfg.TakerFee,
 		base: cfg.Base, quote: cfg.Quote, intervalUs: cfg.IntervalUs}
 	switch {
-	case cfg.Kind != Spot:
-		return u, errors.New("only spot markets are supported")
+	case cfg.Kind != Spot && cfg.Kind != Perp:
+		return u, errors.New("unknown market kind")
 	case cfg.IntervalUs <= 0:
 		return u, fmt.Errorf("auction interval %dµs is not positive", cfg.IntervalUs)
 	case cfg.LotSize.IsZero() || cfg.TickPrecision.IsZero():

@@ -487,7 +487,7 @@ func TestCreateMarket(t *testing.T) {
 			t.Fatalf("CreateMarket: %v, want ok=%v", err, ok)
 		}
 	}
-	f(func(m *MarketConfig) { m.Kind = Perp }, false)
+	f(func(m *MarketConfig) { m.Kind = 7 }, false)
 	f(func(m *MarketConfig) { m.IntervalUs = 0 }, false)
 	f(func(m *MarketConfig) { m.LotSize = uint256.Int{} }, false)
 	f(func(m *MarketConfig) { m.TickPrecision = *uint256.NewInt(1) }, false) // unitQuote 1e15/2e18 < 1

@@ -38,7 +38,8 @@ func (e *Engine) AppendSnapshot(dst []byte) []byte {
 		dst = binary.BigEndian.AppendUint64(dst, t.seq)
 		dst = binary.BigEndian.AppendUint64(dst, t.tag)
 	}
-	return dst
+	dst = e.appendPerp(dst)
+	return e.appendTriggers(dst)
 }
 
 func (b *book) appendSnapshot(dst []byte) []byte {
@@ -205,6 +206,8 @@ func LoadEngine(l Limits, snap []byte) (e *Engine, rest []byte, err error) {
 		e.books = append(e.books, b)
 	}
 	e.loadTransfers(&r)
+	e.loadPerp(&r)
+	e.loadTriggers(&r)
 	if r.Err != nil {
 		return nil, nil, fmt.Errorf("cannot load engine snapshot: %w", r.Err)
 	}

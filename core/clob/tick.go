@@ -86,6 +86,8 @@ func (e *Engine) Tick(tickUs int64, acc Accounts, out *TickResult) {
 	if tickUs%TransferIntervalUs == 0 && tickUs > e.transferLastUs && e.transfers.len() > 0 {
 		e.runTransfers(tickUs, acc, out)
 	}
+	e.perpTick(tickUs, acc, out)
+	e.fireTriggers(tickUs, acc, out)
 	e.finishLanded(out)
 }
 
@@ -158,6 +160,10 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 			lastSeq = p.seq
 		}
 		late := p.deadlineUs < uint64(tickUs)
+		if p.kind >= IntentSubmitTrigger {
+			e.drainTrigger(b, p, tickUs, late, acc, out)
+			continue
+		}
 		s := b.deref(p.ref)
 		switch {
 		case s == 0: // the order left the book before this intent's turn
