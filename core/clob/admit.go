@@ -67,6 +67,7 @@ type admitScratch struct {
 	nFunds    int
 	nUses     int
 	transfers int
+	trig      triggerScratch
 	tmp       uint256.Int
 }
 
@@ -81,7 +82,7 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 		return ReasonBatchSize
 	}
 	s := &e.adm
-	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers = 0, 0, 0, 0, 0
+	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.trig.n = 0, 0, 0, 0, 0, 0
 	for i := range env.Intents {
 		if r := e.check(a, &env.Intents[i], i, acc); r != OK {
 			return r
@@ -378,17 +379,24 @@ func (e *Engine) targetRef(p *plan) orderRef {
 
 // applySubmit creates a pending order and locks its reservation.
 func (e *Engine) applySubmit(a *Admission, in *Intent, p *plan, acc Accounts) orderRef {
-	b, c := p.b, &e.adm.created[p.created]
+	c := &e.adm.created[p.created]
+	c.ref = p.b.newOrder(&c.id, a.Owner, in.Side, in.Type, in.Flags, p.lots, p.steps, &in.Size, in.Deadline, in.TTL, &p.amount)
+	acc.Lock(p.token, a.Owner, &p.b.ords[c.ref.slot()].reserved)
+	return c.ref
+}
+
+// newOrder allocates a pending order in b, indexed by id.
+// REQUIRES: live() < OrdersMax; id is not live.
+func (b *book) newOrder(id *Hash, owner Address, side Side, typ OrderType, flags uint8, lots, steps int64,
+	size *uint256.Int, deadlineUs, ttlUs uint64, reserved *uint256.Int) orderRef {
 	r := b.alloc()
-	c.ref = r
 	s := r.slot()
 	n, o := &b.nodes[s], &b.ords[s]
-	n.state, n.side, n.typ, n.flags = statePending, in.Side, in.Type, in.Flags
-	n.remLots, n.priceSteps = p.lots, p.steps
-	o.id, o.owner, o.reserved, o.sizeBase = c.id, a.Owner, p.amount, in.Size
-	o.deadlineUs, o.ttlUs = in.Deadline, in.TTL
-	b.index.insert(&c.id, s)
-	acc.Lock(p.token, a.Owner, &o.reserved)
+	n.state, n.side, n.typ, n.flags = statePending, side, typ, flags
+	n.remLots, n.priceSteps = lots, steps
+	o.id, o.owner, o.reserved, o.sizeBase = *id, owner, *reserved, *size
+	o.deadlineUs, o.ttlUs = deadlineUs, ttlUs
+	b.index.insert(id, s)
 	return r
 }
 

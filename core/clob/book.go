@@ -72,6 +72,7 @@ type pendingIntent struct {
 	newLots    int64       // update: new remaining size
 	newSteps   int64       // update: new price
 	reserve    uint256.Int // update: the reservation of the updated order
+	trigSteps  int64       // updateTrigger: new trigger price (newLots is signed: < 0 = sell)
 }
 
 // book is one market's shard: arena, sides, pending ring, expiry heap.
@@ -92,6 +93,7 @@ type book struct {
 	hasPrice   bool
 	priceHalf  int64
 	perp       *perpBook // Kind == Perp only
+	trig       triggers  // Kind == Perp only (trigger.go)
 }
 
 func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
@@ -110,6 +112,7 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 	}
 	if cfg.Kind == Perp {
 		b.perp = newPerpBook(cfg, u)
+		b.trig = newTriggers(n)
 	}
 	return b
 }

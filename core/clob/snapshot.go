@@ -83,9 +83,12 @@ func (b *book) appendPending(dst []byte, p *pendingIntent) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, p.tag)
 	dst = binary.BigEndian.AppendUint64(dst, p.deadlineUs)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(p.landUs))
+	if p.kind >= IntentSubmitTrigger && p.kind <= IntentUpdateTrigger {
+		return b.appendPendingTrigger(dst, p)
+	}
 	s := b.deref(p.ref)
 	switch {
-	case p.kind == IntentSubmit:
+	case p.submits():
 		return b.appendOrder(dst, s)
 	case s == 0:
 		var zero Hash
@@ -154,7 +157,7 @@ func (e *Engine) VisitLocks(fn func(token, owner Address, amount *uint256.Int)) 
 		}
 		for i := range b.pending.len() {
 			p := b.pending.at(i)
-			if s := b.deref(p.ref); s != 0 && p.kind == IntentSubmit {
+			if s := b.deref(p.ref); s != 0 && p.submits() {
 				fn(b.u.backing(b.nodes[s].side), b.ords[s].owner, &b.ords[s].reserved)
 			}
 		}
@@ -339,7 +342,9 @@ func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 		r.admissionOrder(p.seq, &lastSeq, engineSeq)
 		switch {
 		case r.Err != nil:
-		case p.kind == IntentSubmit:
+		case p.kind >= IntentSubmitTrigger && p.kind <= IntentUpdateTrigger && b.perp != nil:
+			b.loadPendingTrigger(r, &p)
+		case p.submits():
 			s := b.loadOrder(r, statePending)
 			p.ref = makeRef(s, b.nodes[s].gen)
 		case p.kind == IntentCancel:

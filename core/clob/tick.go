@@ -155,21 +155,21 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 	lastSeq := uint64(math.MaxUint64)
 	for b.pending.len() > 0 {
 		p := b.pending.pop()
-		if p.seq != lastSeq {
+		if p.seq != lastSeq && p.kind != intentFired { // a fired trigger's order has no transaction
 			e.tk.landed = append(e.tk.landed, landedTag{p.seq, p.tag})
 			lastSeq = p.seq
 		}
 		late := p.deadlineUs < uint64(tickUs)
-		if p.kind >= IntentSubmitTrigger {
+		if p.kind >= IntentSubmitTrigger && p.kind <= IntentUpdateTrigger {
 			e.drainTrigger(b, p, tickUs, late, acc, out)
 			continue
 		}
 		s := b.deref(p.ref)
 		switch {
 		case s == 0: // the order left the book before this intent's turn
-		case p.kind == IntentSubmit && late:
+		case p.submits() && late:
 			e.removeOrder(b, s, EventExpire, acc, out)
-		case p.kind == IntentSubmit:
+		case p.submits():
 			e.place(b, s, p.ref, tickUs, out)
 			placed++
 		case p.kind == IntentCancel && !late:

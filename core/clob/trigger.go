@@ -1,0 +1,667 @@
+package clob
+
+import (
+	"bytes"
+	"encoding/binary"
+)
+
+// Triggers (take-profit / stop-loss) on perp books: docs/perps.md,
+// "Triggers". A trigger is admitted like an order (its intent waits in the
+// book's pending ring and lands in a tick), is stored when its intent
+// drains, and at each tick of its book either expires, fires (becoming an
+// order in the book's pending ring) or waits.
+
+const (
+	// TriggerSlippageBps caps the price of the market order a trigger
+	// without a limit price becomes: the mark that fired it ± 10 %, the
+	// live network's TP/SL market slippage.
+	TriggerSlippageBps = 1000
+	// triggerCapMin bounds the preallocated part of a book's trigger arena;
+	// it grows by append up to TriggersMax (the book's OrdersMax).
+	triggerCapMin = 1 << 12
+)
+
+// intentFired is the pending-ring kind of an order a trigger became: a
+// submit without a transaction of its own, so it adds no Landed tag.
+const intentFired = IntentUpdateTrigger + 1
+
+// Trigger states.
+const (
+	trigFree    uint8 = iota
+	trigPending       // admitted: its submitTrigger waits in the pending ring
+	trigStored        // watched at every tick of its book
+)
+
+// trigger is one trigger in a book's arena.
+type trigger struct {
+	id            Hash
+	owner, signer Address
+	nonce         uint64
+	gen           uint32
+	state         uint8
+	side          Side
+	typ           uint8 // TriggerStopLoss, TriggerTakeProfit
+	grouping      uint8
+	flags         uint8 // FlagReduceOnly, FlagIOC
+	lots          int64
+	limitSteps    int64 // 0 = market
+	trigSteps     int64
+	deadlineUs    uint64
+	ttlUs         uint64
+	admitTickUs   int64 // 0 while pending
+	expiresUs     int64 // 0 = no ttl
+}
+
+// triggers is one perp book's trigger store: an arena addressed by orderRef
+// (slot and generation, slot 0 = nil), a free list, and the live slots
+// sorted by id. Invariant: between ticks byID holds exactly the live
+// (pending or stored) slots; inside a tick removed slots stay in it, freed,
+// until compact (the end of fireTriggers), so removal never shifts it while
+// it is walked.
+type triggers struct {
+	arena []trigger
+	free  []uint32
+	byID  []uint32
+	max   int  // TriggersMax: the book's OrdersMax
+	dirty bool // byID holds freed slots
+	// targets holds, while LoadEngine reads the book, the pending trigger
+	// intents whose target is resolved after the stored triggers load.
+	targets []pendingTarget
+}
+
+func newTriggers(max int) triggers {
+	c := min(max, triggerCapMin)
+	return triggers{arena: make([]trigger, 1, c+1), free: make([]uint32, 0, c), byID: make([]uint32, 0, c), max: max}
+}
+
+func (ts *triggers) live() int { return len(ts.arena) - 1 - len(ts.free) }
+
+// alloc takes a slot for a trigger with id, indexed at once.
+// REQUIRES: live() < max; id is not live.
+func (ts *triggers) alloc(id *Hash) orderRef {
+	var s uint32
+	if n := len(ts.free); n > 0 {
+		s = ts.free[n-1]
+		ts.free = ts.free[:n-1]
+	} else {
+		s = uint32(len(ts.arena))
+		ts.arena = append(ts.arena, trigger{})
+	}
+	gen := ts.arena[s].gen
+	ts.arena[s] = trigger{id: *id, gen: gen}
+	i, found := ts.search(id)
+	if found {
+		panic("BUG: trigger id already live: (signer, nonce) admitted twice")
+	}
+	ts.byID = append(ts.byID, 0)
+	copy(ts.byID[i+1:], ts.byID[i:])
+	ts.byID[i] = s
+	return makeRef(s, gen)
+}
+
+// release frees slot s; its handles go stale. byID keeps it until compact.
+func (ts *triggers) release(s uint32) {
+	t := &ts.arena[s]
+	t.state = trigFree
+	t.gen++
+	ts.free = append(ts.free, s)
+	ts.dirty = true
+}
+
+// compact drops freed slots from byID.
+func (ts *triggers) compact() {
+	if !ts.dirty {
+		return
+	}
+	k := 0
+	for _, s := range ts.byID {
+		if ts.arena[s].state != trigFree {
+			ts.byID[k] = s
+			k++
+		}
+	}
+	ts.byID = ts.byID[:k]
+	ts.dirty = false
+}
+
+// search returns the position of id in byID, or where it would go.
+// REQUIRES: byID is compact.
+func (ts *triggers) search(id *Hash) (int, bool) {
+	lo, hi := 0, len(ts.byID)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(ts.arena[ts.byID[m]].id[:], id[:]) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(ts.byID) && ts.arena[ts.byID[lo]].id == *id
+}
+
+// deref returns the slot of a handle that still names a live trigger, or 0.
+func (ts *triggers) deref(r orderRef) uint32 {
+	s := r.slot()
+	if s == 0 || int(s) >= len(ts.arena) {
+		return 0
+	}
+	if t := &ts.arena[s]; t.gen != r.gen() || t.state == trigFree {
+		return 0
+	}
+	return s
+}
+
+// createdTrigger is a trigger the envelope being admitted creates.
+type createdTrigger struct {
+	id  Hash
+	b   *book
+	ref orderRef // set by apply
+}
+
+// triggerScratch is the envelope's trigger state during admission.
+type triggerScratch struct {
+	created [BatchIntentsMax]createdTrigger
+	n       int
+}
+
+// AppendTriggers appends the owner's live triggers (a pending one has
+// AdmitTickUs 0), books ascending, then ids ascending.
+func (e *Engine) AppendTriggers(dst []TriggerInfo, owner Address) []TriggerInfo {
+	for _, b := range e.books {
+		for _, s := range b.trig.byID {
+			if t := &b.trig.arena[s]; t.state != trigFree && t.owner == owner {
+				dst = append(dst, b.triggerInfo(t))
+			}
+		}
+	}
+	return dst
+}
+
+func (b *book) triggerInfo(t *trigger) TriggerInfo {
+	info := TriggerInfo{ID: t.id, Book: b.cfg.ID, Owner: t.owner, Signer: t.signer, Nonce: t.nonce, Side: t.side,
+		TriggerType: t.typ, Grouping: t.grouping, Flags: t.flags, DeadlineUs: int64(t.deadlineUs),
+		AdmitTickUs: t.admitTickUs, ExpiresUs: t.expiresUs}
+	b.u.baseOf(&info.Size, t.lots)
+	b.u.priceWei(&info.LimitPrice, 2*t.limitSteps)
+	b.u.priceWei(&info.TriggerPrice, 2*t.trigSteps)
+	return info
+}
+
+// checkTrigger validates trigger intent i (submit, cancel, update) and
+// records its plan: p.b, p.side, p.lots, p.steps (the limit price) and, for
+// cancel and update, the target in p.target or p.created.
+func (e *Engine) checkTrigger(a *Admission, in *Intent, i int, p *plan, acc Accounts) Reason {
+	b := e.book(in.Book)
+	switch {
+	case b == nil:
+		return ReasonUnknownBook
+	case b.perp == nil:
+		return ReasonTriggerSpot
+	}
+	p.b = b
+	if r := checkDeadline(in.Deadline, a.NowUs, b.cfg.IntervalUs, b.lastTickUs); r != OK {
+		return r
+	}
+	s := &e.adm.trig
+	if in.Kind != IntentSubmitTrigger {
+		if r := e.checkTriggerTarget(a, in, p); r != OK {
+			return r
+		}
+	}
+	if in.Kind != IntentCancelTrigger {
+		if r := checkTriggerOrder(b, in, p); r != OK {
+			return r
+		}
+	}
+	if in.Kind == IntentSubmitTrigger {
+		if in.TriggerType > TriggerTakeProfit {
+			return ReasonTriggerType
+		}
+		n := b.trig.live()
+		for j := range s.n {
+			if s.created[j].b == b {
+				n++
+			}
+		}
+		if n >= b.trig.max {
+			return ReasonTriggersFull
+		}
+	}
+	if r := e.checkCapacity(b, false); r != OK {
+		return r
+	}
+	if in.Kind == IntentSubmitTrigger {
+		c := &s.created[s.n]
+		orderID(e.hasher, &e.hashIn, &e.hashOut, a.Signer, a.Nonce, uint32(i))
+		*c = createdTrigger{id: e.hashOut, b: b}
+		p.created = s.n
+		s.n++
+	}
+	return OK
+}
+
+// checkTriggerOrder checks the order part of a submitTrigger or
+// updateTrigger: side, flags, size, limit price (0 = market) and trigger
+// price, as for orders.
+func checkTriggerOrder(b *book, in *Intent, p *plan) Reason {
+	switch {
+	case in.Side > Sell:
+		return ReasonMalformed
+	case in.Flags&^(FlagReduceOnly|FlagIOC) != 0:
+		return ReasonFlagsUnknown
+	}
+	var r Reason
+	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
+		return r
+	}
+	if !in.Price.IsZero() {
+		if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
+			return r
+		}
+	}
+	if _, r = toUnits(&in.TriggerPrice, &b.u.tick, ReasonTriggerPriceZero, ReasonTriggerPriceStep); r != OK {
+		return r
+	}
+	p.side = in.Side
+	return OK
+}
+
+// checkTriggerTarget finds the trigger a cancel or update names: one the
+// envelope creates, or a live one of the owner's.
+func (e *Engine) checkTriggerTarget(a *Admission, in *Intent, p *plan) Reason {
+	s := &e.adm.trig
+	for j := range s.n {
+		if s.created[j].id == in.OrderID {
+			if s.created[j].b != p.b {
+				return ReasonUnknownTrigger
+			}
+			p.created = j
+			return OK
+		}
+	}
+	ts := &p.b.trig
+	i, ok := ts.search(&in.OrderID)
+	if !ok {
+		return ReasonUnknownTrigger
+	}
+	slot := ts.byID[i]
+	if ts.arena[slot].owner != a.Owner {
+		return ReasonNotOwner
+	}
+	p.target = makeRef(slot, ts.arena[slot].gen)
+	return OK
+}
+
+// applyTrigger carries out a validated trigger intent at admission and
+// fills its pending ring entry q: a submit takes its arena slot now (so the
+// book's capacity counts it), pending until it drains.
+func (e *Engine) applyTrigger(a *Admission, in *Intent, p *plan, q *pendingIntent, acc Accounts) {
+	s, ts := &e.adm.trig, &p.b.trig
+	if in.Kind == IntentSubmitTrigger {
+		c := &s.created[p.created]
+		c.ref = ts.alloc(&c.id)
+		t := &ts.arena[c.ref.slot()]
+		t.owner, t.signer, t.nonce, t.state = a.Owner, a.Signer, a.Nonce, trigPending
+		t.side, t.typ, t.grouping, t.flags = in.Side, in.TriggerType, in.Grouping, in.Flags
+		t.lots, t.limitSteps, t.trigSteps = p.lots, p.steps, triggerSteps(p.b, in)
+		t.deadlineUs, t.ttlUs = in.Deadline, in.TTL
+		q.ref = c.ref
+		return
+	}
+	q.ref = p.target
+	if p.created >= 0 {
+		q.ref = s.created[p.created].ref
+	}
+	if in.Kind == IntentUpdateTrigger {
+		q.newLots, q.newSteps, q.trigSteps = p.lots, p.steps, triggerSteps(p.b, in)
+		if p.side == Sell {
+			q.newLots = -p.lots
+		}
+	}
+}
+
+// triggerSteps is a validated intent's trigger price in steps.
+func triggerSteps(b *book, in *Intent) int64 {
+	steps, _ := toUnits(&in.TriggerPrice, &b.u.tick, ReasonTriggerPriceZero, ReasonTriggerPriceStep)
+	return steps
+}
+
+// drainTrigger runs a trigger intent, or the order a trigger became, at
+// its tick. A late submitTrigger is cancelled; a late cancel or update is
+// dropped, as for orders.
+func (e *Engine) drainTrigger(b *book, p *pendingIntent, tickUs int64, late bool, acc Accounts, out *TickResult) {
+	ts := &b.trig
+	s := ts.deref(p.ref)
+	if s == 0 {
+		return // cancelled (liquidation, an earlier cancel) before its turn
+	}
+	t := &ts.arena[s]
+	switch {
+	case p.kind == IntentSubmitTrigger && late:
+		e.removeTrigger(b, s, out)
+	case p.kind == IntentSubmitTrigger:
+		t.state, t.admitTickUs = trigStored, tickUs
+		if t.ttlUs > 0 {
+			t.expiresUs = tickUs + int64(min(t.ttlUs, uint64(1<<63-1-tickUs)))
+		}
+	case late:
+	case p.kind == IntentCancelTrigger:
+		e.removeTrigger(b, s, out)
+	case p.kind == IntentUpdateTrigger:
+		t.side, t.lots = Buy, p.newLots
+		if p.newLots < 0 {
+			t.side, t.lots = Sell, -p.newLots
+		}
+		t.limitSteps, t.trigSteps = p.newSteps, p.trigSteps
+	}
+}
+
+// removeTrigger cancels the live trigger at slot s (EventTriggerCancel).
+func (e *Engine) removeTrigger(b *book, s uint32, out *TickResult) {
+	b.triggerEvent(out, s, EventTriggerCancel)
+	b.trig.release(s)
+}
+
+func (b *book) triggerEvent(out *TickResult, s uint32, kind EventKind) *Event {
+	t := &b.trig.arena[s]
+	out.Events = append(out.Events, Event{Kind: kind, Book: b.cfg.ID, OrderID: t.id, Owner: t.owner, Side: t.side})
+	return &out.Events[len(out.Events)-1]
+}
+
+// fireTriggers runs, after the liquidation pass, the triggers of every
+// perp book that ran in this tick (books ascending, triggers by id):
+// expired ones are cancelled, then each whose condition holds at the
+// book's new mark (b.perp.markSteps) fires and its group is cancelled.
+func (e *Engine) fireTriggers(tickUs int64, acc Accounts, out *TickResult) {
+	for _, b := range e.books {
+		if b.perp != nil && b.lastTickUs == tickUs && len(b.trig.byID) > 0 {
+			e.runTriggers(b, tickUs, acc, out)
+		}
+	}
+	for _, b := range e.books {
+		b.trig.compact()
+	}
+}
+
+func (e *Engine) runTriggers(b *book, tickUs int64, acc Accounts, out *TickResult) {
+	ts := &b.trig
+	for _, s := range ts.byID {
+		if t := &ts.arena[s]; t.state == trigStored && t.expiresUs != 0 && t.expiresUs <= tickUs {
+			e.removeTrigger(b, s, out)
+		}
+	}
+	mark := b.perp.markSteps
+	for _, s := range ts.byID {
+		if t := &ts.arena[s]; t.state == trigStored && t.holds(mark) {
+			e.fire(b, s, tickUs, acc, out)
+		}
+	}
+}
+
+// holds reports whether the trigger's condition holds at mark: a sell
+// stop-loss and a buy take-profit fire at or below their price, the other
+// two at or above it.
+func (t *trigger) holds(mark int64) bool {
+	if (t.side == Sell) == (t.typ == TriggerStopLoss) {
+		return mark <= t.trigSteps
+	}
+	return mark >= t.trigSteps
+}
+
+// fire turns the stored trigger at slot s into an order in the book's
+// pending ring, landing in the book's next tick, and cancels its group; a
+// refused order (margin, REDUCE_ONLY, funds, capacity) cancels the trigger
+// alone.
+func (e *Engine) fire(b *book, s uint32, tickUs int64, acc Accounts, out *TickResult) {
+	t := &b.trig.arena[s]
+	mark := b.perp.markSteps
+	typ, flags, steps := Limit, t.flags, t.limitSteps
+	if steps == 0 {
+		typ, flags = Market, flags|FlagIOC
+		steps = triggerCap(t.side, mark)
+	}
+	lots, r := e.marginCheck(t.owner, b, t.side, t.lots, flags, acc)
+	reserve, token := &e.tmp[0], b.u.backing(t.side)
+	if r == OK && lots > 0 {
+		b.u.reserve(reserve, &e.tmp[1], t.side, lots, steps)
+		if avail := acc.Available(token, t.owner); avail.Lt(reserve) {
+			r = ReasonInsufficientBalance
+		}
+	}
+	if r != OK || lots <= 0 || b.live() >= len(b.nodes)-1 || b.pending.len() >= len(b.pending.buf) {
+		e.removeTrigger(b, s, out)
+		return
+	}
+	ev := b.triggerEvent(out, s, EventTriggerFired)
+	b.u.priceWei(&ev.Price, 2*mark)
+	size := &e.tmp[2]
+	b.u.baseOf(size, lots)
+	land := landing(tickUs, b.cfg.IntervalUs)
+	ref := b.newOrder(&t.id, t.owner, t.side, typ, flags, lots, steps, size, uint64(land), 0, reserve)
+	acc.Lock(token, t.owner, reserve)
+	// The ring is empty (this tick drained it): the latest envelope's
+	// sequence keeps it in admission order for the snapshot loader.
+	b.pending.push(&pendingIntent{kind: intentFired, ref: ref, deadlineUs: uint64(land), landUs: land, seq: max(e.seq, 1) - 1})
+	owner, group := t.owner, t.grouping
+	b.trig.release(s)
+	if group == 0 {
+		return
+	}
+	for _, o := range b.trig.byID {
+		if u := &b.trig.arena[o]; u.state != trigFree && u.owner == owner && u.grouping == group {
+			e.removeTrigger(b, o, out)
+		}
+	}
+}
+
+// triggerCap is the price cap of a fired market order: the mark ±
+// TriggerSlippageBps, at least one step, at most unitsMax.
+func triggerCap(side Side, mark int64) int64 {
+	d := max(1, mark*TriggerSlippageBps/10_000) // mark ≤ 2^53: no overflow
+	if side == Buy {
+		return min(unitsMax, mark+d)
+	}
+	return max(1, mark-d)
+}
+
+// cancelTriggersOf cancels every live trigger of owner, pending or stored,
+// books ascending, ids ascending (liquidation).
+func (e *Engine) cancelTriggersOf(owner Address, out *TickResult) {
+	for _, b := range e.books {
+		for _, s := range b.trig.byID {
+			if t := &b.trig.arena[s]; t.state != trigFree && t.owner == owner {
+				e.removeTrigger(b, s, out)
+			}
+		}
+	}
+}
+
+// submits reports whether a pending intent enters an order into its book.
+func (p *pendingIntent) submits() bool { return p.kind == IntentSubmit || p.kind == intentFired }
+
+// Snapshot. After the perp state, per perp book (ascending id) its stored
+// triggers by id; pending ones are in their book's pending ring (see
+// appendPendingTrigger).
+//
+//	triggers: per perp book: | n u32 | trigger* |
+//	trigger:  | id 32 | owner 20 | signer 20 | nonce u64 | side u8 | type u8 | grouping u8 | flags u8 |
+//	          | lots u64 | limitSteps u64 | triggerSteps u64 | deadlineUs u64 | ttlUs u64 |
+//	          | admitTickUs u64 | expiresUs u64 |
+
+func (e *Engine) appendTriggers(dst []byte) []byte {
+	for _, b := range e.books {
+		if b.perp == nil {
+			continue
+		}
+		n := 0
+		for _, s := range b.trig.byID {
+			if b.trig.arena[s].state == trigStored {
+				n++
+			}
+		}
+		dst = binary.BigEndian.AppendUint32(dst, uint32(n))
+		for _, s := range b.trig.byID {
+			if t := &b.trig.arena[s]; t.state == trigStored {
+				dst = appendTrigger(dst, t)
+			}
+		}
+	}
+	return dst
+}
+
+func appendTrigger(dst []byte, t *trigger) []byte {
+	dst = append(dst, t.id[:]...)
+	dst = append(dst, t.owner[:]...)
+	dst = append(dst, t.signer[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, t.nonce)
+	dst = append(dst, byte(t.side), t.typ, t.grouping, t.flags)
+	for _, v := range [...]uint64{uint64(t.lots), uint64(t.limitSteps), uint64(t.trigSteps), t.deadlineUs, t.ttlUs,
+		uint64(t.admitTickUs), uint64(t.expiresUs)} {
+		dst = binary.BigEndian.AppendUint64(dst, v)
+	}
+	return dst
+}
+
+// appendPendingTrigger writes the body of a pending trigger intent:
+//
+//	submitTrigger: | live u8 | trigger (if live; admitTickUs, expiresUs 0) |
+//	cancelTrigger: | target id 32 (zero if gone) |
+//	updateTrigger: | target id 32 (zero if gone) | signed lots u64 | limitSteps u64 | triggerSteps u64 |
+func (b *book) appendPendingTrigger(dst []byte, p *pendingIntent) []byte {
+	s := b.trig.deref(p.ref)
+	if p.kind == IntentSubmitTrigger {
+		dst = appendBool(dst, s != 0)
+		if s != 0 {
+			dst = appendTrigger(dst, &b.trig.arena[s])
+		}
+		return dst
+	}
+	var id Hash
+	if s != 0 {
+		id = b.trig.arena[s].id
+	}
+	dst = append(dst, id[:]...)
+	if p.kind == IntentUpdateTrigger {
+		for _, v := range [...]int64{p.newLots, p.newSteps, p.trigSteps} {
+			dst = binary.BigEndian.AppendUint64(dst, uint64(v))
+		}
+	}
+	return dst
+}
+
+// loadPendingTrigger reads the body appendPendingTrigger wrote into p, the
+// next entry of the ring. A cancel or update may name a stored trigger,
+// which loads later: loadTriggers resolves its target.
+func (b *book) loadPendingTrigger(r *snapReader, p *pendingIntent) {
+	if p.kind == IntentSubmitTrigger {
+		if r.boolean() {
+			p.ref = b.loadTrigger(r, trigPending)
+		}
+		return
+	}
+	id := r.hash()
+	if p.kind == IntentUpdateTrigger {
+		p.newLots, p.newSteps, p.trigSteps = int64(r.U64()), int64(r.U64()), int64(r.U64())
+		if r.Err == nil && (p.newLots == 0 || p.newLots < -unitsMax || p.newLots > unitsMax ||
+			p.newSteps < 0 || p.newSteps > unitsMax || p.trigSteps < 1 || p.trigSteps > unitsMax) {
+			r.Fail("trigger update to %d lots at %d steps, trigger %d steps", p.newLots, p.newSteps, p.trigSteps)
+		}
+	}
+	if r.Err == nil && id != (Hash{}) {
+		b.trig.targets = append(b.trig.targets, pendingTarget{ring: b.pending.len(), id: id})
+	}
+}
+
+// pendingTarget is a pending cancel or update of a trigger whose target
+// the loader resolves once the book's stored triggers are in.
+type pendingTarget struct {
+	ring int // index in the pending ring
+	id   Hash
+}
+
+// loadTriggers reads the stored triggers of every perp book, then resolves
+// the pending trigger intents that name them.
+func (e *Engine) loadTriggers(r *snapReader) {
+	if r.Err != nil {
+		return // e.books may hold nil
+	}
+	for _, b := range e.books {
+		if b.perp == nil || r.Err != nil {
+			continue
+		}
+		n := r.count("triggers", b.trig.max)
+		var last Hash
+		for i := 0; i < n && r.Err == nil; i++ {
+			ref := b.loadTrigger(r, trigStored)
+			if r.Err != nil {
+				break
+			}
+			t := &b.trig.arena[ref.slot()]
+			if i > 0 && bytes.Compare(last[:], t.id[:]) >= 0 {
+				r.Fail("trigger %x after trigger %x", t.id, last)
+			}
+			last = t.id
+		}
+		for _, pt := range b.trig.targets {
+			if r.Err != nil {
+				break
+			}
+			i, ok := b.trig.search(&pt.id)
+			if !ok {
+				r.Fail("pending intent names trigger %x, which is not live", pt.id)
+				break
+			}
+			s := b.trig.byID[i]
+			b.pending.at(pt.ring).ref = makeRef(s, b.trig.arena[s].gen)
+		}
+		b.trig.targets = nil
+	}
+}
+
+// loadTrigger reads one trigger into a fresh slot, in state.
+func (b *book) loadTrigger(r *snapReader, state uint8) orderRef {
+	var t trigger
+	t.id, t.owner, t.signer = r.hash(), r.addr(), r.addr()
+	t.nonce = r.U64()
+	t.side, t.typ, t.grouping, t.flags = Side(r.U8()), r.U8(), r.U8(), r.U8()
+	t.lots, t.limitSteps, t.trigSteps = int64(r.U64()), int64(r.U64()), int64(r.U64())
+	t.deadlineUs, t.ttlUs = r.U64(), r.U64()
+	t.admitTickUs, t.expiresUs = int64(r.U64()), int64(r.U64())
+	if r.Err != nil {
+		return 0
+	}
+	if why := b.triggerProblem(&t, state); why != "" {
+		r.Fail("trigger %x: %s", t.id, why)
+		return 0
+	}
+	ref := b.trig.alloc(&t.id)
+	t.gen, t.state = ref.gen(), state
+	b.trig.arena[ref.slot()] = t
+	return ref
+}
+
+// triggerProblem says what is wrong with a decoded trigger, "" if nothing.
+func (b *book) triggerProblem(t *trigger, state uint8) string {
+	_, dup := b.trig.search(&t.id)
+	wantExpiry := int64(0)
+	if state == trigStored && t.ttlUs > 0 && t.admitTickUs >= 0 {
+		wantExpiry = t.admitTickUs + int64(min(t.ttlUs, uint64(1<<63-1-t.admitTickUs)))
+	}
+	switch {
+	case t.id == Hash{}:
+		return "zero id"
+	case dup:
+		return "id appears twice"
+	case b.trig.live() >= b.trig.max:
+		return "more triggers than the book holds"
+	case t.side > Sell || t.typ > TriggerTakeProfit || t.flags&^(FlagReduceOnly|FlagIOC) != 0:
+		return "side, type or flags unknown"
+	case t.lots < 1 || t.lots > unitsMax || t.limitSteps < 0 || t.limitSteps > unitsMax || t.trigSteps < 1 || t.trigSteps > unitsMax:
+		return "size or prices out of range"
+	case state == trigPending && (t.admitTickUs != 0 || t.expiresUs != 0):
+		return "a pending trigger has tick times"
+	case state == trigStored && (t.admitTickUs < 0 || t.expiresUs != wantExpiry):
+		return "expiry does not follow from admission and ttl"
+	}
+	return ""
+}
