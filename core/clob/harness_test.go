@@ -410,7 +410,7 @@ func (h *harness) admit(who string, names []string, in ...Intent) Reason {
 	r := h.e.Admit(&a, &Envelope{Intents: in}, h.acc)
 	for i := range in {
 		id := OrderID(a.Signer, a.Nonce, uint32(i))
-		if r == OK && in[i].Kind == IntentSubmit && i < len(names) {
+		if r == OK && (in[i].Kind == IntentSubmit || in[i].Kind == IntentSubmitTrigger) && i < len(names) {
 			h.names[id] = names[i]
 			h.ids[names[i]] = id
 		}
@@ -456,7 +456,8 @@ func (h *harness) tick(tickUs ...int64) []string {
 }
 
 var kindText = map[EventKind]string{EventPlaced: "placed", EventFill: "fill", EventCancel: "cancel",
-	EventExpire: "expire", EventPostOnlyRefused: "refused", EventUpdate: "update", EventTransfer: "transfer"}
+	EventExpire: "expire", EventPostOnlyRefused: "refused", EventUpdate: "update", EventTransfer: "transfer",
+	EventTriggerFired: "fired", EventTriggerCancel: "tcancel"}
 
 // format renders events: "fill a 3@10.5 maker T" (lots @ price in steps).
 func (h *harness) format() []string {

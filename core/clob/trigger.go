@@ -74,7 +74,7 @@ func newTriggers(max int) triggers {
 	return triggers{arena: make([]trigger, 1, c+1), free: make([]uint32, 0, c), byID: make([]uint32, 0, c), max: max}
 }
 
-func (ts *triggers) live() int { return len(ts.arena) - 1 - len(ts.free) }
+func (ts *triggers) live() int { return max(0, len(ts.arena)-1) - len(ts.free) } // a spot book has no arena
 
 // alloc takes a slot for a trigger with id, indexed at once.
 // REQUIRES: live() < max; id is not live.
