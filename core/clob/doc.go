@@ -79,6 +79,23 @@
 // would create an id that is live, i.e. when a (signer, nonce) is admitted
 // twice. The id index trusts ids to be uniform (they are keccak outputs).
 //
+// # Triggers
+//
+// A perp book also stores take-profit / stop-loss triggers (trigger.go,
+// docs/perps.md "Triggers"): an arena addressed by orderRef like the
+// orders', bounded by OrdersMax, with the live triggers kept sorted by id
+// (the order ids, keccak(signer, nonce, sequence)). Trigger intents wait in
+// the pending ring; at the end of each tick every perp book that ran expires
+// and fires its triggers at its mark, and a fired trigger becomes an order
+// (created by the same newOrder as a submit, keeping the trigger's id)
+// pushed onto the pending ring as intentFired: it lands in the book's next
+// tick and adds no envelope to Landed.
+//
+//   - Invariant: between ticks a book's trigger index holds exactly its live
+//     (pending or stored) triggers, sorted by id; each pending one is named
+//     by a submitTrigger in the pending ring. Within a tick removed triggers
+//     stay in the index, freed, until the end of the tick compacts it.
+//
 // # Decisions the rule book leaves open
 //
 //   - Ticks drain every pending intent of a due book, including any admitted
@@ -145,7 +162,16 @@
 //	          | reserved 32 | settled 32 (zero unless pendingUpdates > 0) | size 32 |
 //	          | filledBase 32 | filledQuote 32 | fee 32 |
 //	pending:  | kind u8 | seq u64 | tag u64 | deadlineUs u64 | landUs u64 | body |
-//	          body: submit: order; cancel: target id 32 (zero if gone);
-//	                update: target id 32 | newLots u64 | newSteps u64 | reserve 32
+//	          body: submit, and a fired trigger's order (kind 8): order;
+//	                cancel: target id 32 (zero if gone);
+//	                update: target id 32 | newLots u64 | newSteps u64 | reserve 32;
+//	                submitTrigger: live u8 | trigger (if live);
+//	                cancelTrigger: target id 32 (zero if gone);
+//	                updateTrigger: target id 32 | signed lots u64 | limitSteps u64 | triggerSteps u64
 //	transfer: | owner 20 | token 20 | to 20 | amount 32 | deadlineUs u64 | landUs u64 | seq u64 | tag u64 |
+//	then the perp state (appendPerp), then per perp book, ascending id, its stored triggers:
+//	triggers: | n u32 | trigger* (ascending id) |
+//	trigger:  | id 32 | owner 20 | signer 20 | nonce u64 | side u8 | type u8 | grouping u8 | flags u8 |
+//	          | lots u64 | limitSteps u64 | triggerSteps u64 | deadlineUs u64 | ttlUs u64 |
+//	          | admitTickUs u64 | expiresUs u64 |
 package clob

@@ -200,6 +200,7 @@ func FuzzLoadEngine(f *testing.F) {
 	h.tick()
 	f.Add(h.e.AppendSnapshot(nil))
 	f.Add(NewEngine(h.e.limits).AppendSnapshot(nil))
+	f.Add(triggerScenario(f).e.AppendSnapshot(nil))
 	l := h.e.limits
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, rest, err := LoadEngine(l, data)

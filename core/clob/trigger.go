@@ -479,15 +479,8 @@ func (e *Engine) cancelTriggersOf(owner Address, out *TickResult) {
 // submits reports whether a pending intent enters an order into its book.
 func (p *pendingIntent) submits() bool { return p.kind == IntentSubmit || p.kind == intentFired }
 
-// Snapshot. After the perp state, per perp book (ascending id) its stored
-// triggers by id; pending ones are in their book's pending ring (see
-// appendPendingTrigger).
-//
-//	triggers: per perp book: | n u32 | trigger* |
-//	trigger:  | id 32 | owner 20 | signer 20 | nonce u64 | side u8 | type u8 | grouping u8 | flags u8 |
-//	          | lots u64 | limitSteps u64 | triggerSteps u64 | deadlineUs u64 | ttlUs u64 |
-//	          | admitTickUs u64 | expiresUs u64 |
-
+// appendTriggers writes, per perp book, its stored triggers by id (layout
+// in doc.go); pending ones are in their book's pending ring.
 func (e *Engine) appendTriggers(dst []byte) []byte {
 	for _, b := range e.books {
 		if b.perp == nil {
