@@ -18,6 +18,9 @@ const (
 	selTransfer              uint32 = 0x5b3ca981 // transfer(address,address,uint256,uint128)
 	selSubmitBatch           uint32 = 0xda235f17 // submitBatch(bytes[])
 	selDelegated             uint32 = 0xf744bc22 // delegated(address,uint64,bytes,bytes)
+	selSubmitTrigger         uint32 = 0xec563caa // submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)
+	selCancelTrigger         uint32 = 0xa28aff15 // cancelTrigger(bytes32,bytes32,uint128)
+	selUpdateTrigger         uint32 = 0x14bc15e3 // updateTrigger(bytes32,bytes32,int256,uint256,uint256,uint128)
 )
 
 const (
@@ -30,6 +33,9 @@ const (
 	cancelWords                = 3
 	updateWords                = 6
 	transferWords              = 4
+	submitTriggerWords         = 10
+	cancelTriggerWords         = 3
+	updateTriggerWords         = 6
 	// Head words of the dynamic calls.
 	submitBatchHeadWords = 1
 	delegatedHeadWords   = 4
@@ -110,6 +116,12 @@ func decodeIntent(data []byte, in *clob.Intent) clob.Reason {
 		return decodeUpdate(args, in)
 	case selTransfer:
 		return decodeTransfer(args, in)
+	case selSubmitTrigger:
+		return decodeSubmitTrigger(args, in)
+	case selCancelTrigger:
+		return decodeCancelTrigger(args, in)
+	case selUpdateTrigger:
+		return decodeUpdateTrigger(args, in)
 	case selSubmitBatch:
 		return clob.ReasonBatchNested
 	case selDelegated:
@@ -154,11 +166,17 @@ func decodeSubmitOrder(args []byte, in *clob.Intent, deprecated bool) clob.Reaso
 		in.Flags, r = readUint8(word(args, 6))
 		return r
 	}
-	reduceOnly, r := readBool(word(args, 6))
+	return readFlagBools(args, 6, in)
+}
+
+// readFlagBools reads the words i and i+1, bool reduceOnly and bool ioc,
+// into in.Flags.
+func readFlagBools(args []byte, i int, in *clob.Intent) clob.Reason {
+	reduceOnly, r := readBool(word(args, i))
 	if r != clob.OK {
 		return r
 	}
-	ioc, r := readBool(word(args, 7))
+	ioc, r := readBool(word(args, i+1))
 	if r != clob.OK {
 		return r
 	}
@@ -214,6 +232,58 @@ func decodeTransfer(args []byte, in *clob.Intent) clob.Reason {
 	in.Amount.SetBytes32(word(args, 2))
 	var r clob.Reason
 	in.Deadline, r = readUint128Us(word(args, 3))
+	return r
+}
+
+func decodeSubmitTrigger(args []byte, in *clob.Intent) clob.Reason {
+	if len(args) != submitTriggerWords*wordSize {
+		return clob.ReasonMalformed
+	}
+	in.Kind = clob.IntentSubmitTrigger
+	copy(in.Book[:], word(args, 0))
+	if r := readInt256(word(args, 1), &in.Side, &in.Size); r != clob.OK {
+		return r
+	}
+	in.Price.SetBytes32(word(args, 2))
+	in.TriggerPrice.SetBytes32(word(args, 3))
+	var r clob.Reason
+	if in.TriggerType, r = readUint8(word(args, 4)); r != clob.OK {
+		return r
+	}
+	if in.Grouping, r = readUint8(word(args, 5)); r != clob.OK {
+		return r
+	}
+	if in.Deadline, r = readUint128Us(word(args, 6)); r != clob.OK {
+		return r
+	}
+	if in.TTL, r = readUint128Us(word(args, 7)); r != clob.OK {
+		return r
+	}
+	return readFlagBools(args, 8, in)
+}
+
+func decodeCancelTrigger(args []byte, in *clob.Intent) clob.Reason {
+	if r := decodeCancel(args, in); r != clob.OK {
+		return r
+	}
+	in.Kind = clob.IntentCancelTrigger
+	return clob.OK
+}
+
+func decodeUpdateTrigger(args []byte, in *clob.Intent) clob.Reason {
+	if len(args) != updateTriggerWords*wordSize {
+		return clob.ReasonMalformed
+	}
+	in.Kind = clob.IntentUpdateTrigger
+	copy(in.Book[:], word(args, 0))
+	copy(in.OrderID[:], word(args, 1))
+	if r := readInt256(word(args, 2), &in.Side, &in.Size); r != clob.OK {
+		return r
+	}
+	in.Price.SetBytes32(word(args, 3))
+	in.TriggerPrice.SetBytes32(word(args, 4))
+	var r clob.Reason
+	in.Deadline, r = readUint128Us(word(args, 5))
 	return r
 }
 

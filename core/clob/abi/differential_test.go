@@ -81,6 +81,17 @@ func gethPackIntent(t testing.TB, in *clob.Intent, deprecated bool) []byte {
 	case clob.IntentTransfer:
 		return gethPack(t, "transfer(address,address,uint256,uint128)",
 			common.Address(in.Token), common.Address(in.To), big256(&in.Amount), bigU64(in.Deadline))
+	case clob.IntentSubmitTrigger:
+		return gethPack(t, "submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)",
+			[32]byte(in.Book), signedSize(in), big256(&in.Price), big256(&in.TriggerPrice), in.TriggerType, in.Grouping,
+			bigU64(in.Deadline), bigU64(in.TTL), in.Flags&clob.FlagReduceOnly != 0, in.Flags&clob.FlagIOC != 0)
+	case clob.IntentCancelTrigger:
+		return gethPack(t, "cancelTrigger(bytes32,bytes32,uint128)",
+			[32]byte(in.Book), [32]byte(in.OrderID), bigU64(in.Deadline))
+	case clob.IntentUpdateTrigger:
+		return gethPack(t, "updateTrigger(bytes32,bytes32,int256,uint256,uint256,uint128)",
+			[32]byte(in.Book), [32]byte(in.OrderID), signedSize(in), big256(&in.Price), big256(&in.TriggerPrice),
+			bigU64(in.Deadline))
 	}
 	t.Fatalf("kind %d", in.Kind)
 	return nil

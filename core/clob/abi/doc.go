@@ -14,27 +14,37 @@
 //	              uint256 newPrice,address token,uint128 deadline)
 //	0x5b3ca981  transfer(address token,address to,uint256 amount,                 IntentTransfer
 //	              uint128 deadline)
+//	0xec563caa  submitTrigger(bytes32 orderbookId,int256 size,                    IntentSubmitTrigger,
+//	              uint256 limitPrice,uint256 triggerPrice,uint8 triggerType,        Price = limitPrice,
+//	              uint8 grouping,uint128 deadline,uint128 ttl,                      Flags = REDUCE_ONLY·r | IOC·i
+//	              bool reduceOnly,bool ioc)
+//	0xa28aff15  cancelTrigger(bytes32 orderbookId,bytes32 triggerId,              IntentCancelTrigger,
+//	              uint128 deadline)                                                 OrderID = triggerId
+//	0x14bc15e3  updateTrigger(bytes32 orderbookId,bytes32 triggerId,              IntentUpdateTrigger,
+//	              int256 size,uint256 limitPrice,uint256 triggerPrice,              OrderID = triggerId,
+//	              uint128 deadline)                                                 Price = limitPrice
 //	0xda235f17  submitBatch(bytes[] inner)                                        1..64 intents
 //	0xf744bc22  delegated(address master,uint64 validUntil,bytes signature,       the inner call's intents,
 //	              bytes inner)                                                      Delegated, Master, ValidUntil
 //
-// Every other selector, among them the orderbook's deposit, withdraw,
-// submitTrigger, cancelTrigger and updateTrigger, is ReasonUnknownFunction:
-// the venue does not run them. selectors_test.go recomputes each selector
-// from its signature.
+// Every other selector, among them the orderbook's deposit and withdraw, is
+// ReasonUnknownFunction: the venue does not run them. selectors_test.go
+// recomputes each selector from its signature. The trigger calls may appear
+// inside submitBatch and delegated() like the others.
 //
 // # Strictness
 //
 // The static calls must be exactly 4 + 32·words bytes long. Narrow types must
 // have zero high bytes (address: 12, uint64: 24, uint128: 16, uint8 and bool:
 // 31) and a bool must be 0 or 1, else ReasonMalformed. orderType must be 0
-// (Limit) or 1 (Market), else ReasonOrderType. The int256 size becomes Side
-// (Sell when negative) and its magnitude; -2^255 has no positive magnitude in
-// int256 and is ReasonValueRange. Every deadline and ttl is microseconds and
-// must be at most 2^63-1 (ReasonValueRange) although the ABI type is
-// uint128. Flags are passed through whole: unknown flag bits are the
-// engine's refusal, not the decoder's. Arguments are checked in order and
-// the first failing one decides the Reason.
+// (Limit) or 1 (Market), else ReasonOrderType. The int256 size (of
+// submitOrder, submitTrigger, updateTrigger) becomes Side (Sell when
+// negative) and its magnitude; -2^255 has no positive magnitude in int256
+// and is ReasonValueRange. Every deadline and ttl is microseconds and must be
+// at most 2^63-1 (ReasonValueRange) although the ABI type is uint128. Flags,
+// triggerType and grouping are passed through whole: unknown flag bits and
+// trigger types are the engine's refusals, not the decoder's. Arguments are
+// checked in order and the first failing one decides the Reason.
 //
 // In submitBatch and delegated the offsets need not be where a canonical
 // encoder puts them, and bytes after the last value are ignored, but every

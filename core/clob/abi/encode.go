@@ -75,6 +75,49 @@ func AppendTransfer(dst []byte, in *clob.Intent) []byte {
 	return appendUint64(dst, in.Deadline)
 }
 
+// AppendSubmitTrigger appends submitTrigger(bytes32 orderbookId,int256 size,
+// uint256 limitPrice,uint256 triggerPrice,uint8 triggerType,uint8 grouping,
+// uint128 deadline,uint128 ttl,bool reduceOnly,bool ioc).
+// REQUIRES: the signed size fits int256; in.Flags ⊆ REDUCE_ONLY|IOC.
+func AppendSubmitTrigger(dst []byte, in *clob.Intent) []byte {
+	if in.Flags&^(clob.FlagReduceOnly|clob.FlagIOC) != 0 {
+		panic("BUG: abi: submitTrigger carries only REDUCE_ONLY and IOC")
+	}
+	dst = appendSelector(dst, selSubmitTrigger)
+	dst = append(dst, in.Book[:]...)
+	dst = appendInt256(dst, in.Side, &in.Size)
+	dst = appendUint256(dst, &in.Price)
+	dst = appendUint256(dst, &in.TriggerPrice)
+	dst = appendUint64(dst, uint64(in.TriggerType))
+	dst = appendUint64(dst, uint64(in.Grouping))
+	dst = appendUint64(dst, in.Deadline)
+	dst = appendUint64(dst, in.TTL)
+	dst = appendBool(dst, in.Flags&clob.FlagReduceOnly != 0)
+	return appendBool(dst, in.Flags&clob.FlagIOC != 0)
+}
+
+// AppendCancelTrigger appends cancelTrigger(bytes32 orderbookId,bytes32
+// triggerId,uint128 deadline).
+func AppendCancelTrigger(dst []byte, in *clob.Intent) []byte {
+	dst = appendSelector(dst, selCancelTrigger)
+	dst = append(dst, in.Book[:]...)
+	dst = append(dst, in.OrderID[:]...)
+	return appendUint64(dst, in.Deadline)
+}
+
+// AppendUpdateTrigger appends updateTrigger(bytes32 orderbookId,bytes32
+// triggerId,int256 size,uint256 limitPrice,uint256 triggerPrice,uint128 deadline).
+// REQUIRES: the signed size fits int256.
+func AppendUpdateTrigger(dst []byte, in *clob.Intent) []byte {
+	dst = appendSelector(dst, selUpdateTrigger)
+	dst = append(dst, in.Book[:]...)
+	dst = append(dst, in.OrderID[:]...)
+	dst = appendInt256(dst, in.Side, &in.Size)
+	dst = appendUint256(dst, &in.Price)
+	dst = appendUint256(dst, &in.TriggerPrice)
+	return appendUint64(dst, in.Deadline)
+}
+
 // AppendIntent appends the call for in.Kind (the current submitOrder form for
 // submits).
 // REQUIRES: in.Kind is one of the IntentKind constants.
@@ -88,6 +131,12 @@ func AppendIntent(dst []byte, in *clob.Intent) []byte {
 		return AppendUpdate(dst, in)
 	case clob.IntentTransfer:
 		return AppendTransfer(dst, in)
+	case clob.IntentSubmitTrigger:
+		return AppendSubmitTrigger(dst, in)
+	case clob.IntentCancelTrigger:
+		return AppendCancelTrigger(dst, in)
+	case clob.IntentUpdateTrigger:
+		return AppendUpdateTrigger(dst, in)
 	default:
 		panic("BUG: abi: unknown intent kind")
 	}

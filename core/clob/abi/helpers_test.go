@@ -94,19 +94,54 @@ func sampleTransfer(deadline uint64) clob.Intent {
 	return in
 }
 
+func sampleSubmitTrigger(deadline uint64) clob.Intent {
+	in := clob.Intent{
+		Kind:        clob.IntentSubmitTrigger,
+		Book:        clob.Hash{31: 8},
+		Side:        clob.Sell,
+		Flags:       clob.FlagReduceOnly,
+		Deadline:    deadline,
+		TTL:         3_600_000_000,
+		TriggerType: clob.TriggerStopLoss,
+		Grouping:    1,
+	}
+	in.Size.SetUint64(2e18)
+	in.TriggerPrice.Mul(uint256.NewInt(2900), uint256.NewInt(1e18))
+	return in
+}
+
+func sampleCancelTrigger(deadline uint64) clob.Intent {
+	return clob.Intent{
+		Kind:     clob.IntentCancelTrigger,
+		Book:     clob.Hash{31: 8},
+		OrderID:  clob.Hash{0: 0x77, 31: 0x01},
+		Deadline: deadline,
+	}
+}
+
+func sampleUpdateTrigger(deadline uint64) clob.Intent {
+	in := clob.Intent{
+		Kind:     clob.IntentUpdateTrigger,
+		Book:     clob.Hash{31: 8},
+		OrderID:  clob.Hash{0: 0x77, 31: 0x01},
+		Side:     clob.Buy,
+		Deadline: deadline,
+	}
+	in.Size.SetUint64(1e18)
+	in.Price.Mul(uint256.NewInt(3100), uint256.NewInt(1e18))
+	in.TriggerPrice.Mul(uint256.NewInt(3050), uint256.NewInt(1e18))
+	return in
+}
+
 const sampleDeadline = 1_700_000_000_500_000
 
 // randomIntent returns an intent Decode accepts, drawn from rng.
 func randomIntent(rng *rand.Rand, deadline uint64) clob.Intent {
-	in := clob.Intent{Kind: clob.IntentKind(1 + rng.IntN(4)), Deadline: deadline}
+	in := clob.Intent{Kind: clob.IntentKind(1 + rng.IntN(int(clob.IntentUpdateTrigger))), Deadline: deadline}
 	switch in.Kind {
 	case clob.IntentSubmit:
 		in.Book = randomHash(rng)
-		in.Size = randomUint256(rng)
-		in.Size[3] &^= 1 << 63
-		if !in.Size.IsZero() && rng.IntN(2) == 0 {
-			in.Side = clob.Sell
-		}
+		randomSize(rng, &in)
 		in.Price = randomUint256(rng)
 		in.Type = clob.OrderType(rng.IntN(2))
 		in.Flags = uint8(rng.Uint32())
@@ -124,8 +159,34 @@ func randomIntent(rng *rand.Rand, deadline uint64) clob.Intent {
 		in.Token = randomAddress(rng)
 		in.To = randomAddress(rng)
 		in.Amount = randomUint256(rng)
+	case clob.IntentSubmitTrigger:
+		in.Book = randomHash(rng)
+		randomSize(rng, &in)
+		in.Price = randomUint256(rng)
+		in.TriggerPrice = randomUint256(rng)
+		in.TriggerType, in.Grouping = uint8(rng.Uint32()), uint8(rng.Uint32())
+		in.TTL = rng.Uint64() >> 1
+		in.Flags = uint8(rng.IntN(4)) // REDUCE_ONLY, IOC: the two bools
+	case clob.IntentCancelTrigger:
+		in.Book = randomHash(rng)
+		in.OrderID = randomHash(rng)
+	case clob.IntentUpdateTrigger:
+		in.Book = randomHash(rng)
+		in.OrderID = randomHash(rng)
+		randomSize(rng, &in)
+		in.Price = randomUint256(rng)
+		in.TriggerPrice = randomUint256(rng)
 	}
 	return in
+}
+
+// randomSize sets a signed size that fits int256 (zero is a buy).
+func randomSize(rng *rand.Rand, in *clob.Intent) {
+	in.Size = randomUint256(rng)
+	in.Size[3] &^= 1 << 63
+	if !in.Size.IsZero() && rng.IntN(2) == 0 {
+		in.Side = clob.Sell
+	}
 }
 
 // randomUint256 favours small values and word boundaries.
@@ -218,7 +279,10 @@ func sampleCalls(t testing.TB) []namedCall {
 	transfer := sampleTransfer(sampleDeadline)
 	legacy := submit
 	legacy.Flags = clob.FlagReduceOnly | clob.FlagIOC
-	mixed := []clob.Intent{submit, cancel, update, transfer}
+	trig := sampleSubmitTrigger(sampleDeadline)
+	cancelTrig := sampleCancelTrigger(sampleDeadline)
+	updateTrig := sampleUpdateTrigger(sampleDeadline)
+	mixed := []clob.Intent{submit, cancel, update, transfer, trig, cancelTrig, updateTrig}
 	full := make([]clob.Intent, clob.BatchIntentsMax)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range full {
@@ -234,6 +298,10 @@ func sampleCalls(t testing.TB) []namedCall {
 		{"cancel", AppendCancel(nil, &cancel)},
 		{"update", AppendUpdate(nil, &update)},
 		{"transfer", AppendTransfer(nil, &transfer)},
+		{"submitTrigger", AppendSubmitTrigger(nil, &trig)},
+		{"cancelTrigger", AppendCancelTrigger(nil, &cancelTrig)},
+		{"updateTrigger", AppendUpdateTrigger(nil, &updateTrig)},
+		{"delegatedTrigger", AppendDelegated(nil, master, validUntil, sig, AppendSubmitTrigger(nil, &trig))},
 		{"batch1", AppendSubmitBatch(nil, innerCalls(mixed[:1]))},
 		{"batch4", batch},
 		{"batch64", AppendSubmitBatch(nil, innerCalls(full))},

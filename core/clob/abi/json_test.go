@@ -28,15 +28,18 @@ var jsonMethods = map[string]struct {
 	mutability string
 	output     string // "" for none
 }{
-	"submitOrder(bytes32,int256,uint256,uint8,uint128,uint128,uint8)":     {selSubmitOrder, "nonpayable", ""},
-	"submitOrder(bytes32,int256,uint256,uint8,uint128,uint128,bool,bool)": {selSubmitOrderDeprecated, "nonpayable", ""},
-	"cancel(bytes32,bytes32,uint128)":                                     {selCancel, "nonpayable", ""},
-	"update(bytes32,bytes32,uint256,uint256,address,uint128)":             {selUpdate, "nonpayable", ""},
-	"transfer(address,address,uint256,uint128)":                           {selTransfer, "nonpayable", ""},
-	"submitBatch(bytes[])":                                                {selSubmitBatch, "nonpayable", ""},
-	"delegated(address,uint64,bytes,bytes)":                               {selDelegated, "nonpayable", ""},
-	"balanceOf(address,address)":                                          {selBalanceOfView, "view", "int256"},
-	"withdrawableBalance(address,address)":                                {selWithdrawableBalanceView, "view", "uint256"},
+	"submitOrder(bytes32,int256,uint256,uint8,uint128,uint128,uint8)":                     {selSubmitOrder, "nonpayable", ""},
+	"submitOrder(bytes32,int256,uint256,uint8,uint128,uint128,bool,bool)":                 {selSubmitOrderDeprecated, "nonpayable", ""},
+	"cancel(bytes32,bytes32,uint128)":                                                     {selCancel, "nonpayable", ""},
+	"update(bytes32,bytes32,uint256,uint256,address,uint128)":                             {selUpdate, "nonpayable", ""},
+	"transfer(address,address,uint256,uint128)":                                           {selTransfer, "nonpayable", ""},
+	"submitBatch(bytes[])":                                                                {selSubmitBatch, "nonpayable", ""},
+	"delegated(address,uint64,bytes,bytes)":                                               {selDelegated, "nonpayable", ""},
+	"submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)": {selSubmitTrigger, "nonpayable", ""},
+	"cancelTrigger(bytes32,bytes32,uint128)":                                              {selCancelTrigger, "nonpayable", ""},
+	"updateTrigger(bytes32,bytes32,int256,uint256,uint256,uint128)":                       {selUpdateTrigger, "nonpayable", ""},
+	"balanceOf(address,address)":                                                          {selBalanceOfView, "view", "int256"},
+	"withdrawableBalance(address,address)":                                                {selWithdrawableBalanceView, "view", "uint256"},
 }
 
 // TestOrderbookJSONMethods: the JSON declares exactly the decoder's calls
@@ -164,9 +167,24 @@ func TestOrderbookJSONPackDecode(t *testing.T) {
 		"token": common.Address(transfer.Token), "to": common.Address(transfer.To),
 		"amount": big256(&transfer.Amount), "deadline": bigU64(transfer.Deadline)})
 
-	batch := []clob.Intent{submit, buy, cancel, update, transfer}
-	batchCall := jsonPack(t, "submitBatch", map[string]any{
-		"inner": [][]byte{submitCall, deprecatedCall, cancelCall, updateCall, transferCall}})
+	trig := sampleSubmitTrigger(sampleDeadline)
+	trig.Flags = clob.FlagIOC
+	trigCall := jsonPack(t, "submitTrigger", map[string]any{
+		"orderbookId": [32]byte(trig.Book), "size": signedSize(&trig), "limitPrice": big256(&trig.Price),
+		"triggerPrice": big256(&trig.TriggerPrice), "triggerType": trig.TriggerType, "grouping": trig.Grouping,
+		"deadline": bigU64(trig.Deadline), "ttl": bigU64(trig.TTL), "reduceOnly": false, "ioc": true})
+	cancelTrig := sampleCancelTrigger(sampleDeadline)
+	cancelTrigCall := jsonPack(t, "cancelTrigger", map[string]any{
+		"orderbookId": [32]byte(cancelTrig.Book), "triggerId": [32]byte(cancelTrig.OrderID), "deadline": bigU64(cancelTrig.Deadline)})
+	updateTrig := sampleUpdateTrigger(sampleDeadline)
+	updateTrigCall := jsonPack(t, "updateTrigger", map[string]any{
+		"orderbookId": [32]byte(updateTrig.Book), "triggerId": [32]byte(updateTrig.OrderID), "size": signedSize(&updateTrig),
+		"limitPrice": big256(&updateTrig.Price), "triggerPrice": big256(&updateTrig.TriggerPrice),
+		"deadline": bigU64(updateTrig.Deadline)})
+
+	batch := []clob.Intent{submit, buy, cancel, update, transfer, trig, cancelTrig, updateTrig}
+	inner := [][]byte{submitCall, deprecatedCall, cancelCall, updateCall, transferCall, trigCall, cancelTrigCall, updateTrigCall}
+	batchCall := jsonPack(t, "submitBatch", map[string]any{"inner": inner})
 
 	master := keyAddress(testMaster)
 	validUntil := uint64(sampleDeadline + 3_600_000_000)
@@ -185,8 +203,10 @@ func TestOrderbookJSONPackDecode(t *testing.T) {
 		{"cancel", cancelCall, clob.Envelope{Intents: []clob.Intent{cancel}}, AppendCancel(nil, &cancel)},
 		{"update", updateCall, clob.Envelope{Intents: []clob.Intent{update}}, AppendUpdate(nil, &update)},
 		{"transfer", transferCall, clob.Envelope{Intents: []clob.Intent{transfer}}, AppendTransfer(nil, &transfer)},
-		{"submitBatch", batchCall, clob.Envelope{Intents: batch},
-			AppendSubmitBatch(nil, [][]byte{submitCall, deprecatedCall, cancelCall, updateCall, transferCall})},
+		{"submitTrigger", trigCall, clob.Envelope{Intents: []clob.Intent{trig}}, AppendSubmitTrigger(nil, &trig)},
+		{"cancelTrigger", cancelTrigCall, clob.Envelope{Intents: []clob.Intent{cancelTrig}}, AppendCancelTrigger(nil, &cancelTrig)},
+		{"updateTrigger", updateTrigCall, clob.Envelope{Intents: []clob.Intent{updateTrig}}, AppendUpdateTrigger(nil, &updateTrig)},
+		{"submitBatch", batchCall, clob.Envelope{Intents: batch}, AppendSubmitBatch(nil, inner)},
 		{"delegated", delegatedCall, clob.Envelope{Intents: batch, Delegated: true, Master: master, ValidUntil: validUntil},
 			AppendDelegated(nil, master, validUntil, sig, batchCall)},
 	} {
