@@ -26,7 +26,32 @@ import (
 //	OrderUpdated(bytes32 indexed orderbookId, bytes32 indexed orderId, address indexed owner)
 //	Transfer(address indexed token, address indexed from, address indexed to, uint256 amount)
 //
-// totalVolume is in base wei; side is 0 buy, 1 sell.
+// Perpetual markets (docs/perps.md) add, at admission,
+//
+//	TriggerSubmitted(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
+//	                 int256 size, uint256 limitPrice, uint256 triggerPrice, uint8 triggerType,
+//	                 uint8 grouping, uint8 flags, uint128 deadline, uint128 ttl)
+//	TriggerCancelRequested(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
+//	                       uint128 deadline)
+//	TriggerUpdateRequested(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
+//	                       int256 size, uint256 limitPrice, uint256 triggerPrice, uint128 deadline)
+//
+// and in ticks
+//
+//	TriggerFired(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
+//	             uint8 side, uint256 markPrice)      -- its order, same id, lands in the next tick
+//	TriggerCancelled(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
+//	                 uint8 side)                     -- owner, group, ttl, liquidation or refused order
+//	Liquidation(bytes32 indexed orderbookId, address indexed owner, uint8 side, uint256 size,
+//	            uint256 markPrice, uint256 value, uint256 penalty, int256 realized)
+//
+// Fills on perp books log OrderFilled like spot fills. A Liquidation is one
+// position taken over by the backstop: side is the position's (0 long),
+// size its base wei, value size at the mark in quote wei, penalty and
+// realized (PnL before the penalty) in quote wei.
+//
+// totalVolume is in base wei; side is 0 buy, 1 sell; flags are the order
+// flags (REDUCE_ONLY 0x01, IOC 0x02).
 var (
 	TopicOrderSubmitted    = eventTopic("OrderSubmitted(bytes32,bytes32,address,int256,uint256,uint8,uint8,uint128,uint128)")
 	TopicCancelRequested   = eventTopic("CancelRequested(bytes32,bytes32,address,uint128)")
@@ -37,6 +62,13 @@ var (
 	TopicOrderClosed       = eventTopic("OrderClosed(bytes32,bytes32,address,uint8)")
 	TopicOrderUpdated      = eventTopic("OrderUpdated(bytes32,bytes32,address)")
 	TopicTransfer          = eventTopic("Transfer(address,address,address,uint256)")
+
+	TopicTriggerSubmitted       = eventTopic("TriggerSubmitted(bytes32,bytes32,address,int256,uint256,uint256,uint8,uint8,uint8,uint128,uint128)")
+	TopicTriggerCancelRequested = eventTopic("TriggerCancelRequested(bytes32,bytes32,address,uint128)")
+	TopicTriggerUpdateRequested = eventTopic("TriggerUpdateRequested(bytes32,bytes32,address,int256,uint256,uint256,uint128)")
+	TopicTriggerFired           = eventTopic("TriggerFired(bytes32,bytes32,address,uint8,uint256)")
+	TopicTriggerCancelled       = eventTopic("TriggerCancelled(bytes32,bytes32,address,uint8)")
+	TopicLiquidation            = eventTopic("Liquidation(bytes32,address,uint8,uint256,uint256,uint256,uint256,int256)")
 )
 
 // OrderClosed reasons.
@@ -80,11 +112,7 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 		switch in.Kind {
 		case clob.IntentSubmit:
 			id := clob.OrderID(adm.Signer, adm.Nonce, uint32(i))
-			size := in.Size
-			if in.Side == clob.Sell {
-				size.Neg(&size)
-			}
-			data = appendU256(data, &size)
+			data = appendSignedSize(data, in)
 			data = appendU256(data, &in.Price)
 			data = appendWordU64(data, uint64(in.Type))
 			data = appendWordU64(data, uint64(in.Flags))
@@ -103,32 +131,75 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 			data = appendU256(data, &in.Amount)
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicTransferRequested, addrTopic(in.Token), owner, addrTopic(in.To)}, data))
+		case clob.IntentSubmitTrigger:
+			id := clob.OrderID(adm.Signer, adm.Nonce, uint32(i))
+			data = appendSignedSize(data, in)
+			data = appendU256(data, &in.Price)
+			data = appendU256(data, &in.TriggerPrice)
+			data = appendWordU64(data, uint64(in.TriggerType))
+			data = appendWordU64(data, uint64(in.Grouping))
+			data = appendWordU64(data, uint64(in.Flags))
+			data = appendWordU64(data, in.Deadline)
+			data = appendWordU64(data, in.TTL)
+			logs = append(logs, obLog([]Hash{TopicTriggerSubmitted, Hash(in.Book), Hash(id), owner}, data))
+		case clob.IntentCancelTrigger:
+			data = appendWordU64(data, in.Deadline)
+			logs = append(logs, obLog([]Hash{TopicTriggerCancelRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
+		case clob.IntentUpdateTrigger:
+			data = appendSignedSize(data, in)
+			data = appendU256(data, &in.Price)
+			data = appendU256(data, &in.TriggerPrice)
+			data = appendWordU64(data, in.Deadline)
+			logs = append(logs, obLog([]Hash{TopicTriggerUpdateRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		}
 	}
 	return logs
 }
 
-// tickLogs are the logs of one tick: per book its SolutionExecuted, then
-// its events, in the engine's order.
+// appendSignedSize appends the intent's size as an int256: negative for a
+// sell.
+func appendSignedSize(dst []byte, in *clob.Intent) []byte {
+	size := in.Size
+	if in.Side == clob.Sell {
+		size.Neg(&size)
+	}
+	return appendU256(dst, &size)
+}
+
+// appendWordSigned appends a signed amount as an int256.
+func appendWordSigned(dst []byte, v *clob.Signed) []byte {
+	w := v.Abs
+	if v.Neg {
+		w.Neg(&w)
+	}
+	return appendU256(dst, &w)
+}
+
+// tickLogs are the logs of one tick, in the engine's order: per book its
+// SolutionExecuted, then its events; the events of no book (transfers, and
+// the perp markets' liquidations and triggers after matching) where the
+// engine put them.
 func tickLogs(res *clob.TickResult) []Log {
 	logs := make([]Log, 0, len(res.Books)+len(res.Events))
+	next := 0 // the first event not logged yet
 	for bi := range res.Books {
 		bt := &res.Books[bi]
+		logs = appendEventLogs(logs, res.Events[next:bt.FirstEvent])
 		var data []byte
 		data = appendWordU64(data, uint64(res.TickUs))
 		data = appendU256(data, &bt.Price)
 		data = appendU256(data, &bt.VolumeBase)
 		data = appendWordU64(data, uint64(bt.NewOrders))
 		logs = append(logs, obLog([]Hash{TopicSolutionExecuted, Hash(bt.Book)}, data))
-		for ei := bt.FirstEvent; ei < bt.EndEvent; ei++ {
-			if l, ok := eventLog(&res.Events[ei]); ok {
-				logs = append(logs, l)
-			}
-		}
+		logs = appendEventLogs(logs, res.Events[bt.FirstEvent:bt.EndEvent])
+		next = bt.EndEvent
 	}
-	for ei := range res.Events {
-		if ev := &res.Events[ei]; ev.Kind == clob.EventTransfer {
-			l, _ := eventLog(ev)
+	return appendEventLogs(logs, res.Events[next:])
+}
+
+func appendEventLogs(logs []Log, events []clob.Event) []Log {
+	for i := range events {
+		if l, ok := eventLog(&events[i]); ok {
 			logs = append(logs, l)
 		}
 	}
@@ -157,6 +228,21 @@ func eventLog(ev *clob.Event) (Log, bool) {
 	case clob.EventTransfer:
 		data = appendU256(data, &ev.Amount)
 		return obLog([]Hash{TopicTransfer, addrTopic(ev.Token), owner, addrTopic(ev.To)}, data), true
+	case clob.EventTriggerFired:
+		data = appendWordU64(data, uint64(ev.Side))
+		data = appendU256(data, &ev.Price)
+		return obLog([]Hash{TopicTriggerFired, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
+	case clob.EventTriggerCancel:
+		data = appendWordU64(data, uint64(ev.Side))
+		return obLog([]Hash{TopicTriggerCancelled, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
+	case clob.EventLiquidation:
+		data = appendWordU64(data, uint64(ev.Side))
+		data = appendU256(data, &ev.Base)
+		data = appendU256(data, &ev.Price)
+		data = appendU256(data, &ev.Quote)
+		data = appendU256(data, &ev.Amount)
+		data = appendWordSigned(data, &ev.Realized)
+		return obLog([]Hash{TopicLiquidation, Hash(ev.Book), owner}, data), true
 	}
 	return Log{}, false
 }

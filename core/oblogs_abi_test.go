@@ -39,6 +39,13 @@ func TestOrderbookJSONEventTopics(t *testing.T) {
 		"OrderClosed":       TopicOrderClosed,
 		"OrderUpdated":      TopicOrderUpdated,
 		"Transfer":          TopicTransfer,
+
+		"TriggerSubmitted":       TopicTriggerSubmitted,
+		"TriggerCancelRequested": TopicTriggerCancelRequested,
+		"TriggerUpdateRequested": TopicTriggerUpdateRequested,
+		"TriggerFired":           TopicTriggerFired,
+		"TriggerCancelled":       TopicTriggerCancelled,
+		"Liquidation":            TopicLiquidation,
 	}
 	ob := orderbookEvents(t)
 	if len(ob.Events) != len(topics) {
@@ -80,8 +87,14 @@ func TestOrderbookJSONDecodesLogs(t *testing.T) {
 	update := clob.Intent{Kind: clob.IntentUpdate, Book: book, OrderID: orderID, Deadline: submit.Deadline,
 		Size: u256(5e17), Price: u256(4e18), Token: token}
 	transfer := clob.Intent{Kind: clob.IntentTransfer, Token: token, To: to, Amount: u256(7e18), Deadline: submit.Deadline}
+	trig := clob.Intent{Kind: clob.IntentSubmitTrigger, Book: book, Side: clob.Sell, Size: u256(2e18),
+		Price: u256(27e17), TriggerPrice: u256(29e17), TriggerType: clob.TriggerTakeProfit, Grouping: 7, Flags: clob.FlagReduceOnly | clob.FlagIOC,
+		Deadline: submit.Deadline, TTL: 5_000_000}
+	cancelTrig := clob.Intent{Kind: clob.IntentCancelTrigger, Book: book, OrderID: orderID, Deadline: submit.Deadline}
+	updateTrig := clob.Intent{Kind: clob.IntentUpdateTrigger, Book: book, OrderID: orderID, Side: clob.Buy,
+		Size: u256(1e18), Price: u256(31e17), TriggerPrice: u256(3e18), Deadline: submit.Deadline}
 	adm := clob.Admission{Signer: signer, Owner: owner, Nonce: 9}
-	logs := admissionLogs(&adm, &clob.Envelope{Intents: []clob.Intent{submit, cancel, update, transfer}})
+	logs := admissionLogs(&adm, &clob.Envelope{Intents: []clob.Intent{submit, cancel, update, transfer, trig, cancelTrig, updateTrig}})
 
 	res := clob.TickResult{
 		TickUs: 1_700_000_001_000_000,
@@ -93,6 +106,11 @@ func TestOrderbookJSONDecodesLogs(t *testing.T) {
 			{Kind: clob.EventPostOnlyRefused, Book: book, OrderID: orderID, Owner: owner},
 			{Kind: clob.EventUpdate, Book: book, OrderID: orderID, Owner: owner},
 			{Kind: clob.EventTransfer, Owner: owner, Token: token, To: to, Amount: u256(7e18)},
+			// After the books: liquidations and triggers (docs/perps.md).
+			{Kind: clob.EventLiquidation, Book: book, Owner: owner, Side: clob.Buy, Base: u256(2e18), Price: u256(25e17),
+				Quote: u256(5e18), Amount: u256(1e16), Realized: clob.Signed{Neg: true, Abs: u256(1e18)}},
+			{Kind: clob.EventTriggerFired, Book: book, OrderID: orderID, Owner: owner, Side: clob.Sell, Price: u256(28e17)},
+			{Kind: clob.EventTriggerCancel, Book: book, OrderID: orderID, Owner: owner, Side: clob.Buy},
 		},
 	}
 	logs = append(logs, tickLogs(&res)...)
@@ -115,6 +133,18 @@ func TestOrderbookJSONDecodesLogs(t *testing.T) {
 		{"TransferRequested", map[string]any{
 			"token": common.Address(token), "from": common.Address(owner), "to": common.Address(to),
 			"amount": mul(7), "deadline": new(big.Int).SetUint64(submit.Deadline)}},
+		{"TriggerSubmitted", map[string]any{
+			"orderbookId": h32(book), "triggerId": h32(clob.OrderID(signer, 9, 4)), "owner": common.Address(owner),
+			"size": mul(-2), "limitPrice": big.NewInt(27e17), "triggerPrice": big.NewInt(29e17),
+			"triggerType": clob.TriggerTakeProfit, "grouping": uint8(7), "flags": clob.FlagReduceOnly | clob.FlagIOC,
+			"deadline": new(big.Int).SetUint64(submit.Deadline), "ttl": big.NewInt(5_000_000)}},
+		{"TriggerCancelRequested", map[string]any{
+			"orderbookId": h32(book), "triggerId": h32(orderID), "owner": common.Address(owner),
+			"deadline": new(big.Int).SetUint64(submit.Deadline)}},
+		{"TriggerUpdateRequested", map[string]any{
+			"orderbookId": h32(book), "triggerId": h32(orderID), "owner": common.Address(owner),
+			"size": mul(1), "limitPrice": big.NewInt(31e17), "triggerPrice": mul(3),
+			"deadline": new(big.Int).SetUint64(submit.Deadline)}},
 		{"SolutionExecuted", map[string]any{
 			"orderbookId": h32(book), "deadline": big.NewInt(res.TickUs), "clearingPrice": mul(3),
 			"totalVolume": mul(2), "newOrdersCount": big.NewInt(4)}},
@@ -130,6 +160,14 @@ func TestOrderbookJSONDecodesLogs(t *testing.T) {
 			"orderbookId": h32(book), "orderId": h32(orderID), "owner": common.Address(owner)}},
 		{"Transfer", map[string]any{
 			"token": common.Address(token), "from": common.Address(owner), "to": common.Address(to), "amount": mul(7)}},
+		{"Liquidation", map[string]any{
+			"orderbookId": h32(book), "owner": common.Address(owner), "side": uint8(clob.Buy), "size": mul(2),
+			"markPrice": big.NewInt(25e17), "value": mul(5), "penalty": big.NewInt(1e16), "realized": mul(-1)}},
+		{"TriggerFired", map[string]any{
+			"orderbookId": h32(book), "triggerId": h32(orderID), "owner": common.Address(owner),
+			"side": uint8(clob.Sell), "markPrice": big.NewInt(28e17)}},
+		{"TriggerCancelled", map[string]any{
+			"orderbookId": h32(book), "triggerId": h32(orderID), "owner": common.Address(owner), "side": uint8(clob.Buy)}},
 	}
 	if len(logs) != len(want) {
 		t.Fatalf("%d logs, want %d", len(logs), len(want))
