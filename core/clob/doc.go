@@ -124,6 +124,8 @@
 //
 // OrdersMax live orders and PendingMax pending intents per book
 // ("orderbook is full"; the transfer ring also has PendingMax entries);
+// OrdersMax live triggers per perp book ("too many triggers on this
+// orderbook");
 // OrdersMaxLimit, PendingMaxLimit and MarketsMax bound the configuration;
 // BatchIntentsMax intents per envelope; sizes and prices ≤ 2^53 lots and
 // steps ("value out of range"); lot size and unitQuote ≤ 2^128 (checked at

@@ -41,7 +41,7 @@ type PerpParams struct {
 
 // Limits bound an engine's memory.
 type Limits struct {
-	OrdersMax  int // live orders (pending or resting) per book
+	OrdersMax  int // live orders (pending or resting) per book; and live triggers (pending or stored) per perp book
 	PendingMax int // intents waiting for their tick per book (a power of two)
 }
 

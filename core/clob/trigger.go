@@ -17,7 +17,7 @@ const (
 	// live network's TP/SL market slippage.
 	TriggerSlippageBps = 1000
 	// triggerCapMin bounds the preallocated part of a book's trigger arena;
-	// it grows by append up to TriggersMax (the book's OrdersMax).
+	// it grows by append up to the book's OrdersMax triggers.
 	triggerCapMin = 1 << 12
 )
 
@@ -62,7 +62,7 @@ type triggers struct {
 	arena []trigger
 	free  []uint32
 	byID  []uint32
-	max   int  // TriggersMax: the book's OrdersMax
+	max   int  // the book's OrdersMax: live triggers at most
 	dirty bool // byID holds freed slots
 	// targets holds, while LoadEngine reads the book, the pending trigger
 	// intents whose target is resolved after the stored triggers load.
@@ -465,7 +465,9 @@ func triggerCap(side Side, mark int64) int64 {
 }
 
 // cancelTriggersOf cancels every live trigger of owner, pending or stored,
-// books ascending, ids ascending (liquidation).
+// books ascending, ids ascending (liquidation). It compacts the indexes it
+// walked, so it may be called outside a tick too.
+// REQUIRES: not called while fireTriggers walks an index.
 func (e *Engine) cancelTriggersOf(owner Address, out *TickResult) {
 	for _, b := range e.books {
 		for _, s := range b.trig.byID {
@@ -473,6 +475,7 @@ func (e *Engine) cancelTriggersOf(owner Address, out *TickResult) {
 				e.removeTrigger(b, s, out)
 			}
 		}
+		b.trig.compact()
 	}
 }
 

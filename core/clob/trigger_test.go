@@ -350,7 +350,6 @@ func TestCancelTriggersOf(t *testing.T) {
 		strings.Contains(strings.Join(lines, ","), "other") {
 		t.Fatalf("events %q, want a's three triggers cancelled by id", lines)
 	}
-	h.e.book(tPerpID).trig.compact()
 	h.expectEvents(h.perpTick())
 	if got := h.triggers("a"); len(got) != 0 {
 		t.Fatalf("a keeps %+v", got)
