@@ -214,9 +214,6 @@ func (e *Engine) checkTrigger(a *Admission, in *Intent, i int, p *plan, acc Acco
 		}
 	}
 	if in.Kind == IntentSubmitTrigger {
-		if in.TriggerType > TriggerTakeProfit {
-			return ReasonTriggerType
-		}
 		n := b.trig.live()
 		for j := range s.n {
 			if s.created[j].b == b {
@@ -241,14 +238,16 @@ func (e *Engine) checkTrigger(a *Admission, in *Intent, i int, p *plan, acc Acco
 }
 
 // checkTriggerOrder checks the order part of a submitTrigger or
-// updateTrigger: side, flags, size, limit price (0 = market) and trigger
-// price, as for orders.
+// updateTrigger: side, flags, trigger type (submit), size, limit price (0 =
+// market) and trigger price, as for orders.
 func checkTriggerOrder(b *book, in *Intent, p *plan) Reason {
 	switch {
 	case in.Side > Sell:
 		return ReasonMalformed
 	case in.Flags&^(FlagReduceOnly|FlagIOC) != 0:
 		return ReasonFlagsUnknown
+	case in.Kind == IntentSubmitTrigger && in.TriggerType > TriggerTakeProfit:
+		return ReasonTriggerType
 	}
 	var r Reason
 	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
@@ -326,9 +325,9 @@ func triggerSteps(b *book, in *Intent) int64 {
 	return steps
 }
 
-// drainTrigger runs a trigger intent, or the order a trigger became, at
-// its tick. A late submitTrigger is cancelled; a late cancel or update is
-// dropped, as for orders.
+// drainTrigger runs a trigger intent at its tick: a submit stores its
+// trigger, which its admission tick starts the ttl of. A late submitTrigger
+// is cancelled; a late cancel or update is dropped, as for orders.
 func (e *Engine) drainTrigger(b *book, p *pendingIntent, tickUs int64, late bool, acc Accounts, out *TickResult) {
 	ts := &b.trig
 	s := ts.deref(p.ref)

@@ -22,7 +22,8 @@ func newPerpHarness(t testing.TB, l Limits) *harness {
 	h := newHarness(t, l)
 	m := testMarket(tPerpID, h.iv)
 	m.Name, m.Kind, m.Base, m.Quote = "T-PERP", Perp, tPerpBase, tNative
-	m.Perp = PerpParams{MaxLeverage: 10, OraclePrice: stepsWei(100)}
+	// MarkClamp 100 % and no premium: the mark follows the oracle at once.
+	m.Perp = PerpParams{MaxLeverage: 10, OraclePrice: stepsWei(100), MarkClamp: *uint256.NewInt(1e18)}
 	if err := h.e.CreateMarket(&m); err != nil {
 		t.Fatal(err)
 	}
@@ -52,14 +53,14 @@ func (h *harness) perpOrder(side Side, lots, steps int64) Intent {
 	return in
 }
 
-// setMark moves the perp book's mark (the skeleton's SetOraclePrice sets it).
+// setMark moves the perp book's oracle, and with it the mark its next tick
+// computes (the market has no premium and no clamp).
 func (h *harness) setMark(steps int64) {
 	h.t.Helper()
 	p := stepsWei(steps)
 	if r := h.e.SetOraclePrice(tPerpID, &p); r != OK {
 		h.t.Fatal(r)
 	}
-	h.e.book(tPerpID).perp.markSteps = steps
 }
 
 // perpTick runs the next tick with a resting order of "poke" admitted just
@@ -501,7 +502,6 @@ func TestTriggerAllocs(t *testing.T) {
 			t.Fatalf("admit: %v", r)
 		}
 	}
-	b := h.e.book(tPerpID)
 	for i := range 100 { // stored triggers that never fire
 		admit("a", h.trigger(Sell, 1, 0, 1+int64(i%10), TriggerStopLoss, 0))
 		if i%10 == 9 {
@@ -510,7 +510,8 @@ func TestTriggerAllocs(t *testing.T) {
 		}
 	}
 	bid, sl := h.perpOrder(Buy, 1, 75), h.trigger(Sell, 1, 0, 90, TriggerStopLoss, 0)
-	mark, fills := int64(100), 0
+	prices := [2]uint256.Int{stepsWei(100), stepsWei(80)}
+	mark, fills := 0, 0
 	cycle := func() { // a stop fires and trades in the next tick
 		admit("b", bid)
 		admit("a", sl)
@@ -521,8 +522,10 @@ func TestTriggerAllocs(t *testing.T) {
 				fills++
 			}
 		}
-		mark = 180 - mark // 100, 80, 100, ...
-		b.perp.markSteps = mark
+		mark = 1 - mark // 80, 100, 80, ...
+		if r := h.e.SetOraclePrice(tPerpID, &prices[mark]); r != OK {
+			t.Fatal(r)
+		}
 		admit("a", sl)
 		T += h.iv
 		h.e.Tick(T, h.acc, &h.out)
