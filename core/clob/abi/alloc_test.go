@@ -15,12 +15,18 @@ func TestDecodeAllocs(t *testing.T) {
 	transfer := sampleTransfer(sampleDeadline)
 	legacy := submit
 	legacy.Flags = clob.FlagReduceOnly
+	trig := sampleSubmitTrigger(sampleDeadline)
+	cancelTrig := sampleCancelTrigger(sampleDeadline)
+	updateTrig := sampleUpdateTrigger(sampleDeadline)
 	calls := []namedCall{
 		{"submitOrder", AppendSubmitOrder(nil, &submit)},
 		{"submitOrderDeprecated", AppendSubmitOrderDeprecated(nil, &legacy)},
 		{"cancel", AppendCancel(nil, &cancel)},
 		{"update", AppendUpdate(nil, &update)},
 		{"transfer", AppendTransfer(nil, &transfer)},
+		{"submitTrigger", AppendSubmitTrigger(nil, &trig)},
+		{"cancelTrigger", AppendCancelTrigger(nil, &cancelTrig)},
+		{"updateTrigger", AppendUpdateTrigger(nil, &updateTrig)},
 	}
 	env := clob.Envelope{Intents: make([]clob.Intent, 0, 1)}
 	for _, c := range calls {
