@@ -54,8 +54,8 @@ const (
 // delegated() certificate must name. chainID is the EIP-712 domain's chainId.
 //
 // env.Intents is reused (truncated to [:0] and appended to), so a caller that
-// keeps one Envelope per loop decodes submitOrder, cancel, update and
-// transfer without allocating. The envelope keeps no reference to data.
+// keeps one Envelope per loop decodes every single-intent call without
+// allocating. The envelope keeps no reference to data.
 // On any Reason other than OK, env is reset (no intents, not delegated).
 //
 // Decode checks everything that can be decided from the calldata alone,
