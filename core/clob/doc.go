@@ -83,18 +83,21 @@
 //
 // A perp book also stores take-profit / stop-loss triggers (trigger.go,
 // docs/perps.md "Triggers"): an arena addressed by orderRef like the
-// orders', bounded by OrdersMax, with the live triggers kept sorted by id
-// (the order ids, keccak(signer, nonce, sequence)). Trigger intents wait in
-// the pending ring; at the end of each tick every perp book that ran expires
-// and fires its triggers at its mark, and a fired trigger becomes an order
-// (created by the same newOrder as a submit, keeping the trigger's id)
-// pushed onto the pending ring as intentFired: it lands in the book's next
-// tick and adds no envelope to Landed.
+// orders', bounded by OrdersMax, with a hot part per slot (state, trigger
+// price, direction, expiry: what the tick scans, sequentially), the live
+// triggers sorted by id (the order ids, keccak(signer, nonce, sequence))
+// and the grouped ones sorted by (owner, grouping, id). Trigger intents
+// wait in the pending ring; at the end of each tick every perp book that
+// ran scans its triggers, cancels the expired ones and fires those whose
+// condition holds at its mark, each set in id order; a fired trigger
+// becomes an order (created by the same newOrder as a submit, keeping the
+// trigger's id) pushed onto the pending ring as intentFired: it lands in
+// the book's next tick and adds no envelope to Landed.
 //
-//   - Invariant: between ticks a book's trigger index holds exactly its live
-//     (pending or stored) triggers, sorted by id; each pending one is named
-//     by a submitTrigger in the pending ring. Within a tick removed triggers
-//     stay in the index, freed, until the end of the tick compacts it.
+//   - Invariant: a book's id index holds exactly its live (pending or
+//     stored) triggers, its group index exactly the grouped ones, and each
+//     hot part mirrors its slot; each pending trigger is named by a
+//     submitTrigger in the pending ring.
 //
 // # Decisions the rule book leaves open
 //

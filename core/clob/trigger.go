@@ -3,6 +3,7 @@ package clob
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 )
 
 // Triggers (take-profit / stop-loss) on perp books: docs/perps.md,
@@ -53,25 +54,45 @@ type trigger struct {
 }
 
 // triggers is one perp book's trigger store: an arena addressed by orderRef
-// (slot and generation, slot 0 = nil), a free list, and the live slots
-// sorted by id. Invariant: between ticks byID holds exactly the live
-// (pending or stored) slots; inside a tick removed slots stay in it, freed,
-// until compact (the end of fireTriggers), so removal never shifts it while
-// it is walked.
+// (slot and generation, slot 0 = nil) with its hot part beside it (what
+// the tick's scan reads, in slot order), a free list, the live slots sorted
+// by id, and the live grouped ones sorted by (owner, grouping, id).
+// Invariant: byID holds exactly the live (pending or stored) slots, byGroup
+// exactly those with grouping ≠ 0, and hot[s] mirrors arena[s] (sync).
 type triggers struct {
-	arena []trigger
-	free  []uint32
-	byID  []uint32
-	max   int  // the book's OrdersMax: live triggers at most
-	dirty bool // byID holds freed slots
+	arena   []trigger
+	hot     []trigHot
+	free    []uint32
+	byID    []uint32
+	byGroup []uint32
+	max     int // the book's OrdersMax: live triggers at most
+	// exp and fire are the tick's scratch: the triggers that expire and
+	// those whose condition holds.
+	exp, fire []uint32
 	// targets holds, while LoadEngine reads the book, the pending trigger
 	// intents whose target is resolved after the stored triggers load.
 	targets []pendingTarget
 }
 
+// trigHot is what the tick's scan reads of a trigger.
+type trigHot struct {
+	trigSteps int64
+	expiresUs int64 // 0 = no ttl
+	state     uint8
+	below     bool // fires when mark ≤ trigSteps (a sell stop-loss, a buy take-profit), else when mark ≥ trigSteps
+}
+
 func newTriggers(max int) triggers {
 	c := min(max, triggerCapMin)
-	return triggers{arena: make([]trigger, 1, c+1), free: make([]uint32, 0, c), byID: make([]uint32, 0, c), max: max}
+	return triggers{arena: make([]trigger, 1, c+1), hot: make([]trigHot, 1, c+1), free: make([]uint32, 0, c),
+		byID: make([]uint32, 0, c), byGroup: make([]uint32, 0, c), max: max}
+}
+
+// sync copies slot s's scanned fields into its hot part.
+func (ts *triggers) sync(s uint32) {
+	t := &ts.arena[s]
+	ts.hot[s] = trigHot{trigSteps: t.trigSteps, expiresUs: t.expiresUs, state: t.state,
+		below: (t.side == Sell) == (t.typ == TriggerStopLoss)}
 }
 
 func (ts *triggers) live() int { return max(0, len(ts.arena)-1) - len(ts.free) } // a spot book has no arena
@@ -86,6 +107,7 @@ func (ts *triggers) alloc(id *Hash) orderRef {
 	} else {
 		s = uint32(len(ts.arena))
 		ts.arena = append(ts.arena, trigger{})
+		ts.hot = append(ts.hot, trigHot{})
 	}
 	gen := ts.arena[s].gen
 	ts.arena[s] = trigger{id: *id, gen: gen}
@@ -93,39 +115,61 @@ func (ts *triggers) alloc(id *Hash) orderRef {
 	if found {
 		panic("BUG: trigger id already live: (signer, nonce) admitted twice")
 	}
-	ts.byID = append(ts.byID, 0)
-	copy(ts.byID[i+1:], ts.byID[i:])
-	ts.byID[i] = s
+	ts.byID = slices.Insert(ts.byID, i, s)
 	return makeRef(s, gen)
 }
 
-// release frees slot s; its handles go stale. byID keeps it until compact.
-func (ts *triggers) release(s uint32) {
-	t := &ts.arena[s]
-	t.state = trigFree
-	t.gen++
-	ts.free = append(ts.free, s)
-	ts.dirty = true
+// filled indexes slot s, whose fields are now set, by group and syncs its
+// hot part.
+func (ts *triggers) filled(s uint32) {
+	if t := &ts.arena[s]; t.grouping != 0 {
+		i, _ := ts.groupSearch(&t.owner, t.grouping, &t.id)
+		ts.byGroup = slices.Insert(ts.byGroup, i, s)
+	}
+	ts.sync(s)
 }
 
-// compact drops freed slots from byID.
-func (ts *triggers) compact() {
-	if !ts.dirty {
-		return
+// release frees live slot s: its handles go stale.
+func (ts *triggers) release(s uint32) {
+	t := &ts.arena[s]
+	i, _ := ts.search(&t.id)
+	ts.byID = slices.Delete(ts.byID, i, i+1)
+	if t.grouping != 0 {
+		i, _ = ts.groupSearch(&t.owner, t.grouping, &t.id)
+		ts.byGroup = slices.Delete(ts.byGroup, i, i+1)
 	}
-	k := 0
-	for _, s := range ts.byID {
-		if ts.arena[s].state != trigFree {
-			ts.byID[k] = s
-			k++
+	t.state = trigFree
+	t.gen++
+	ts.sync(s)
+	ts.free = append(ts.free, s)
+}
+
+// groupSearch returns the position of (owner, grouping, id) in byGroup, or
+// where it would go.
+func (ts *triggers) groupSearch(owner *Address, grouping uint8, id *Hash) (int, bool) {
+	cmp := func(s uint32) int {
+		t := &ts.arena[s]
+		if c := bytes.Compare(t.owner[:], owner[:]); c != 0 {
+			return c
+		}
+		if t.grouping != grouping {
+			return int(t.grouping) - int(grouping)
+		}
+		return bytes.Compare(t.id[:], id[:])
+	}
+	lo, hi := 0, len(ts.byGroup)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if cmp(ts.byGroup[m]) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
 		}
 	}
-	ts.byID = ts.byID[:k]
-	ts.dirty = false
+	return lo, lo < len(ts.byGroup) && cmp(ts.byGroup[lo]) == 0
 }
 
 // search returns the position of id in byID, or where it would go.
-// REQUIRES: byID is compact.
 func (ts *triggers) search(id *Hash) (int, bool) {
 	lo, hi := 0, len(ts.byID)
 	for lo < hi {
@@ -169,7 +213,7 @@ type triggerScratch struct {
 func (e *Engine) AppendTriggers(dst []TriggerInfo, owner Address) []TriggerInfo {
 	for _, b := range e.books {
 		for _, s := range b.trig.byID {
-			if t := &b.trig.arena[s]; t.state != trigFree && t.owner == owner {
+			if t := &b.trig.arena[s]; t.owner == owner {
 				dst = append(dst, b.triggerInfo(t))
 			}
 		}
@@ -304,6 +348,7 @@ func (e *Engine) applyTrigger(a *Admission, in *Intent, p *plan, q *pendingInten
 		t.side, t.typ, t.grouping, t.flags = in.Side, in.TriggerType, in.Grouping, in.Flags
 		t.lots, t.limitSteps, t.trigSteps = p.lots, p.steps, triggerSteps(p.b, in)
 		t.deadlineUs, t.ttlUs = in.Deadline, in.TTL
+		ts.filled(c.ref.slot())
 		q.ref = c.ref
 		return
 	}
@@ -343,6 +388,7 @@ func (e *Engine) drainTrigger(b *book, p *pendingIntent, tickUs int64, late bool
 		if t.ttlUs > 0 {
 			t.expiresUs = tickUs + int64(min(t.ttlUs, uint64(1<<63-1-tickUs)))
 		}
+		ts.sync(s)
 	case late:
 	case p.kind == IntentCancelTrigger:
 		e.removeTrigger(b, s, out)
@@ -352,6 +398,7 @@ func (e *Engine) drainTrigger(b *book, p *pendingIntent, tickUs int64, late bool
 			t.side, t.lots = Sell, -p.newLots
 		}
 		t.limitSteps, t.trigSteps = p.newSteps, p.trigSteps
+		ts.sync(s)
 	}
 }
 
@@ -377,34 +424,39 @@ func (e *Engine) fireTriggers(tickUs int64, acc Accounts, out *TickResult) {
 			e.runTriggers(b, tickUs, acc, out)
 		}
 	}
-	for _, b := range e.books {
-		b.trig.compact()
-	}
 }
 
+// runTriggers scans the hot parts in slot order (the scan is the tick's
+// cost: sequential, 24 bytes a trigger), then handles what it found by id.
 func (e *Engine) runTriggers(b *book, tickUs int64, acc Accounts, out *TickResult) {
 	ts := &b.trig
-	for _, s := range ts.byID {
-		if t := &ts.arena[s]; t.state == trigStored && t.expiresUs != 0 && t.expiresUs <= tickUs {
-			e.removeTrigger(b, s, out)
+	mark := b.perp.markSteps
+	exp, fire := ts.exp[:0], ts.fire[:0]
+	for s := 1; s < len(ts.hot); s++ {
+		h := &ts.hot[s]
+		switch {
+		case h.state != trigStored:
+		case h.expiresUs != 0 && h.expiresUs <= tickUs:
+			exp = append(exp, uint32(s))
+		case h.below && mark <= h.trigSteps || !h.below && mark >= h.trigSteps:
+			fire = append(fire, uint32(s))
 		}
 	}
-	mark := b.perp.markSteps
-	for _, s := range ts.byID {
-		if t := &ts.arena[s]; t.state == trigStored && t.holds(mark) {
+	ts.sortByID(exp)
+	for _, s := range exp {
+		e.removeTrigger(b, s, out)
+	}
+	ts.sortByID(fire)
+	for _, s := range fire {
+		if ts.arena[s].state == trigStored { // not cancelled with a fired one's group
 			e.fire(b, s, tickUs, acc, out)
 		}
 	}
+	ts.exp, ts.fire = exp[:0], fire[:0]
 }
 
-// holds reports whether the trigger's condition holds at mark: a sell
-// stop-loss and a buy take-profit fire at or below their price, the other
-// two at or above it.
-func (t *trigger) holds(mark int64) bool {
-	if (t.side == Sell) == (t.typ == TriggerStopLoss) {
-		return mark <= t.trigSteps
-	}
-	return mark >= t.trigSteps
+func (ts *triggers) sortByID(slots []uint32) {
+	slices.SortFunc(slots, func(x, y uint32) int { return bytes.Compare(ts.arena[x].id[:], ts.arena[y].id[:]) })
 }
 
 // fire turns the stored trigger at slot s into an order in the book's
@@ -442,14 +494,17 @@ func (e *Engine) fire(b *book, s uint32, tickUs int64, acc Accounts, out *TickRe
 	// sequence keeps it in admission order for the snapshot loader.
 	b.pending.push(&pendingIntent{kind: intentFired, ref: ref, deadlineUs: uint64(land), landUs: land, seq: max(e.seq, 1) - 1})
 	owner, group := t.owner, t.grouping
-	b.trig.release(s)
+	ts := &b.trig
+	ts.release(s)
 	if group == 0 {
 		return
 	}
-	for _, o := range b.trig.byID {
-		if u := &b.trig.arena[o]; u.state != trigFree && u.owner == owner && u.grouping == group {
-			e.removeTrigger(b, o, out)
+	for i, _ := ts.groupSearch(&owner, group, &Hash{}); i < len(ts.byGroup); { // removal shifts the rest down to i
+		o := ts.byGroup[i]
+		if u := &ts.arena[o]; u.owner != owner || u.grouping != group {
+			break
 		}
+		e.removeTrigger(b, o, out)
 	}
 }
 
@@ -464,17 +519,17 @@ func triggerCap(side Side, mark int64) int64 {
 }
 
 // cancelTriggersOf cancels every live trigger of owner, pending or stored,
-// books ascending, ids ascending (liquidation). It compacts the indexes it
-// walked, so it may be called outside a tick too.
-// REQUIRES: not called while fireTriggers walks an index.
+// books ascending, ids ascending (liquidation).
 func (e *Engine) cancelTriggersOf(owner Address, out *TickResult) {
 	for _, b := range e.books {
-		for _, s := range b.trig.byID {
-			if t := &b.trig.arena[s]; t.state != trigFree && t.owner == owner {
+		ts := &b.trig
+		for i := 0; i < len(ts.byID); { // removal shifts the rest down to i
+			if s := ts.byID[i]; ts.arena[s].owner == owner {
 				e.removeTrigger(b, s, out)
+			} else {
+				i++
 			}
 		}
-		b.trig.compact()
 	}
 }
 
@@ -632,6 +687,7 @@ func (b *book) loadTrigger(r *snapReader, state uint8) orderRef {
 	ref := b.trig.alloc(&t.id)
 	t.gen, t.state = ref.gen(), state
 	b.trig.arena[ref.slot()] = t
+	b.trig.filled(ref.slot())
 	return ref
 }
 

@@ -84,19 +84,17 @@ func (h *harness) perpTick() []string {
 	return got
 }
 
-// checkTriggers verifies every trigger store: byID sorted, compact, exactly
-// the live slots; free list and arena agree; the pending ring's trigger
-// submits are the pending triggers.
+// checkTriggers verifies every trigger store: byID sorted and exactly the
+// live slots; byGroup sorted and exactly the grouped ones; hot parts
+// mirror the arena; the pending ring's trigger submits are the pending
+// triggers.
 func checkTriggers(e *Engine) error {
 	for _, b := range e.books {
 		ts := &b.trig
-		if ts.dirty {
-			return fmt.Errorf("book %x: trigger index not compacted between ticks", b.cfg.ID[:1])
-		}
 		if len(ts.byID) != ts.live() || ts.live() > ts.max {
 			return fmt.Errorf("book %x: %d indexed, %d live, max %d", b.cfg.ID[:1], len(ts.byID), ts.live(), ts.max)
 		}
-		pending := 0
+		pending, grouped := 0, 0
 		for i, s := range ts.byID {
 			t := &ts.arena[s]
 			if t.state == trigFree || i > 0 && bytes.Compare(ts.arena[ts.byID[i-1]].id[:], t.id[:]) >= 0 {
@@ -104,6 +102,22 @@ func checkTriggers(e *Engine) error {
 			}
 			if t.state == trigPending {
 				pending++
+			}
+			if t.grouping != 0 {
+				grouped++
+				if j, ok := ts.groupSearch(&t.owner, t.grouping, &t.id); !ok || ts.byGroup[j] != s {
+					return fmt.Errorf("book %x: trigger %x missing from the group index", b.cfg.ID[:1], t.id[:4])
+				}
+			}
+		}
+		if grouped != len(ts.byGroup) {
+			return fmt.Errorf("book %x: %d grouped triggers, group index holds %d", b.cfg.ID[:1], grouped, len(ts.byGroup))
+		}
+		for s := range ts.arena {
+			h := ts.hot[s]
+			ts.sync(uint32(s))
+			if ts.hot[s] != h {
+				return fmt.Errorf("book %x: slot %d's hot part %+v, arena says %+v", b.cfg.ID[:1], s, h, ts.hot[s])
 			}
 		}
 		inRing := 0
@@ -257,7 +271,9 @@ func TestTriggerTPSL(t *testing.T) {
 	h.fundPerp("b")
 	h.mustAdmit("a", []string{"sl", "tp"},
 		h.trigger(Sell, 2, 0, 90, TriggerStopLoss, 1), h.trigger(Sell, 2, 0, 110, TriggerTakeProfit, 1))
-	h.mustAdmit("a", []string{"alone"}, h.trigger(Sell, 1, 0, 120, TriggerTakeProfit, 0))
+	h.mustAdmit("a", []string{"alone", "other group"}, h.trigger(Sell, 1, 0, 120, TriggerTakeProfit, 0),
+		h.trigger(Sell, 1, 0, 130, TriggerTakeProfit, 2))
+	h.mustAdmit("b", []string{"b's group 1"}, h.trigger(Sell, 1, 0, 140, TriggerTakeProfit, 1))
 	h.expectEvents(h.perpTick())
 	h.setMark(95) // between the two: nothing fires
 	h.expectEvents(h.perpTick())
@@ -271,8 +287,8 @@ func TestTriggerTPSL(t *testing.T) {
 	if o, ok := h.e.Order(h.id("sl")); !ok || !o.Pending || o.Type != Market || o.Flags != FlagIOC || o.Price != stepsWei(81) {
 		t.Fatalf("fired order: %+v (live %v), want a pending market sell capped at 81 steps", o, ok)
 	}
-	if got := h.triggers("a"); len(got) != 1 || got[0].ID != h.id("alone") {
-		t.Fatalf("triggers left: %+v", got)
+	if got := h.triggers("a"); len(got) != 2 || len(h.triggers("b")) != 1 {
+		t.Fatalf("triggers left: a %+v, b %+v", got, h.triggers("b"))
 	}
 	h.tick() // nothing else is pending: only the fired order lands
 	h.expectEvents(h.format(), "placed sl", "fill bid 2@81 maker T", "fill sl 2@81 T")
