@@ -21,7 +21,7 @@
 //     IOC/market remainders alike); expire → "expired" (ttl, or a deadline
 //     missed before the order's tick); post-only refusal →
 //     "post_only_refused"; update → the new price and expiry read from
-//     LiveOrders (the engine) when New was given one. A terminal status
+//     Live (the engine) when New was given one. A terminal status
 //     never changes again. The book's clearing price, last tick time and
 //     new-order count come from its BookTick; a tick that traded
 //     (BookTick.Traded) folds its clearing price and base volume into the
