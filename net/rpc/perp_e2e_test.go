@@ -509,3 +509,114 @@ func TestPerpE2EDevMarketsWalk(t *testing.T) {
 		}
 	}
 }
+
+// triggerABI holds the trigger calls (shared/DESIGN.md).
+var triggerABI = func() abi.ABI {
+	a, err := abi.JSON(strings.NewReader(`[
+	{"name":"submitTrigger","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"size","type":"int256"},{"name":"limitPrice","type":"uint256"},{"name":"triggerPrice","type":"uint256"},{"name":"triggerType","type":"uint8"},{"name":"grouping","type":"uint8"},{"name":"deadline","type":"uint128"},{"name":"ttl","type":"uint128"},{"name":"reduceOnly","type":"bool"},{"name":"ioc","type":"bool"}],"outputs":[]},
+	{"name":"cancelTrigger","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"triggerId","type":"bytes32"},{"name":"deadline","type":"uint128"}],"outputs":[]}]`))
+	if err != nil {
+		panic(err)
+	}
+	return a
+}()
+
+func packTrigger(t *testing.T, method string, args ...any) []byte {
+	t.Helper()
+	data, err := triggerABI.Pack(method, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+type triggersAnswer struct {
+	Triggers []struct {
+		Book         common.Hash    `json:"orderbook_id"`
+		ID           common.Hash    `json:"order_id"`
+		Bidder       common.Address `json:"bidder"`
+		Nonce        uint64         `json:"nonce"`
+		Size         string         `json:"size"`
+		LimitPrice   *hexutil.Big   `json:"limit_price"`
+		TriggerPrice *hexutil.Big   `json:"trigger_price"`
+		TriggerType  string         `json:"trigger_type"`
+		Grouping     string         `json:"grouping"`
+		ReduceOnly   bool           `json:"reduce_only"`
+		Deadline     int64          `json:"deadline"`
+		End          *int64         `json:"end"`
+	} `json:"triggers"`
+	Total int     `json:"total_count"`
+	Next  *string `json:"next_cursor"`
+}
+
+// TestPerpE2ETriggers: a take-profit / stop-loss pair on a long is listed by
+// ob_getTriggers (paged by its cursor), every trigger refusal comes back
+// with its reason, and when the mark crosses the take-profit the pair
+// leaves the list (the stop-loss cancelled with it).
+func TestPerpE2ETriggers(t *testing.T) {
+	tn := startNode(t)
+	book := tn.createMarket(t, perpMarket("T-PERP"))
+	long, short := tn.sender(t, 1), tn.sender(t, 2)
+	tn.cross(t, long, short, book, eth(1), eth(3000))
+	tn.tick(t)
+	d := tn.nextDeadline()
+	trig := func(book common.Hash, size, limit, price *big.Int, typ, group uint8) []byte {
+		return packTrigger(t, "submitTrigger", book, size, limit, price, typ, group, d, new(big.Int), true, false)
+	}
+	tpNonce := long.nonce
+	long.mustSend(t, trig(book, eth(-1), new(big.Int), eth(3300), clob.TriggerTakeProfit, 1))
+	slNonce := long.nonce
+	long.mustSend(t, trig(book, eth(-1), eth(2790), eth(2800), clob.TriggerStopLoss, 1))
+
+	var all triggersAnswer
+	if err := tn.rpc.CallContext(context.Background(), &all, "ob_getTriggers", long.addr()); err != nil {
+		t.Fatal(err)
+	}
+	if all.Total != 2 || len(all.Triggers) != 2 || all.Next != nil {
+		t.Fatalf("triggers: %+v", all)
+	}
+	ids := map[common.Hash]uint64{orderID(long.addr(), tpNonce, 0): tpNonce, orderID(long.addr(), slNonce, 0): slNonce}
+	for _, tr := range all.Triggers {
+		if nonce, ok := ids[tr.ID]; !ok || tr.Nonce != nonce || tr.Book != book || tr.Bidder != long.addr() || tr.Size != "-"+decimal(eth(1)) ||
+			tr.Grouping != "1" || !tr.ReduceOnly || tr.Deadline != d.Int64() || tr.End != nil {
+			t.Fatalf("trigger %+v", tr)
+		}
+		if tr.ID == orderID(long.addr(), tpNonce, 0) && (tr.TriggerType != "take_profit" || tr.TriggerPrice.ToInt().Cmp(eth(3300)) != 0 || tr.LimitPrice.ToInt().Sign() != 0) {
+			t.Fatalf("take-profit %+v", tr)
+		}
+		if tr.ID == orderID(long.addr(), slNonce, 0) && (tr.TriggerType != "stop_loss" || tr.LimitPrice.ToInt().Cmp(eth(2790)) != 0) {
+			t.Fatalf("stop-loss %+v", tr)
+		}
+	}
+	var first, second triggersAnswer
+	if err := tn.rpc.CallContext(context.Background(), &first, "ob_getTriggers", long.addr(), map[string]any{"limit": 1}); err != nil ||
+		len(first.Triggers) != 1 || first.Next == nil || first.Total != 2 || first.Triggers[0].ID != all.Triggers[0].ID {
+		t.Fatalf("first page: %+v %v", first, err)
+	}
+	if err := tn.rpc.CallContext(context.Background(), &second, "ob_getTriggers", long.addr(), map[string]any{"limit": 1, "cursor": *first.Next}); err != nil ||
+		len(second.Triggers) != 1 || second.Next != nil || second.Triggers[0].ID != all.Triggers[1].ID {
+		t.Fatalf("second page: %+v %v", second, err)
+	}
+
+	f := func(reason string, data []byte) {
+		t.Helper()
+		_, err := long.send(t, data)
+		wantRPCError(t, err, 3, "execution reverted", nil)
+		if got, _ := abi.UnpackRevert(common.FromHex(errorData(err).(string))); got != "CLOB validation failed: "+reason {
+			t.Fatalf("revert %q, want %q", got, "CLOB validation failed: "+reason)
+		}
+	}
+	f("triggers are only allowed on perpetual markets", trig(wethBook, eth(-1), new(big.Int), eth(3300), 1, 0))
+	f("unknown trigger type", trig(book, eth(-1), new(big.Int), eth(3300), 2, 0))
+	f("trigger price is zero", trig(book, eth(-1), new(big.Int), new(big.Int), 1, 0))
+	f("trigger price is not a multiple of the tick precision", trig(book, eth(-1), new(big.Int), big.NewInt(1e16+1), 1, 0))
+	f("unknown trigger", packTrigger(t, "cancelTrigger", book, common.Hash{7}, d))
+
+	tn.setOracle(t, book, eth(3300))
+	tn.tick(t)
+	tn.tick(t)
+	var after triggersAnswer
+	if err := tn.rpc.CallContext(context.Background(), &after, "ob_getTriggers", long.addr()); err != nil || after.Total != 0 || len(after.Triggers) != 0 {
+		t.Fatalf("after the take-profit fired: %+v %v", after, err)
+	}
+}
