@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/big"
 	"slices"
+	"sync"
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
@@ -78,23 +79,45 @@ func (v MarketView) Positions(a clob.Address) obindex.PositionsData { return v.n
 // AtRisk returns the margin summary of every account with an open perp
 // position, the backstop left out (it is never liquidated), closest to
 // liquidation first: ascending equity / maintenance margin, an account
-// without maintenance last, ties by address. It costs one margin summary per
-// such account (the ledger bounds how many there are).
+// without maintenance last, ties by address. The slice is shared: callers
+// must not modify it.
+//
+// One ranking costs a margin summary per such account (the ledger bounds
+// how many there are) and a sort, under the read lock; it is kept until the
+// next applied input (every input moves the ledger's sequence), so repeated
+// reads between inputs cost one scan.
 func (v MarketView) AtRisk() []clob.MarginInfo {
+	c := &v.n.atRisk
+	seq := v.n.ledger.Seq()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.valid && c.seq == seq {
+		return c.ranked
+	}
 	accounts := v.Engine.AppendPerpAccounts(nil)
-	out := make([]riskKey, 0, len(accounts))
+	keys := make([]riskKey, 0, len(accounts))
 	for _, a := range accounts {
 		if a != clob.BackstopAddress {
 			m := v.n.ledger.Margin(core.Address(a))
-			out = append(out, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
+			keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
 		}
 	}
-	slices.SortFunc(out, compareRisk)
-	ms := make([]clob.MarginInfo, len(out))
-	for i := range out {
-		ms[i] = out[i].m
+	slices.SortFunc(keys, compareRisk)
+	ranked := make([]clob.MarginInfo, len(keys))
+	for i := range keys {
+		ranked[i] = keys[i].m
 	}
-	return ms
+	c.seq, c.ranked, c.valid = seq, ranked, true
+	return ranked
+}
+
+// riskCache is the last AtRisk ranking and the ledger sequence it is of.
+// Readers hold the node's read lock together, so it has its own.
+type riskCache struct {
+	mu     sync.Mutex
+	seq    uint64
+	valid  bool
+	ranked []clob.MarginInfo
 }
 
 type riskKey struct {
