@@ -1,9 +1,9 @@
 // Package obindex is the market-data indexer behind the ob_ JSON-RPC read
 // methods: ob_getMarkets, ob_getOrderbook, ob_getOrders, ob_getCandles,
 // ob_getPositions and the perp reads ob_getTriggers, ob_getOraclePrices,
-// ob_getFundingRates and ob_getRankedPositions. Result shapes follow the live network's openapi
-// (pod-sdk doc/api-reference/json-rpc/openapi.yaml); decisions where it is
-// silent are listed below.
+// ob_getFundingRates and ob_getRankedPositions. Result shapes follow the
+// live network's openapi (pod-sdk doc/api-reference/json-rpc/openapi.yaml);
+// decisions where it is silent are listed below.
 //
 // # Model
 //

@@ -109,8 +109,8 @@ type TriggersQuery struct {
 // wire text is "{orderbook_id}:{order_id}", both 0x and 64 hex digits.
 type TriggerCursor struct{ Book, ID clob.Hash }
 
-// TriggersPage is one ob_getTriggers answer. Triggers alias the caller's
-// slice.
+// TriggersPage is one ob_getTriggers answer; Triggers is the dst slice
+// PageTriggers was given, the page appended.
 type TriggersPage struct {
 	Triggers []clob.TriggerInfo
 	Total    int // triggers matching the book filter, before pagination
