@@ -362,39 +362,36 @@ func appendTrigger(dst []byte, t *clob.TriggerInfo) []byte {
 
 // AppendOraclePrices appends the ob_getOraclePrices array.
 func AppendOraclePrices(dst []byte, ps []clob.PerpInfo) []byte {
-	dst = append(dst, '[')
-	for i := range ps {
-		p := &ps[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"orderbook_id":`...)
-		dst = jsonrpc.AppendData(dst, p.Book[:])
+	return appendPerpRows(dst, ps, func(dst []byte, p *clob.PerpInfo) []byte {
 		dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
-		dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
-		dst = append(dst, `,"as_of":`...)
-		dst = strconv.AppendInt(dst, p.FundingLastUs, 10)
-		dst = append(dst, '}')
-	}
-	return append(dst, ']')
+		return appendU256Field(dst, `,"mark_price":`, &p.Mark)
+	})
 }
 
 // AppendFundingRates appends the ob_getFundingRates array.
 func AppendFundingRates(dst []byte, ps []clob.PerpInfo) []byte {
-	dst = append(dst, '[')
-	for i := range ps {
-		p := &ps[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"orderbook_id":`...)
-		dst = jsonrpc.AppendData(dst, p.Book[:])
+	return appendPerpRows(dst, ps, func(dst []byte, p *clob.PerpInfo) []byte {
 		dst = append(dst, `,"funding_rate":`...)
 		dst = appendSigned(dst, &p.FundingRate)
 		dst = append(dst, `,"funding_index":`...)
 		dst = appendSigned(dst, &p.FundingIndex)
 		dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
-		dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
+		return appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
+	})
+}
+
+// appendPerpRows appends an array of one object per market: its
+// orderbook_id, the fields fields appends, and as_of.
+func appendPerpRows(dst []byte, ps []clob.PerpInfo, fields func([]byte, *clob.PerpInfo) []byte) []byte {
+	dst = append(dst, '[')
+	for i := range ps {
+		p := &ps[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"orderbook_id":`...)
+		dst = jsonrpc.AppendData(dst, p.Book[:])
+		dst = fields(dst, p)
 		dst = append(dst, `,"as_of":`...)
 		dst = strconv.AppendInt(dst, p.FundingLastUs, 10)
 		dst = append(dst, '}')
