@@ -37,6 +37,12 @@
 //	+----+------+------+-------+------------+---------------+---------+----------+----------+
 //	| nameLen 1 | name | baseSymbolLen 1 | baseSymbol | quoteSymbolLen 1 | quoteSymbol |
 //	+-----------+------+-----------------+------------+------------------+-------------+
+//	kind 6, new perpetual market: kind 5's fields (market kind 1 = perpetual), then
+//	+-------------+--------------+----------------+------------+-----------+-------------+---------+----------+
+//	| maxLeverage | interestRate | maxFundingRate | maxPremium | markClamp | oraclePrice | walkBps | walkSeed |
+//	|      4      |     u256     |      u256      |    u256    |   u256    |    u256     |    4    |    8     |
+//	+-------------+--------------+----------------+------------+-----------+-------------+---------+----------+
+//	kind 7, oracle price: | book 32 | price u256 |
 //
 //	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
 //	value: (below)                                 no gaps (Append, Batches, Batch)
@@ -47,7 +53,7 @@
 //
 // A batch covers the records at places firstPlace … firstPlace+leaves-1. A
 // record's place is its position in log order among the inputs that produce
-// a record (all but base-fee changes and market creations): the order the
+// a record (all but base-fee changes, market creations and oracle prices): the order the
 // attester signs them in, and the order of the history listings. The leaves
 // rebuild the Merkle tree (every receipt's proof) without the records.
 //

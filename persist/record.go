@@ -20,6 +20,11 @@ const (
 	kindBaseFee byte = 3
 	kindTick    byte = 4
 	kindMarket  byte = 5
+	// kindPerpMarket is a market record followed by its perp parameters
+	// (a spot market keeps kindMarket, so logs written before perps decode
+	// unchanged).
+	kindPerpMarket byte = 6
+	kindSetOracle  byte = 7
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -44,7 +49,13 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 	case core.InputTick:
 		return binary.BigEndian.AppendUint64(append(dst, kindTick), uint64(in.TimeUs))
 	case core.InputCreateMarket:
+		if in.Market.Kind == clob.Perp {
+			return appendPerpParams(appendMarket(append(dst, kindPerpMarket), &in.Market), &in.Market.Perp)
+		}
 		return appendMarket(append(dst, kindMarket), &in.Market)
+	case core.InputSetOracle:
+		dst = append(append(dst, kindSetOracle), in.Book[:]...)
+		return appendU256(dst, &in.Price)
 	}
 	panic("BUG: unknown input kind")
 }
@@ -83,6 +94,25 @@ func decodeMarket(r *reader, m *clob.MarketConfig) {
 	for _, s := range [3]*string{&m.Name, &m.BaseSymbol, &m.QuoteSymbol} {
 		*s = string(r.Take(int(r.U8())))
 	}
+}
+
+// appendPerpParams encodes a perp market's parameters.
+func appendPerpParams(dst []byte, p *clob.PerpParams) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, p.MaxLeverage)
+	for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
+		dst = appendU256(dst, v)
+	}
+	dst = binary.BigEndian.AppendUint32(dst, p.WalkBps)
+	return binary.BigEndian.AppendUint64(dst, p.WalkSeed)
+}
+
+func decodePerpParams(r *reader, p *clob.PerpParams) {
+	p.MaxLeverage = r.U32()
+	for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
+		r.u256(v)
+	}
+	p.WalkBps = r.U32()
+	p.WalkSeed = r.U64()
 }
 
 func appendTx(dst []byte, tx *core.Tx) []byte {
@@ -132,6 +162,20 @@ func DecodeRecord(b []byte) (core.Input, error) {
 	case kindMarket:
 		in.Kind = core.InputCreateMarket
 		decodeMarket(&r, &in.Market)
+		if in.Market.Kind == clob.Perp {
+			return in, ErrCorrupt // a perp market is always kindPerpMarket
+		}
+	case kindPerpMarket:
+		in.Kind = core.InputCreateMarket
+		decodeMarket(&r, &in.Market)
+		decodePerpParams(&r, &in.Market.Perp)
+		if in.Market.Kind != clob.Perp {
+			return in, ErrCorrupt
+		}
+	case kindSetOracle:
+		in.Kind = core.InputSetOracle
+		r.bytes(in.Book[:])
+		r.u256(&in.Price)
 	case kindDeposit:
 		in.Kind = core.InputDeposit
 		r.bytes(in.DepositID[:])

@@ -21,6 +21,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
@@ -106,7 +107,7 @@ func run(f *flags) error {
 	}
 	if f.dev {
 		cfg.Genesis = node.DevGenesis()
-		cfg.Markets = node.DevMarkets()
+		cfg.Markets = append(node.DevMarkets(), node.DevPerpMarkets()...)
 	}
 	if f.adminToken == "" {
 		var b [16]byte
@@ -164,11 +165,15 @@ func printBanner(f *flags, addr string, n *node.Node) {
 		fmt.Printf("dev markets on the orderbook %s, quoted in the native token %s (USD);\n",
 			common.Address(core.OrderbookAddress).Hex(), common.Address(core.NativeToken).Hex())
 		fmt.Println("prices and sizes are 18-decimal integers (2000 USD = 2000e18), deadlines µs on the auction grid:")
-		for _, m := range node.DevMarkets() {
+		for _, m := range append(node.DevMarkets(), node.DevPerpMarkets()...) {
 			fmt.Printf("  %-9s id 0x%x  base %s %s\n", m.Name, m.ID[:], m.BaseSymbol, common.Address(m.Base).Hex())
 			fmt.Printf("            price step %s, lot %s %s, auction every %d ms, maker fee %s %%, taker fee %s %%\n",
 				units18(&m.TickPrecision), units18(&m.LotSize), m.BaseSymbol, m.IntervalUs/1000,
 				units18(new(uint256.Int).Mul(&m.MakerFee, uint256.NewInt(100))), units18(new(uint256.Int).Mul(&m.TakerFee, uint256.NewInt(100))))
+			if m.Kind == clob.Perp {
+				fmt.Printf("            perpetual: max leverage %d, oracle from %s walking %d bps per tick (admin_setOraclePrice sets and freezes it)\n",
+					m.Perp.MaxLeverage, units18(&m.Perp.OraclePrice), m.Perp.WalkBps)
+			}
 		}
 		if f.compat {
 			fmt.Println("--compat: receipts and blocks in the shapes ethers and go-ethereum decode (README, \"Client compatibility\")")

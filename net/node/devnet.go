@@ -81,3 +81,47 @@ func DevMarkets() []clob.MarketConfig {
 		TakerFee: *uint256.NewInt(5e14),
 	}}
 }
+
+// Synthetic base addresses of the dev perp markets: no balance ever holds
+// them (a perp fill moves no token, docs/perps.md).
+var (
+	DevETHPerpBase = core.Address{0x50, 0xfe, 19: 0x03}
+	DevBTCPerpBase = core.Address{0x50, 0xfe, 19: 0x04}
+)
+
+// DevPerpMarkets are the perpetual markets of dev mode, collateralised in the
+// native token, auctioned every 500 ms, their oracles walking from a fixed
+// seed (so a replay walks the same way) by 2 basis points per tick until
+// admin_setOraclePrice freezes them:
+//
+//	id 0x…03  ETH-PERP  price step 0.01, lot 0.001, max leverage 20, oracle from 3000
+//	id 0x…04  BTC-PERP  price step 1,    lot 0.0001, max leverage 10, oracle from 60000
+//
+// Both: funding interest 0.01 % and cap 32 % per 8 h, mark premium cap
+// 0.5 % of the oracle, mark moves at most 1 % per tick, fees as the spot
+// markets of the same base.
+func DevPerpMarkets() []clob.MarketConfig {
+	native := clob.Address(core.NativeToken)
+	perp := func(leverage uint32, oracle *uint256.Int, seed uint64) clob.PerpParams {
+		return clob.PerpParams{MaxLeverage: leverage, InterestRate: *uint256.NewInt(1e14), MaxFundingRate: *uint256.NewInt(32e16),
+			MaxPremium: *uint256.NewInt(5e15), MarkClamp: *uint256.NewInt(1e16), OraclePrice: *oracle, WalkBps: 2, WalkSeed: seed}
+	}
+	return []clob.MarketConfig{{
+		ID: clob.Hash{31: 3}, Name: "ETH-PERP", BaseSymbol: "ETH", QuoteSymbol: "USD", Kind: clob.Perp,
+		Base: clob.Address(DevETHPerpBase), Quote: native, IntervalUs: 500_000,
+		TickPrecision: *uint256.NewInt(1e16), LotSize: *uint256.NewInt(1e15),
+		MakerFee: *uint256.NewInt(1e14), TakerFee: *uint256.NewInt(3e14),
+		Perp: perp(20, wei(3_000), 0xe7e7_0001),
+	}, {
+		ID: clob.Hash{31: 4}, Name: "BTC-PERP", BaseSymbol: "BTC", QuoteSymbol: "USD", Kind: clob.Perp,
+		Base: clob.Address(DevBTCPerpBase), Quote: native, IntervalUs: 500_000,
+		TickPrecision: *uint256.NewInt(1e18), LotSize: *uint256.NewInt(1e14),
+		TakerFee: *uint256.NewInt(5e14),
+		Perp:     perp(10, wei(60_000), 0xb7c0_0002),
+	}}
+}
+
+// wei returns whole units of an 18-decimal amount.
+func wei(units uint64) *uint256.Int {
+	return new(uint256.Int).Mul(uint256.NewInt(units), uint256.NewInt(1e18))
+}

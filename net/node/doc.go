@@ -34,6 +34,11 @@
 //     it and resumes at least where the restored state left off.
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
+//   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input
+//     like a market creation, so a replay sets the oracle at the same place;
+//     balances, positions and the ranking closest to liquidation read the
+//     ledger's margin under the read lock. The ranking is kept with the
+//     ledger sequence it was computed at and is recomputed once that moves.
 //
 // Memory: RAM holds the ledger, the books, the market index, the records in
 // flight (MaxInflight bounds them: beyond it Submit refuses with

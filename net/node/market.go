@@ -159,7 +159,7 @@ type marketViews struct {
 	idx *obindex.Index
 }
 
-func newMarketViews(live obindex.LiveOrders) *marketViews {
+func newMarketViews(live obindex.Live) *marketViews {
 	return &marketViews{idx: obindex.New(live)}
 }
 
@@ -189,11 +189,13 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 }
 
 // MarketView is what ReadMarkets lends: the index, the engine (read-only)
-// and the ledger's balances, all as of one applied input.
+// and the ledger's balances, all as of one applied input; Positions and
+// AtRisk read the ledger's margin (net/node/perp.go).
 type MarketView struct {
 	Index    *obindex.Index
 	Engine   *clob.Engine
 	Balances obindex.Balances
+	n        *Node
 }
 
 // ReadMarkets runs fn under the read lock. fn must not keep the view or
@@ -202,5 +204,5 @@ type MarketView struct {
 func (n *Node) ReadMarkets(fn func(v MarketView)) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	fn(MarketView{Index: n.market.idx, Engine: n.ledger.Orderbook(), Balances: n.balances})
+	fn(MarketView{Index: n.market.idx, Engine: n.ledger.Orderbook(), Balances: n.balances, n: n})
 }

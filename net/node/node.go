@@ -137,6 +137,7 @@ type Node struct {
 	// until the tick it lands in has run.
 	awaiting map[uint64]awaitRef
 	market   *marketViews
+	atRisk   riskCache // ob_getRankedPositions' ordering (perp.go)
 	// pub receives durable ticks and attested receipts (nil: nobody
 	// subscribes); lastTickHash chains the published ticks.
 	pub          Publisher

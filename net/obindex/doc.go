@@ -1,8 +1,9 @@
 // Package obindex is the market-data indexer behind the ob_ JSON-RPC read
-// methods: ob_getMarkets, ob_getOrderbook, ob_getOrders, ob_getCandles and
-// ob_getPositions. Result shapes follow the live network's openapi
-// (pod-sdk doc/api-reference/json-rpc/openapi.yaml); decisions where it is
-// silent are listed below.
+// methods: ob_getMarkets, ob_getOrderbook, ob_getOrders, ob_getCandles,
+// ob_getPositions and the perp reads ob_getTriggers, ob_getOraclePrices,
+// ob_getFundingRates and ob_getRankedPositions. Result shapes follow the
+// live network's openapi (pod-sdk doc/api-reference/json-rpc/openapi.yaml);
+// decisions where it is silent are listed below.
 //
 // # Model
 //
@@ -21,7 +22,7 @@
 //     IOC/market remainders alike); expire → "expired" (ttl, or a deadline
 //     missed before the order's tick); post-only refusal →
 //     "post_only_refused"; update → the new price and expiry read from
-//     LiveOrders (the engine) when New was given one. A terminal status
+//     Live (the engine) when New was given one. A terminal status
 //     never changes again. The book's clearing price, last tick time and
 //     new-order count come from its BookTick; a tick that traded
 //     (BookTick.Traded) folds its clearing price and base volume into the
@@ -40,8 +41,13 @@
 // order initial_size (signed, "-" for sells) and book level keys.
 //
 //   - Markets / AppendMarkets (ob_getMarkets): every market ascending by id,
-//     with the openapi Market fields; max_leverage 1 and the perp fields
-//     null.
+//     with the openapi Market fields. A spot market has max_leverage 1 and
+//     the perp fields null; a perp market's max_leverage, oracle_price,
+//     mark_price, funding_rate, funding_index (signed decimal strings),
+//     funding_last_updated and open_interest are read from the engine
+//     (Live) when asked, not kept: the index holds no perp state, and the
+//     perp parameters come from the engine's copy of the configuration
+//     (the index snapshot does not carry them).
 //   - Orderbook / AppendOrderbook (ob_getOrderbook): the caller passes the
 //     engine's aggregated levels (clob.Engine.AppendLevels, best first); the
 //     index adds clearing_price, grouping_precision (the tick precision:
@@ -49,7 +55,9 @@
 //     its first), new_orders_count (orders created in that tick), and
 //     buys_count/sells_count (resting orders per side, whatever the depth).
 //     Levels are keyed by decimal price strings, buys highest first and
-//     sells lowest first, as the openapi example.
+//     sells lowest first, as the openapi example. A perp book adds
+//     oracle_price and its funding fields from the engine; a spot one has
+//     them null.
 //   - Orders / AppendOrders (ob_getOrders): one account's orders, terminal
 //     ones included, newest first by (admission time µs, nonce, order id).
 //     next_cursor is "{ts}:{nonce}:{order_id_hex}" of the page's last order
@@ -59,11 +67,25 @@
 //     the query set with_total. Filters: orderbook_id, status.
 //   - Candles / AppendCandles (ob_getCandles): OHLCV of one market, newest
 //     first, for candles whose start lies in [from_ts, to_ts].
-//   - Positions / AppendPositions (ob_getPositions): the account's holding of
-//     each market's base token, from a Balances function the caller passes
-//     (the ledger's cash and locked).
+//   - Positions, PerpPositions / AppendPositions (ob_getPositions): the
+//     account's holding of each market's base token, from a Balances
+//     function the caller passes (the ledger's cash and locked), then its
+//     open perp positions (from the engine), then the account totals from
+//     the ledger's margin summary the caller passes in PositionsData
+//     (docs/perps.md, "Reads"); without one the totals are null.
+//   - PageTriggers / AppendTriggers (ob_getTriggers): one page of the
+//     triggers the caller read from the engine, by (orderbook id, trigger
+//     id); next_cursor is "{orderbook_id}:{order_id}" (0x hex each) of the
+//     page's last trigger, null on the last page; total_count counts the
+//     book filter before pagination.
+//   - PerpMarkets, PerpMarket / AppendOraclePrices, AppendFundingRates
+//     (ob_getOraclePrices, ob_getFundingRates): every perp market ascending
+//     by id, or one.
+//   - AppendRanked (ob_getRankedPositions): the caller ranks the accounts
+//     (net/node, closest to liquidation first) and passes a page of them
+//     with their positions, the total and the queried account's rank.
 //   - ParseOrderbookID, ParseDepth, ParseOrdersQuery, ParseCandlesQuery,
-//     ParseCursor decode the parameters from fastjson values; errors are
+//     ParseCursor, ParseTriggersQuery, ParseRankedQuery decode the parameters from fastjson values; errors are
 //     preallocated -32602 jsonrpc errors whose data names the field.
 //
 // # Limits
@@ -81,6 +103,11 @@
 //   - OrdersLimitMax (200) orders per page (larger limits are clamped; the
 //     default is OrdersLimitDefault, 50); CandlesLimitMax (1500) candles per
 //     answer, also the default when the query names no limit.
+//   - TriggersLimitMax (200) triggers per ob_getTriggers page, also the
+//     default (the openapi's clamp); the engine bounds the triggers per
+//     book. RankedLimitMax (100) accounts per ob_getRankedPositions page
+//     (default RankedLimitDefault, 20), each with at most one spot holding
+//     and one perp position per market; larger limits are clamped.
 //
 // Nothing else grows with the orders or ticks processed: an account's
 // memory is its live orders plus at most TerminalOrdersPerAccount terminal
@@ -110,8 +137,8 @@
 //     when true; kind is always "user_signed"; direction is the side.
 //   - Statuses: pending, active, filled, expired, canceled,
 //     post_only_refused are produced; margin_canceled and invalid are
-//     accepted as filters and match nothing (no perps; refused intents never
-//     create orders).
+//     accepted as filters and match nothing (a liquidation's cancels are
+//     canceled; refused intents never create orders).
 //   - Candles: a bucket exists only if some tick inside it traded. Empty
 //     buckets are omitted, never filled with a flat candle: no trade is
 //     invented. The bucket still forming is returned too. Open/close are the
@@ -134,11 +161,12 @@
 //     holds (cash or locked non-zero): balance = cash, locked_balance =
 //     locked, free_balance = cash − locked; mark_price is the last clearing
 //     price (null before the first). The index sees no deposits or
-//     withdrawals, so cost_basis, unrealized_pnl, realized_pnl and the
-//     aggregate fields (total_unrealized_pnl, total_realized_pnl,
-//     perps_equity, account_value, cash, withdrawable_cash, net_deposits)
-//     are null rather than guessed. Two markets sharing a base token each
-//     report it.
+//     withdrawals, so a holding's cost_basis, unrealized_pnl and
+//     realized_pnl, and net_deposits, are null rather than guessed. Two
+//     markets sharing a base token each report it (and account_value counts
+//     it in each). Perp positions and the totals follow docs/perps.md,
+//     "Reads"; a perp position's stop_loss and take_profit are null (the
+//     triggers are listed by ob_getTriggers).
 //   - Parameters: JSON null counts as absent; integers may be JSON integers
 //     or 0x quantities; unknown members of a query object are ignored.
 //     depth must be ≥ 1 when given; a query limit must be ≥ 1 (larger than

@@ -13,8 +13,6 @@ import (
 // amounts are hex quantities ("0x0" for zero) unless the openapi shows a
 // decimal string (order sizes, book level keys).
 
-const perpFieldsNull = `"oracle_price":null,"funding_rate":null,"funding_index":null,"funding_last_updated":null`
-
 // AppendMarkets appends the ob_getMarkets array.
 func AppendMarkets(dst []byte, ms []Market) []byte {
 	dst = append(dst, '[')
@@ -60,8 +58,7 @@ func appendMarket(dst []byte, m *Market) []byte {
 	dst = appendU256Field(dst, `,"taker_fee":`, &c.TakerFee)
 	dst = appendU256Field(dst, `,"tick_precision":`, &c.TickPrecision)
 	dst = appendU256Field(dst, `,"lot_size":`, &c.LotSize)
-	dst = append(dst, `,"max_leverage":1,"oracle_price":null,"mark_price":null,"funding_rate":null,`...)
-	return append(dst, `"funding_index":null,"funding_last_updated":null,"open_interest":null}`...)
+	return append(appendMarketPerp(dst, m), '}')
 }
 
 func appendMarketType(dst []byte, k clob.MarketKind) []byte {
@@ -91,9 +88,7 @@ func AppendOrderbook(dst []byte, s *Snapshot) []byte {
 	dst = strconv.AppendInt(dst, int64(s.BuysCount), 10)
 	dst = append(dst, `,"sells_count":`...)
 	dst = strconv.AppendInt(dst, int64(s.SellsCount), 10)
-	dst = append(dst, ',')
-	dst = append(dst, perpFieldsNull...)
-	return append(dst, '}')
+	return append(appendOrderbookPerp(dst, s), '}')
 }
 
 func appendLevels(dst []byte, levels []clob.Level) []byte {
@@ -266,13 +261,14 @@ func AppendCandles(dst []byte, cs []Candle) []byte {
 	return append(dst, ']')
 }
 
-// AppendPositions appends the ob_getPositions object. The index sees
-// neither deposits nor withdrawals, so cost basis, PnL and the account
-// aggregates are null rather than guessed.
-func AppendPositions(dst []byte, ps []Position) []byte {
+// AppendPositions appends the ob_getPositions object: spot holdings, then
+// perp positions, then the account totals (null without a margin summary).
+// The index sees neither deposits nor withdrawals, so a spot holding's cost
+// basis and PnL, and net_deposits, are null rather than guessed.
+func AppendPositions(dst []byte, d *PositionsData) []byte {
 	dst = append(dst, `{"positions":[`...)
-	for i := range ps {
-		p := &ps[i]
+	for i := range d.Spot {
+		p := &d.Spot[i]
 		if i > 0 {
 			dst = append(dst, ',')
 		}
@@ -293,8 +289,14 @@ func AppendPositions(dst []byte, ps []Position) []byte {
 		}
 		dst = append(dst, `,"unrealized_pnl":null,"realized_pnl":null}`...)
 	}
-	dst = append(dst, `],"total_unrealized_pnl":null,"total_realized_pnl":null,"perps_equity":null,`...)
-	return append(dst, `"account_value":null,"cash":null,"withdrawable_cash":null,"net_deposits":null}`...)
+	for i := range d.Perps {
+		if i > 0 || len(d.Spot) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendPerpPosition(dst, &d.Perps[i])
+	}
+	dst = append(dst, ']')
+	return append(appendAccountTotals(dst, d), '}')
 }
 
 func appendU256Field(dst []byte, key string, v *uint256.Int) []byte {

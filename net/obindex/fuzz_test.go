@@ -110,7 +110,7 @@ func askEverything(x *Index) {
 	for owner := range x.accounts {
 		page := x.Orders(nil, owner, &OrdersQuery{Limit: OrdersLimitMax, WithTotal: true, WithFills: true})
 		out = AppendOrders(out, &page)
-		out = AppendPositions(out, x.Positions(nil, owner, balances))
+		out = AppendPositions(out, &PositionsData{Spot: x.Positions(nil, owner, balances)})
 	}
 }
 

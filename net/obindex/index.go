@@ -126,9 +126,16 @@ type Order struct {
 	Fills       []Fill
 }
 
-// LiveOrders looks up a live order; *clob.Engine implements it.
-type LiveOrders interface {
+// Live is what the index reads from the engine instead of keeping it: a
+// live order (its new price after an update), a market's configuration as
+// the engine holds it (the perp parameters, which the snapshot does not
+// carry), and the perp state (oracle, mark, funding, positions), which moves
+// every tick. *clob.Engine implements it.
+type Live interface {
 	Order(id clob.Hash) (clob.OrderInfo, bool)
+	Market(id clob.Hash) (*clob.MarketConfig, bool)
+	PerpMarket(book clob.Hash) (clob.PerpInfo, bool)
+	AppendPositions(dst []clob.PositionInfo, owner clob.Address) []clob.PositionInfo
 }
 
 // book is the index's view of one market.
@@ -158,7 +165,7 @@ type account struct {
 // Index is the market-data indexer behind the ob_ read methods. Not safe
 // for concurrent use: the node calls it under its own lock.
 type Index struct {
-	live    LiveOrders
+	live    Live
 	books   map[clob.Hash]*book
 	bookIDs []clob.Hash // ascending
 	// Invariant: orders holds exactly the orders of the accounts' lists
@@ -169,9 +176,10 @@ type Index struct {
 }
 
 // New returns an empty index. live (may be nil) is asked for an order's new
-// price after an update event; without it updates change nothing but the
-// fill totals the event carries.
-func New(live LiveOrders) *Index {
+// price after an update event, and for the perp fields; without it updates
+// change nothing but the fill totals the event carries, and perp markets
+// answer without their live state.
+func New(live Live) *Index {
 	return &Index{
 		live:     live,
 		books:    make(map[clob.Hash]*book),

@@ -384,6 +384,13 @@ func (f fakeLive) Order(id clob.Hash) (clob.OrderInfo, bool) {
 	return o, ok
 }
 
+// fakeLive has no markets of its own: perp reads find nothing.
+func (fakeLive) Market(clob.Hash) (*clob.MarketConfig, bool) { return nil, false }
+func (fakeLive) PerpMarket(clob.Hash) (clob.PerpInfo, bool)  { return clob.PerpInfo{}, false }
+func (fakeLive) AppendPositions(dst []clob.PositionInfo, _ clob.Address) []clob.PositionInfo {
+	return dst
+}
+
 func TestCandles(t *testing.T) {
 	x := newTestIndex()
 	p := func(n int) string { return fmt.Sprint(n) + e18[1:] }
@@ -468,7 +475,7 @@ func TestPositionsJSON(t *testing.T) {
 		}
 		return
 	}
-	got := string(AppendPositions(nil, x.Positions(nil, alice, balances)))
+	got := string(AppendPositions(nil, &PositionsData{Spot: x.Positions(nil, alice, balances)}))
 	want := `{"positions":[{"kind":"spot","orderbook_id":"` + idA + `","base_symbol":"WETH","quote_symbol":"USD",` +
 		`"balance":"0x29a2241af62c0000","free_balance":"0x1bc16d674ec80000","locked_balance":"0xde0b6b3a7640000",` +
 		`"cost_basis":null,"mark_price":"0x4563918244f40000","unrealized_pnl":null,"realized_pnl":null},` +
@@ -480,7 +487,7 @@ func TestPositionsJSON(t *testing.T) {
 	if got != want {
 		t.Fatalf("positions:\ngot  %s\nwant %s", got, want)
 	}
-	if got := string(AppendPositions(nil, x.Positions(nil, bob, balances))); got[:16] != `{"positions":[],` {
+	if got := string(AppendPositions(nil, &PositionsData{Spot: x.Positions(nil, bob, balances)})); got[:16] != `{"positions":[],` {
 		t.Fatalf("empty positions: %s", got)
 	}
 	checkRoundTrip(t, x)

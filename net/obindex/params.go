@@ -197,21 +197,28 @@ func parseCursor(c *Cursor, s []byte) bool {
 	if !ok || len(rest) == 0 || rest[0] != ':' {
 		return false
 	}
-	hex := rest[1:]
-	if len(hex) >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X') {
-		hex = hex[2:]
-	}
-	if len(hex) != 2*len(c.ID) {
+	if !parseHash32(&c.ID, rest[1:]) {
 		return false
 	}
-	for i := range c.ID {
-		hi, lo := nibble(hex[2*i]), nibble(hex[2*i+1])
+	c.TsUs, c.Nonce = int64(ts), nonce
+	return true
+}
+
+// parseHash32 reads 64 hex digits, 0x first or not.
+func parseHash32(h *clob.Hash, s []byte) bool {
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	if len(s) != 2*len(h) {
+		return false
+	}
+	for i := range h {
+		hi, lo := nibble(s[2*i]), nibble(s[2*i+1])
 		if hi > 0xf || lo > 0xf {
 			return false
 		}
-		c.ID[i] = hi<<4 | lo
+		h[i] = hi<<4 | lo
 	}
-	c.TsUs, c.Nonce = int64(ts), nonce
 	return true
 }
 

@@ -18,6 +18,11 @@ type Market struct {
 	// Change24hBps is the last clearing price against the open of the
 	// window's oldest traded bucket, in basis points.
 	Change24hBps int64
+	// A perp market's live state and leverage (HasPerp: read from the
+	// engine; false for a spot market).
+	Perp        clob.PerpInfo
+	MaxLeverage uint32
+	HasPerp     bool
 }
 
 // Markets appends every market, ascending by id. Config pointers are valid
@@ -26,10 +31,12 @@ func (x *Index) Markets(dst []Market) []Market {
 	for _, id := range x.bookIDs {
 		b := x.books[id]
 		s := b.stats24h(x.nowUs)
-		dst = append(dst, Market{
+		m := Market{
 			Config: &b.cfg, LastPrice: b.price, HasPrice: b.hasPrice,
 			Volume24h: s.volume, High24h: s.high, Low24h: s.low, Change24hBps: s.changeBps,
-		})
+		}
+		m.Perp, m.MaxLeverage, m.HasPerp = x.perpOf(b)
+		dst = append(dst, m)
 	}
 	return dst
 }
@@ -45,6 +52,8 @@ type Snapshot struct {
 	NewOrdersCount int          // orders created in that tick
 	BuysCount      int          // resting buy orders, whatever the depth
 	SellsCount     int
+	Perp           clob.PerpInfo // a perp market's live state, when HasPerp
+	HasPerp        bool
 }
 
 // Orderbook completes a snapshot around the engine's aggregated levels
@@ -73,6 +82,7 @@ func (x *Index) Orderbook(bookID clob.Hash, buys, sells []clob.Level, depth int)
 	if b.ran {
 		s.TimestampUs = b.lastTickUs
 	}
+	s.Perp, _, s.HasPerp = x.perpOf(b)
 	return s, true
 }
 

@@ -193,7 +193,7 @@ func appendBool(dst []byte, v bool) []byte {
 //
 // The books' resting counts, the accounts' terminal counts and the id map
 // are not stored: Load derives them from the orders.
-func Load(live LiveOrders, snap []byte) (*Index, error) {
+func Load(live Live, snap []byte) (*Index, error) {
 	d := decoder{binread.Reader{B: snap}}
 	if magic := d.Take(len(snapshotMagic)); string(magic) != snapshotMagic {
 		return nil, errors.New("obindex: cannot load snapshot: not an index snapshot (bad magic)")

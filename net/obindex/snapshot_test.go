@@ -117,7 +117,7 @@ func answers(x *Index) map[string]string {
 		return cash, locked
 	}
 	for _, owner := range owners {
-		out[fmt.Sprintf("positions %x", owner)] = string(AppendPositions(nil, x.Positions(nil, owner, balances)))
+		out[fmt.Sprintf("positions %x", owner)] = string(AppendPositions(nil, &PositionsData{Spot: x.Positions(nil, owner, balances)}))
 		for _, q := range ordersQueries(books) {
 			out[fmt.Sprintf("orders %x %+v", owner, q)] = allPages(x, owner, q)
 		}

@@ -44,6 +44,8 @@ func (c *call) adminCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	switch string(c.req.Method) {
 	case "admin_createMarket":
 		return c.adminCreateMarket(dst)
+	case "admin_setOraclePrice":
+		return c.adminSetOraclePrice(dst)
 	case "admin_stateHash":
 		// {seq, hash}: the inputs applied and the state hash after them,
 		// to compare a node's state with a replay of its log.
@@ -154,11 +156,12 @@ func waitDurable(done <-chan error) *jsonrpc.Error {
 	}
 }
 
-// adminCreateMarket adds a spot market from {name, base, quote?, base_symbol?,
+// adminCreateMarket adds a market from {name, base, quote?, base_symbol?,
 // quote_symbol?, id?, auction_interval?, tick_precision, lot_size,
-// maker_fee?, taker_fee?} and answers {"id": ...}. The id defaults to
-// keccak256(name), the quote to the native token, the interval to 500 000 µs
-// and the fees to 0.
+// maker_fee?, taker_fee?, market_type?} and, for market_type "perpetual",
+// the perp parameters (perpParams), and answers {"id": ...}. The id
+// defaults to keccak256(name), the quote to the native token, the interval
+// to 500 000 µs, the fees to 0 and the type to "spot".
 func (c *call) adminCreateMarket(dst []byte) ([]byte, *jsonrpc.Error) {
 	obj := c.req.Param(0)
 	if obj == nil || obj.Type() != fastjson.TypeObject {
@@ -217,6 +220,9 @@ func (c *call) adminCreateMarket(dst []byte) ([]byte, *jsonrpc.Error) {
 				return dst, err
 			}
 		}
+	}
+	if err := perpParams(obj, &m); err != nil {
+		return dst, err
 	}
 	done := make(chan error, 1)
 	if cerr := c.s.node.CreateMarket(&m, func(err error) { done <- err }); cerr != nil {

@@ -68,13 +68,16 @@ func (c *call) orderbookView(dst []byte, data []byte) ([]byte, *jsonrpc.Error) {
 	if !okToken || !okAccount || len(data) != 4+64 {
 		return dst, revertError("CLOB validation failed: malformed arguments, want (address token, address account)")
 	}
-	// balanceOf is the cash (an int256 that spot holdings keep
-	// non-negative); withdrawableBalance leaves out what orders and pending
-	// transfers lock.
-	b := c.s.node.Balance(token, account)
-	v := b.Cash
+	// balanceOf is cash minus debt, an int256 (two's complement when a perp
+	// loss left debt); withdrawableBalance leaves out what orders and
+	// pending transfers lock and, with perp positions, their initial margin.
+	var v uint256.Int
 	if sel == selWithdrawableBalance {
-		v = b.Available()
+		v = c.s.node.Withdrawable(token, account)
+	} else if b := c.s.node.BalanceOf(token, account); b.Neg {
+		v.Neg(&b.Abs)
+	} else {
+		v = b.Abs
 	}
 	word := v.Bytes32()
 	return jsonrpc.AppendData(dst, word[:]), nil

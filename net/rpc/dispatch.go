@@ -88,9 +88,11 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.listReceipts(dst, true)
 	case "svc_listConfirmedReceipts":
 		return c.listReceipts(dst, false)
-	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions":
+	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions",
+		"ob_getTriggers", "ob_getOraclePrices", "ob_getFundingRates", "ob_getRankedPositions":
 		return c.orderbookRead(dst)
-	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket", "admin_stateHash", "admin_snapshot":
+	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket", "admin_setOraclePrice",
+		"admin_stateHash", "admin_snapshot":
 		if !c.admin {
 			return dst, errUnauthorized
 		}
@@ -105,9 +107,9 @@ func (c *call) getBalance(dst []byte) ([]byte, *jsonrpc.Error) {
 		return dst, err
 	}
 	// The block identifier is accepted and ignored: answers are for now.
-	// The withdrawable balance: cash not locked behind orders (the spec).
-	b := c.s.node.Balance(core.NativeToken, a)
-	w := b.Available()
+	// The withdrawable balance (the spec): cash not locked behind orders,
+	// and with perp positions equity minus their initial margin.
+	w := c.s.node.Withdrawable(core.NativeToken, a)
 	return jsonrpc.AppendQuantityU256(dst, &w), nil
 }
 

@@ -65,6 +65,12 @@
 //     Config.LogScanMax logs (2 000 000 by default): a batch of 1000 calls
 //     scans no more than one call may, and the call that would pass what
 //     is left gets -32602 saying to narrow the ranges or split the batch.
+//   - The perp reads: ob_getTriggers pages hold at most
+//     obindex.TriggersLimitMax (200) triggers, ob_getRankedPositions pages
+//     at most obindex.RankedLimitMax (100) accounts (larger limits are
+//     clamped), ob_getOraclePrices and ob_getFundingRates one row per perp
+//     market (clob.MarketsMax bounds the markets); admin_createMarket's
+//     oracle_walk_bps is at most OracleWalkBpsMax (10 000), else -32602.
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).

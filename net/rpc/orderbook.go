@@ -24,6 +24,14 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 			dst, err = c.getCandles(dst, v)
 		case "ob_getPositions":
 			dst, err = c.getPositions(dst, v)
+		case "ob_getTriggers":
+			dst, err = c.getTriggers(dst, v)
+		case "ob_getOraclePrices":
+			dst, err = c.getPerpMarkets(dst, v, obindex.AppendOraclePrices)
+		case "ob_getFundingRates":
+			dst, err = c.getPerpMarkets(dst, v, obindex.AppendFundingRates)
+		case "ob_getRankedPositions":
+			dst, err = c.getRankedPositions(dst, v)
 		}
 	})
 	return dst, err
@@ -92,5 +100,6 @@ func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 	if err != nil {
 		return dst, err
 	}
-	return obindex.AppendPositions(dst, v.Index.Positions(nil, clob.Address(owner), v.Balances)), nil
+	d := v.Positions(clob.Address(owner))
+	return obindex.AppendPositions(dst, &d), nil
 }

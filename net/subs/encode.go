@@ -101,7 +101,7 @@ func appendPositionsUpdate(dst []byte, account *clob.Address, ps []obindex.Posit
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
 	dst = append(dst, `,"data":`...)
-	dst = obindex.AppendPositions(dst, ps)
+	dst = obindex.AppendPositions(dst, &obindex.PositionsData{Spot: ps})
 	return append(dst, '}')
 }
 

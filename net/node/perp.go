@@ -1,0 +1,152 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"math/big"
+	"slices"
+	"sync"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+)
+
+// The perpetual markets' part of the node (docs/perps.md): the oracle
+// control, the balances the margin rules define, and the account views the
+// perp reads answer from. Every read takes the sequencer's read lock, so it
+// reflects one applied input.
+
+// OracleRefusedError is a refused admin_setOraclePrice: the orderbook's
+// reason (unknown book, or a price off the tick grid).
+type OracleRefusedError struct{ Reason clob.Reason }
+
+func (e *OracleRefusedError) Error() string { return "CLOB validation failed: " + e.Reason.String() }
+
+// SetOraclePrice sets a perp market's oracle price exactly and freezes its
+// walk, as a logged input (a replay sets it at the same place); done runs
+// once the input is durable. A refusal is an *OracleRefusedError, and done
+// never runs.
+func (n *Node) SetOraclePrice(book clob.Hash, price *uint256.Int, done func(error)) error {
+	rej, err := n.submit(&core.Input{Kind: core.InputSetOracle, Book: book, Price: *price}, func(_ *Entry, err error) { done(err) })
+	if err != nil {
+		return err
+	}
+	if !rej.OK() {
+		return &OracleRefusedError{Reason: rej.Reason}
+	}
+	return nil
+}
+
+// IsOracleRefused reports whether err is a refused oracle setting.
+func IsOracleRefused(err error) bool {
+	var r *OracleRefusedError
+	return errors.As(err, &r)
+}
+
+// Withdrawable is what withdrawableBalance(token, a) reports, and for the
+// native token eth_getBalance: never negative, and for an account with
+// positions its equity minus the initial margin they and its orders reserve.
+func (n *Node) Withdrawable(token, a core.Address) uint256.Int {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.ledger.Withdrawable(token, a)
+}
+
+// BalanceOf is what balanceOf(token, a) reports: cash minus debt, signed.
+func (n *Node) BalanceOf(token, a core.Address) clob.Signed {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.ledger.BalanceOf(token, a)
+}
+
+// positionsLocked assembles an account's ob_getPositions data: its spot
+// holdings, its perp positions and its margin summary.
+// REQUIRES: n.mu held.
+func (n *Node) positionsLocked(a clob.Address) obindex.PositionsData {
+	return obindex.PositionsData{
+		Spot:      n.market.idx.Positions(nil, a, n.balances),
+		Perps:     n.market.idx.PerpPositions(nil, a),
+		Margin:    n.ledger.Margin(core.Address(a)),
+		HasMargin: true,
+	}
+}
+
+// Positions returns an account's ob_getPositions data.
+func (v MarketView) Positions(a clob.Address) obindex.PositionsData { return v.n.positionsLocked(a) }
+
+// AtRisk returns the margin summary of every account with an open perp
+// position, the backstop left out (it is never liquidated), closest to
+// liquidation first: ascending equity / maintenance margin, an account
+// without maintenance last, ties by address. The slice is shared: callers
+// must not modify it.
+//
+// One ranking costs a margin summary per such account (the ledger bounds
+// how many there are) and a sort, under the read lock; it is kept until the
+// next applied input (every input moves the ledger's sequence), so repeated
+// reads between inputs cost one scan.
+func (v MarketView) AtRisk() []clob.MarginInfo {
+	c := &v.n.atRisk
+	seq := v.n.ledger.Seq()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.valid && c.seq == seq {
+		return c.ranked
+	}
+	accounts := v.Engine.AppendPerpAccounts(nil)
+	keys := make([]riskKey, 0, len(accounts))
+	for _, a := range accounts {
+		if a != clob.BackstopAddress {
+			m := v.n.ledger.Margin(core.Address(a))
+			keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
+		}
+	}
+	slices.SortFunc(keys, compareRisk)
+	ranked := make([]clob.MarginInfo, len(keys))
+	for i := range keys {
+		ranked[i] = keys[i].m
+	}
+	c.seq, c.ranked, c.valid = seq, ranked, true
+	return ranked
+}
+
+// riskCache is the last AtRisk ranking and the ledger sequence it is of.
+// Readers hold the node's read lock together, so it has its own.
+type riskCache struct {
+	mu     sync.Mutex
+	seq    uint64
+	valid  bool
+	ranked []clob.MarginInfo
+}
+
+type riskKey struct {
+	m          clob.MarginInfo
+	equity, mm *big.Int
+}
+
+// compareRisk orders a before b when a's equity / maintenance is lower,
+// compared exactly as a.equity × b.mm against b.equity × a.mm (both
+// maintenances positive).
+func compareRisk(a, b riskKey) int {
+	switch az, bz := a.mm.Sign() == 0, b.mm.Sign() == 0; {
+	case az && !bz:
+		return 1
+	case bz && !az:
+		return -1
+	case !az && !bz:
+		var l, r big.Int
+		if c := l.Mul(a.equity, b.mm).Cmp(r.Mul(b.equity, a.mm)); c != 0 {
+			return c
+		}
+	}
+	return bytes.Compare(a.m.Owner[:], b.m.Owner[:])
+}
+
+func signedBig(s *clob.Signed) *big.Int {
+	v := s.Abs.ToBig()
+	if s.Neg {
+		v.Neg(v)
+	}
+	return v
+}

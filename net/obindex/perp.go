@@ -1,0 +1,530 @@
+package obindex
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/valyala/fastjson"
+)
+
+// The perpetual markets' reads (docs/perps.md): the perp fields of
+// ob_getMarkets and ob_getOrderbook, perp positions and the margin totals of
+// ob_getPositions, ob_getTriggers, ob_getOraclePrices, ob_getFundingRates
+// and ob_getRankedPositions. The index keeps none of this state: it reads it
+// from the engine (Live) or takes it from the caller, as of the same
+// applied input as the rest of the answer.
+
+// Bounds of the perp reads.
+const (
+	// TriggersLimitMax bounds one ob_getTriggers page (the openapi's clamp
+	// to [1, 200]); it is also the default.
+	TriggersLimitMax = 200
+	// RankedLimitMax bounds one ob_getRankedPositions page: each entry is a
+	// whole positions object (up to one position per market). Larger limits
+	// are clamped; RankedLimitDefault is used when none is given.
+	RankedLimitMax     = 100
+	RankedLimitDefault = 20
+)
+
+// perpOf returns a perp market's live state and maximum leverage, read from
+// the engine; ok is false for a spot market or without the engine.
+func (x *Index) perpOf(b *book) (info clob.PerpInfo, leverage uint32, ok bool) {
+	if b.cfg.Kind != clob.Perp || x.live == nil {
+		return info, 0, false
+	}
+	cfg, ok := x.live.Market(b.cfg.ID)
+	if !ok {
+		return info, 0, false
+	}
+	info, ok = x.live.PerpMarket(b.cfg.ID)
+	return info, cfg.Perp.MaxLeverage, ok
+}
+
+// PerpMarkets appends the live state of every perp market, ascending by id
+// (the answer of ob_getOraclePrices and ob_getFundingRates without an id).
+func (x *Index) PerpMarkets(dst []clob.PerpInfo) []clob.PerpInfo {
+	for _, id := range x.bookIDs {
+		if info, _, ok := x.perpOf(x.books[id]); ok {
+			dst = append(dst, info)
+		}
+	}
+	return dst
+}
+
+// PerpMarket returns one market's live perp state; known is false for an
+// unknown market, ok false for a spot one.
+func (x *Index) PerpMarket(id clob.Hash) (info clob.PerpInfo, known, ok bool) {
+	b, known := x.books[id]
+	if !known {
+		return info, false, false
+	}
+	info, _, ok = x.perpOf(b)
+	return info, true, ok
+}
+
+// PerpPosition is one open perp position with its market's symbols.
+type PerpPosition struct {
+	clob.PositionInfo
+	BaseSymbol, QuoteSymbol string
+}
+
+// PerpPositions appends the owner's open perp positions, books ascending.
+func (x *Index) PerpPositions(dst []PerpPosition, owner clob.Address) []PerpPosition {
+	if x.live == nil {
+		return dst
+	}
+	for _, p := range x.live.AppendPositions(nil, owner) {
+		pp := PerpPosition{PositionInfo: p}
+		if b, ok := x.books[p.Book]; ok {
+			pp.BaseSymbol, pp.QuoteSymbol = b.cfg.BaseSymbol, b.cfg.QuoteSymbol
+		}
+		dst = append(dst, pp)
+	}
+	return dst
+}
+
+// PositionsData is one account's ob_getPositions answer: its spot holdings,
+// its open perp positions and, when the caller read the ledger for it
+// (HasMargin), its cross-margin summary, which fills the account totals.
+type PositionsData struct {
+	Spot      []Position
+	Perps     []PerpPosition
+	Margin    clob.MarginInfo
+	HasMargin bool
+}
+
+// TriggersQuery is the decoded ob_getTriggers query.
+type TriggersQuery struct {
+	Book      clob.Hash
+	HasBook   bool
+	Limit     int // 1..TriggersLimitMax
+	Cursor    TriggerCursor
+	HasCursor bool // page strictly after Cursor
+}
+
+// TriggerCursor names a trigger in (orderbook id, trigger id) order; its
+// wire text is "{orderbook_id}:{order_id}", both 0x and 64 hex digits.
+type TriggerCursor struct{ Book, ID clob.Hash }
+
+// TriggersPage is one ob_getTriggers answer; Triggers is the dst slice
+// PageTriggers was given, the page appended.
+type TriggersPage struct {
+	Triggers []clob.TriggerInfo
+	Total    int // triggers matching the book filter, before pagination
+	Next     TriggerCursor
+	HasNext  bool
+}
+
+// PageTriggers cuts one page out of an owner's triggers, sorted by (book,
+// id) as clob.Engine.AppendTriggers returns them, appending it to dst.
+func PageTriggers(dst, all []clob.TriggerInfo, q *TriggersQuery) TriggersPage {
+	p := TriggersPage{Triggers: dst}
+	for i := range all {
+		t := &all[i]
+		if q.HasBook && t.Book != q.Book {
+			continue
+		}
+		p.Total++
+		switch {
+		case q.HasCursor && compareTrigger(t, &q.Cursor) <= 0:
+		case len(p.Triggers)-len(dst) == q.Limit:
+			p.HasNext = true
+		default:
+			p.Triggers = append(p.Triggers, *t)
+		}
+	}
+	if p.HasNext {
+		last := &p.Triggers[len(p.Triggers)-1]
+		p.Next = TriggerCursor{Book: last.Book, ID: last.ID}
+	}
+	return p
+}
+
+func compareTrigger(t *clob.TriggerInfo, c *TriggerCursor) int {
+	if d := bytes.Compare(t.Book[:], c.Book[:]); d != 0 {
+		return d
+	}
+	return bytes.Compare(t.ID[:], c.ID[:])
+}
+
+var (
+	errTriggersQuery  = jsonrpc.InvalidParams("triggers query: want an object")
+	errTriggersBook   = jsonrpc.InvalidParams("orderbook_id: want 0x followed by 64 hex digits")
+	errTriggersLimit  = jsonrpc.InvalidParams("limit: want an integer of at least 1")
+	errTriggersCursor = jsonrpc.InvalidParams(`cursor: want "{orderbook_id}:{order_id}" as returned in next_cursor`)
+	errRankedLimit    = jsonrpc.InvalidParams("limit: want an integer of at least 1, or null")
+	errRankedOffset   = jsonrpc.InvalidParams("offset: want a non-negative integer, or null")
+	errRankedAddress  = jsonrpc.InvalidParams("address: want 0x followed by 40 hex digits, or null")
+)
+
+// ParseTriggersQuery decodes ob_getTriggers' optional query object; the
+// limit is clamped to [1, TriggersLimitMax] and defaults to the maximum.
+func ParseTriggersQuery(v *fastjson.Value) (TriggersQuery, *jsonrpc.Error) {
+	q := TriggersQuery{Limit: TriggersLimitMax}
+	if absent(v) {
+		return q, nil
+	}
+	if v.Type() != fastjson.TypeObject {
+		return q, errTriggersQuery
+	}
+	if f := v.Get("orderbook_id"); !absent(f) {
+		var err *jsonrpc.Error
+		if q.Book, err = ParseOrderbookID(f); err != nil {
+			return q, errTriggersBook
+		}
+		q.HasBook = true
+	}
+	if f := v.Get("limit"); !absent(f) {
+		n, err := jsonrpc.ParseQuantity(f)
+		if err != nil || n < 1 {
+			return q, errTriggersLimit
+		}
+		q.Limit = int(min(n, TriggersLimitMax))
+	}
+	if f := v.Get("cursor"); !absent(f) {
+		s, err := f.StringBytes()
+		if err != nil || !parseTriggerCursor(&q.Cursor, s) {
+			return q, errTriggersCursor
+		}
+		q.HasCursor = true
+	}
+	return q, nil
+}
+
+func parseTriggerCursor(c *TriggerCursor, s []byte) bool {
+	i := bytes.IndexByte(s, ':')
+	return i >= 0 && parseHash32(&c.Book, s[:i]) && parseHash32(&c.ID, s[i+1:])
+}
+
+// RankedQuery is the decoded ob_getRankedPositions parameters [limit?,
+// offset?, address?].
+type RankedQuery struct {
+	Limit      int // 1..RankedLimitMax
+	Offset     int
+	Account    clob.Address
+	HasAccount bool
+}
+
+// ParseRankedQuery decodes ob_getRankedPositions' three optional positional
+// parameters; null counts as absent.
+func ParseRankedQuery(limit, offset, account *fastjson.Value) (RankedQuery, *jsonrpc.Error) {
+	q := RankedQuery{Limit: RankedLimitDefault}
+	if !absent(limit) {
+		n, err := jsonrpc.ParseQuantity(limit)
+		if err != nil || n < 1 {
+			return q, errRankedLimit
+		}
+		q.Limit = int(min(n, RankedLimitMax))
+	}
+	if !absent(offset) {
+		n, err := jsonrpc.ParseQuantity(offset)
+		if err != nil {
+			return q, errRankedOffset
+		}
+		q.Offset = int(min(n, 1<<40))
+	}
+	if !absent(account) {
+		a, err := jsonrpc.ParseAddress(account)
+		if err != nil {
+			return q, errRankedAddress
+		}
+		q.Account, q.HasAccount = clob.Address(a), true
+	}
+	return q, nil
+}
+
+// RankedAccount is one entry of ob_getRankedPositions.
+type RankedAccount struct {
+	Account   clob.Address
+	Rank      int // zero-based, in the whole ordering
+	Positions PositionsData
+}
+
+// RankedPage is one ob_getRankedPositions answer.
+type RankedPage struct {
+	Ranked     []RankedAccount
+	Total      int
+	Queried    RankedAccount
+	HasQueried bool
+}
+
+// AppendRanked appends the ob_getRankedPositions object.
+func AppendRanked(dst []byte, p *RankedPage) []byte {
+	dst = append(dst, `{"ranked":[`...)
+	for i := range p.Ranked {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendRankedAccount(dst, &p.Ranked[i], false)
+	}
+	dst = append(dst, `],"total":`...)
+	dst = strconv.AppendInt(dst, int64(p.Total), 10)
+	dst = append(dst, `,"queried":`...)
+	if p.HasQueried {
+		dst = appendRankedAccount(dst, &p.Queried, true)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, '}')
+}
+
+func appendRankedAccount(dst []byte, r *RankedAccount, withRank bool) []byte {
+	dst = append(dst, `{"account":`...)
+	dst = jsonrpc.AppendData(dst, r.Account[:])
+	if withRank {
+		dst = append(dst, `,"rank":`...)
+		dst = strconv.AppendInt(dst, int64(r.Rank), 10)
+	}
+	dst = append(dst, `,"positions":`...)
+	dst = AppendPositions(dst, &r.Positions)
+	return append(dst, '}')
+}
+
+// AppendTriggers appends the ob_getTriggers object.
+func AppendTriggers(dst []byte, p *TriggersPage) []byte {
+	dst = append(dst, `{"triggers":[`...)
+	for i := range p.Triggers {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendTrigger(dst, &p.Triggers[i])
+	}
+	dst = append(dst, `],"total_count":`...)
+	dst = strconv.AppendInt(dst, int64(p.Total), 10)
+	dst = append(dst, `,"next_cursor":`...)
+	if !p.HasNext {
+		return append(dst, "null}"...)
+	}
+	dst = append(dst, '"')
+	dst = AppendTriggerCursor(dst, &p.Next)
+	return append(dst, `"}`...)
+}
+
+// AppendTriggerCursor appends the cursor's wire text (unquoted):
+// "{orderbook_id}:{order_id}", each 0x and 64 lowercase hex digits.
+func AppendTriggerCursor(dst []byte, c *TriggerCursor) []byte {
+	dst = appendHex32(dst, &c.Book)
+	dst = append(dst, ':')
+	return appendHex32(dst, &c.ID)
+}
+
+func appendHex32(dst []byte, h *clob.Hash) []byte {
+	dst = append(dst, "0x"...)
+	for _, b := range h {
+		dst = append(dst, hexDigits[b>>4], hexDigits[b&0xf])
+	}
+	return dst
+}
+
+// zeroHash is the tx_hash of every trigger: the engine keeps no transaction
+// hash for one (its id and the bidder's nonce name it).
+var zeroHash clob.Hash
+
+func appendTrigger(dst []byte, t *clob.TriggerInfo) []byte {
+	dst = append(dst, `{"orderbook_id":`...)
+	dst = jsonrpc.AppendData(dst, t.Book[:])
+	dst = append(dst, `,"order_id":`...)
+	dst = jsonrpc.AppendData(dst, t.ID[:])
+	dst = append(dst, `,"tx_hash":`...)
+	dst = jsonrpc.AppendData(dst, zeroHash[:])
+	dst = append(dst, `,"bidder":`...)
+	dst = jsonrpc.AppendData(dst, t.Owner[:])
+	dst = append(dst, `,"nonce":`...)
+	dst = strconv.AppendUint(dst, t.Nonce, 10)
+	dst = append(dst, `,"size":`...)
+	dst = appendSignedDecimal(dst, t.Side == clob.Sell, &t.Size)
+	dst = appendU256Field(dst, `,"limit_price":`, &t.LimitPrice)
+	dst = appendU256Field(dst, `,"trigger_price":`, &t.TriggerPrice)
+	if t.TriggerType == clob.TriggerTakeProfit {
+		dst = append(dst, `,"trigger_type":"take_profit"`...)
+	} else {
+		dst = append(dst, `,"trigger_type":"stop_loss"`...)
+	}
+	dst = append(dst, `,"grouping":"`...)
+	dst = strconv.AppendUint(dst, uint64(t.Grouping), 10)
+	dst = append(dst, `","reduce_only":`...)
+	dst = strconv.AppendBool(dst, t.Flags&clob.FlagReduceOnly != 0)
+	dst = append(dst, `,"ioc":`...)
+	dst = strconv.AppendBool(dst, t.Flags&clob.FlagIOC != 0)
+	dst = append(dst, `,"deadline":`...)
+	dst = strconv.AppendInt(dst, t.DeadlineUs, 10)
+	dst = append(dst, `,"end":`...)
+	if t.ExpiresUs > 0 {
+		dst = strconv.AppendInt(dst, t.ExpiresUs, 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, '}')
+}
+
+// AppendOraclePrices appends the ob_getOraclePrices array.
+func AppendOraclePrices(dst []byte, ps []clob.PerpInfo) []byte {
+	return appendPerpRows(dst, ps, func(dst []byte, p *clob.PerpInfo) []byte {
+		dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
+		return appendU256Field(dst, `,"mark_price":`, &p.Mark)
+	})
+}
+
+// AppendFundingRates appends the ob_getFundingRates array.
+func AppendFundingRates(dst []byte, ps []clob.PerpInfo) []byte {
+	return appendPerpRows(dst, ps, func(dst []byte, p *clob.PerpInfo) []byte {
+		dst = append(dst, `,"funding_rate":`...)
+		dst = appendSigned(dst, &p.FundingRate)
+		dst = append(dst, `,"funding_index":`...)
+		dst = appendSigned(dst, &p.FundingIndex)
+		dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
+		return appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
+	})
+}
+
+// appendPerpRows appends an array of one object per market: its
+// orderbook_id, the fields fields appends, and as_of.
+func appendPerpRows(dst []byte, ps []clob.PerpInfo, fields func([]byte, *clob.PerpInfo) []byte) []byte {
+	dst = append(dst, '[')
+	for i := range ps {
+		p := &ps[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"orderbook_id":`...)
+		dst = jsonrpc.AppendData(dst, p.Book[:])
+		dst = fields(dst, p)
+		dst = append(dst, `,"as_of":`...)
+		dst = strconv.AppendInt(dst, p.FundingLastUs, 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendMarketPerp appends a market's perp fields, from max_leverage on:
+// the live state of a perp market, nulls (and leverage 1) otherwise.
+func appendMarketPerp(dst []byte, m *Market) []byte {
+	if !m.HasPerp {
+		dst = append(dst, `,"max_leverage":1,"oracle_price":null,"mark_price":null,"funding_rate":null,`...)
+		return append(dst, `"funding_index":null,"funding_last_updated":null,"open_interest":null`...)
+	}
+	p := &m.Perp
+	dst = append(dst, `,"max_leverage":`...)
+	dst = strconv.AppendUint(dst, uint64(m.MaxLeverage), 10)
+	dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
+	dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
+	dst = appendFunding(dst, p)
+	return appendU256Field(dst, `,"open_interest":`, &p.OpenInterest)
+}
+
+// appendOrderbookPerp appends an orderbook snapshot's perp fields.
+func appendOrderbookPerp(dst []byte, s *Snapshot) []byte {
+	if !s.HasPerp {
+		return append(dst, `,"oracle_price":null,"funding_rate":null,"funding_index":null,"funding_last_updated":null`...)
+	}
+	dst = appendU256Field(dst, `,"oracle_price":`, &s.Perp.Oracle)
+	return appendFunding(dst, &s.Perp)
+}
+
+func appendFunding(dst []byte, p *clob.PerpInfo) []byte {
+	dst = append(dst, `,"funding_rate":`...)
+	dst = appendSigned(dst, &p.FundingRate)
+	dst = append(dst, `,"funding_index":`...)
+	dst = appendSigned(dst, &p.FundingIndex)
+	dst = append(dst, `,"funding_last_updated":`...)
+	return strconv.AppendInt(dst, p.FundingLastUs, 10)
+}
+
+// appendPerpPosition appends one PerpPosition object.
+func appendPerpPosition(dst []byte, p *PerpPosition) []byte {
+	dst = append(dst, `{"kind":"perp","orderbook_id":`...)
+	dst = jsonrpc.AppendData(dst, p.Book[:])
+	dst = append(dst, `,"base_symbol":`...)
+	dst = jsonrpc.AppendString(dst, p.BaseSymbol)
+	dst = append(dst, `,"quote_symbol":`...)
+	dst = jsonrpc.AppendString(dst, p.QuoteSymbol)
+	if p.Size.Neg {
+		dst = append(dst, `,"side":"short","size":`...)
+	} else {
+		dst = append(dst, `,"side":"long","size":`...)
+	}
+	dst = appendSigned(dst, &p.Size)
+	dst = appendU256Field(dst, `,"notional":`, &p.Notional)
+	dst = appendU256Field(dst, `,"entry_price":`, &p.EntryPrice)
+	dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
+	dst = appendU256Field(dst, `,"margin":`, &p.InitialMargin)
+	var leverage uint256.Int
+	if !p.InitialMargin.IsZero() {
+		leverage.MulDivOverflow(&p.Notional, wad, &p.InitialMargin)
+	}
+	dst = appendU256Field(dst, `,"leverage":`, &leverage)
+	dst = append(dst, `,"funding_accrued":`...)
+	dst = appendSigned(dst, &p.Funding)
+	dst = append(dst, `,"entry_funding":`...)
+	dst = appendSigned(dst, &p.EntryFundingIx)
+	dst = appendU256Field(dst, `,"liquidation_price":`, &p.Liquidation)
+	dst = append(dst, `,"unrealized_pnl":`...)
+	dst = appendSigned(dst, &p.Unrealized)
+	dst = append(dst, `,"realized_pnl":`...)
+	dst = appendSigned(dst, &p.Realized)
+	return append(dst, `,"stop_loss":null,"take_profit":null}`...)
+}
+
+// appendAccountTotals appends the account fields of a positions object
+// after its positions array.
+func appendAccountTotals(dst []byte, d *PositionsData) []byte {
+	if !d.HasMargin {
+		dst = append(dst, `,"total_unrealized_pnl":null,"total_realized_pnl":null,"perps_equity":null,`...)
+		return append(dst, `"account_value":null,"cash":null,"withdrawable_cash":null,"net_deposits":null`...)
+	}
+	m := &d.Margin
+	dst = append(dst, `,"total_unrealized_pnl":`...)
+	dst = appendSigned(dst, &m.Unrealized)
+	dst = append(dst, `,"total_realized_pnl":`...)
+	dst = appendSigned(dst, &m.Realized)
+	dst = append(dst, `,"perps_equity":`...)
+	dst = appendSigned(dst, &m.Equity)
+	value := m.Equity
+	for i := range d.Spot {
+		if s := &d.Spot[i]; s.HasMark {
+			var v uint256.Int
+			if _, overflow := v.MulDivOverflow(&s.Balance, &s.MarkPrice, wad); !overflow {
+				addUnsigned(&value, &v)
+			}
+		}
+	}
+	dst = append(dst, `,"account_value":`...)
+	dst = appendSigned(dst, &value)
+	dst = append(dst, `,"cash":`...)
+	dst = appendSigned(dst, &m.Cash)
+	dst = appendU256Field(dst, `,"withdrawable_cash":`, &m.Withdrawable)
+	return append(dst, `,"net_deposits":null`...)
+}
+
+// addUnsigned adds v ≥ 0 to s (saturating at 2^256 − 1 in magnitude).
+func addUnsigned(s *clob.Signed, v *uint256.Int) {
+	switch {
+	case !s.Neg:
+		if _, overflow := s.Abs.AddOverflow(&s.Abs, v); overflow {
+			s.Abs.SetAllOne()
+		}
+	case s.Abs.Gt(v):
+		s.Abs.Sub(&s.Abs, v)
+	default:
+		s.Abs.Sub(v, &s.Abs)
+		s.Neg = false
+	}
+}
+
+// appendSigned appends a signed amount as a quoted decimal string, "-" for
+// negatives (the openapi's signed int256 form).
+func appendSigned(dst []byte, s *clob.Signed) []byte {
+	return appendSignedDecimal(dst, s.Neg, &s.Abs)
+}
+
+func appendSignedDecimal(dst []byte, neg bool, abs *uint256.Int) []byte {
+	dst = append(dst, '"')
+	if neg && !abs.IsZero() {
+		dst = append(dst, '-')
+	}
+	dst = jsonrpc.AppendDecimalU256(dst, abs)
+	return append(dst, '"')
+}
