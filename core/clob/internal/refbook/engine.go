@@ -76,6 +76,8 @@ type intent struct {
 	admitUs  int64
 	deadline uint64
 	ord      *order // submit: the order; cancel/update: the target
+	injected bool   // submit: a fired trigger's order, in no envelope
+	ext      any    // trigger intents: the perp layer's payload
 
 	// update
 	newLots, newSteps int64
@@ -125,6 +127,8 @@ type Engine struct {
 
 	envSeq    uint64
 	intentSeq uint64
+
+	perp Perp // perp books' money and triggers (nil: spot only)
 }
 
 // NewEngine returns an engine with no markets.
@@ -334,6 +338,9 @@ func (e *Engine) CheckInvariants() error {
 				return fmt.Errorf("order %x: remaining %d filled %d size %d", o.id, o.remLots, o.filledLots, o.sizeLots)
 			}
 			need := b.reservation(o.side, lots, priceSteps)
+			if b.cfg.Kind == clob.Perp {
+				need.Clear() // a perp order reserves nothing
+			}
 			if o.reserved.Lt(&need) {
 				return fmt.Errorf("order %x: reserved %s < needed %s", o.id, o.reserved.Dec(), need.Dec())
 			}

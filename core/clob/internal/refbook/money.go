@@ -68,9 +68,9 @@ func (b *book) reservation(side clob.Side, lots, priceSteps int64) uint256.Int {
 	return add(&q, &f)
 }
 
-// units converts a wire amount to a whole count of step (lots or price
+// Units converts a wire amount to a whole count of step (lots or price
 // steps), with the doc's reasons: zero, not a multiple, more than 2^53.
-func units(v, step *uint256.Int, zero, notMultiple clob.Reason) (int64, clob.Reason) {
+func Units(v, step *uint256.Int, zero, notMultiple clob.Reason) (int64, clob.Reason) {
 	if v.IsZero() {
 		return 0, zero
 	}
