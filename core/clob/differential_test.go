@@ -792,6 +792,8 @@ func diffEvent(a, b *clob.Event) string {
 		return "Maker"
 	case a.Token != b.Token, a.To != b.To, !a.Amount.Eq(&b.Amount):
 		return "transfer fields"
+	case a.Position != b.Position, a.Realized != b.Realized, !a.Price.Eq(&b.Price):
+		return "perp fields (position, realized, price)"
 	}
 	return ""
 }
@@ -799,15 +801,20 @@ func diffEvent(a, b *clob.Event) string {
 var kindName = map[clob.EventKind]string{
 	clob.EventPlaced: "placed", clob.EventFill: "fill", clob.EventCancel: "cancel", clob.EventExpire: "expire",
 	clob.EventPostOnlyRefused: "post_only_refused", clob.EventUpdate: "update", clob.EventTransfer: "transfer",
+	clob.EventLiquidation: "liquidation", clob.EventTriggerFired: "trigger_fired", clob.EventTriggerCancel: "trigger_cancel",
 }
 
 func fmtEvent(e *clob.Event) string {
 	if e.Kind == clob.EventTransfer {
 		return fmt.Sprintf("transfer id %x from %x to %x token %x amount %s", e.OrderID[:4], e.Owner[:1], e.To[:1], e.Token[:1], e.Amount.Dec())
 	}
-	return fmt.Sprintf("%s book %x order %x owner %x side %d base %s quote %s fee %s totals %s/%s/%s terminal %v maker %v",
+	line := fmt.Sprintf("%s book %x order %x owner %x side %d base %s quote %s fee %s totals %s/%s/%s terminal %v maker %v",
 		kindName[e.Kind], e.Book[:1], e.OrderID[:4], e.Owner[:1], e.Side, e.Base.Dec(), e.Quote.Dec(), e.Fee.Dec(),
 		e.TotalBase.Dec(), e.TotalQuote.Dec(), e.TotalFee.Dec(), e.Terminal, e.Maker)
+	if e.Kind >= clob.EventLiquidation || e.Position != (clob.Signed{}) || e.Realized != (clob.Signed{}) {
+		line += fmt.Sprintf(" position %s realized %s price %s amount %s", fmtSigned(e.Position), fmtSigned(e.Realized), e.Price.Dec(), e.Amount.Dec())
+	}
+	return line
 }
 
 func fmtBookTick(b *clob.BookTick) string {
@@ -830,7 +837,20 @@ func fmtEnvelope(env *clob.Envelope) string {
 				in.Book[:1], in.OrderID[:4], in.Size.Dec(), in.Price.Dec(), in.Token[:1], in.Deadline)
 		case clob.IntentTransfer:
 			fmt.Fprintf(&b, "[transfer token %x to %x amount %s dl %d]", in.Token[:1], in.To[:1], in.Amount.Dec(), in.Deadline)
+		case clob.IntentSubmitTrigger, clob.IntentUpdateTrigger:
+			fmt.Fprintf(&b, "[trigger kind %d book %x id %x side %d size %s limit %s at %s type %d group %d flags %#x ttl %d dl %d]",
+				in.Kind, in.Book[:1], in.OrderID[:4], in.Side, in.Size.Dec(), in.Price.Dec(), in.TriggerPrice.Dec(),
+				in.TriggerType, in.Grouping, in.Flags, in.TTL, in.Deadline)
+		case clob.IntentCancelTrigger:
+			fmt.Fprintf(&b, "[cancel trigger book %x id %x dl %d]", in.Book[:1], in.OrderID[:4], in.Deadline)
 		}
 	}
 	return b.String()
+}
+
+func fmtSigned(s clob.Signed) string {
+	if s.Neg {
+		return "-" + s.Abs.Dec()
+	}
+	return s.Abs.Dec()
 }

@@ -204,17 +204,15 @@ func (s *stage) submit(b *book, in *clob.Intent, seq uint32) clob.Reason {
 	if r != clob.OK {
 		return r
 	}
-	var res uint256.Int // a perp order reserves nothing
 	token := b.backing(in.Side)
 	if b.cfg.Kind == clob.Perp {
 		if lots, r = s.perpOrder(b, in.Side, lots, f, 0); r != clob.OK {
 			return r
 		}
-	} else {
-		res = b.reservation(in.Side, lots, priceSteps)
-		if !s.available(token, s.a.Owner, &res) {
-			return clob.ReasonInsufficientBalance
-		}
+	}
+	res := b.reservation(in.Side, lots, priceSteps)
+	if !s.available(token, s.a.Owner, &res) {
+		return clob.ReasonInsufficientBalance
 	}
 	if b.live+1 > s.e.limits.OrdersMax || len(b.pending)+1 > s.e.limits.PendingMax {
 		return clob.ReasonBookFull
@@ -285,14 +283,13 @@ func (s *stage) update(b *book, in *clob.Intent) clob.Reason {
 	// (reading) "a larger one locks the difference": larger than what the
 	// order holds now, which after fills may exceed reservation(remaining)
 	// by the fee rounding left over from its earlier chunks.
-	var res, up, down uint256.Int
 	if b.cfg.Kind == clob.Perp {
 		if lots, r = s.perpOrder(b, o.side, lots, o.flags, b.exposureLots(o)); r != clob.OK {
 			return r
 		}
-	} else {
-		res = b.reservation(o.side, lots, priceSteps)
 	}
+	res := b.reservation(o.side, lots, priceSteps)
+	var up, down uint256.Int
 	if res.Gt(&o.reserved) {
 		up = sub(&res, &o.reserved)
 		if !s.available(token, s.a.Owner, &up) {

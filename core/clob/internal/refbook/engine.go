@@ -338,9 +338,6 @@ func (e *Engine) CheckInvariants() error {
 				return fmt.Errorf("order %x: remaining %d filled %d size %d", o.id, o.remLots, o.filledLots, o.sizeLots)
 			}
 			need := b.reservation(o.side, lots, priceSteps)
-			if b.cfg.Kind == clob.Perp {
-				need.Clear() // a perp order reserves nothing
-			}
 			if o.reserved.Lt(&need) {
 				return fmt.Errorf("order %x: reserved %s < needed %s", o.id, o.reserved.Dec(), need.Dec())
 			}

@@ -46,7 +46,7 @@ func (e *Engine) PendingPayloads(book clob.Hash) []any {
 	}
 	var out []any
 	for _, it := range b.pending {
-		if it.ext != nil {
+		if it != nil && it.ext != nil {
 			out = append(out, it.ext)
 		}
 	}
@@ -69,8 +69,8 @@ func (b *book) exposureLots(o *order) int64 {
 		return 0
 	}
 	lots := o.remLots
-	for _, it := range b.pending {
-		if it.kind == clob.IntentUpdate && it.ord == o {
+	for _, it := range b.pending { // nil: drained in the running tick
+		if it != nil && it.kind == clob.IntentUpdate && it.ord == o {
 			lots = it.newLots
 		}
 	}
