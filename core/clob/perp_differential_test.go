@@ -87,7 +87,9 @@ type perpWorld struct {
 	books   []clob.MarketConfig
 }
 
-func (w *perpWorld) accountsAll() []clob.Address { return append(w.owners[:len(w.owners):len(w.owners)], clob.BackstopAddress) }
+func (w *perpWorld) accountsAll() []clob.Address {
+	return append(w.owners[:len(w.owners):len(w.owners)], clob.BackstopAddress)
+}
 
 func e18s(n int64) uint256.Int { return e18(uint64(n)) }
 
