@@ -56,9 +56,6 @@ type perpEngine interface {
 var nativeToken = clob.Address{0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,
 	0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
 
-// chooser draws the stream's choices: a seeded rand, or fuzz bytes.
-type chooser interface{ IntN(n int) int }
-
 // fuzzChooser reads choices from bytes; once they run out it says 0.
 type fuzzChooser struct {
 	b []byte
@@ -131,19 +128,18 @@ func newPerpWorld(c chooser) *perpWorld {
 
 // perpStream draws the steps of one stream.
 type perpStream struct {
-	c      chooser
+	draws
 	w      *perpWorld
 	ref    perpEngine // peeked at for live ids and marks, never changed
-	nonce  map[clob.Address]uint64
 	orders []known
 	trigs  []known
-	owner  clob.Address
-	tag    uint64
-	nowUs  int64
 }
 
-func (s *perpStream) pick(n int) int    { return s.c.IntN(n) }
-func (s *perpStream) chance(p int) bool { return s.c.IntN(100) < p }
+func (s *perpStream) liveOrder(id clob.Hash) bool { _, ok := s.ref.Order(id); return ok }
+
+// liveTrigger: any trigger id counts (a stored trigger is not looked up by
+// id through the public API; unknown ones exercise the refusal).
+func (s *perpStream) liveTrigger(clob.Hash) bool { return true }
 
 // markSteps is the reference's mark of a perp book (its first oracle
 // price for the spot book's stand-in), in steps.
@@ -156,24 +152,6 @@ func (s *perpStream) markSteps(book int) int64 {
 	var q uint256.Int
 	q.Div(&info.Mark, &cfg.TickPrecision)
 	return int64(q.Uint64())
-}
-
-// amount is lots × step, with occasional invalid values.
-func (s *perpStream) amount(step *uint256.Int, lotsMax int) uint256.Int {
-	var z uint256.Int
-	switch {
-	case s.chance(2):
-		return z
-	case s.chance(2):
-		z.AddUint64(step, 1)
-		return z
-	case s.chance(1):
-		z.Lsh(uint256.NewInt(1), 54)
-		z.Mul(&z, step)
-		return z
-	}
-	z.Mul(uint256.NewInt(uint64(1+s.pick(lotsMax))), step)
-	return z
 }
 
 // price is near the mark (±2 %), sometimes invalid.
@@ -198,26 +176,6 @@ func (s *perpStream) bookID(book int) clob.Hash {
 		return clob.Hash{0xee, 31: 0xee}
 	}
 	return s.w.books[book].ID
-}
-
-// target picks a known id: mostly the owner's on this book, sometimes
-// anyone's, sometimes unknown.
-func (s *perpStream) target(ids []known, book clob.Hash) clob.Hash {
-	if len(ids) == 0 || s.chance(5) {
-		return clob.Hash{0xde, 0xad, 31: byte(s.pick(256))}
-	}
-	if s.chance(80) {
-		var mine []clob.Hash
-		for i := len(ids) - 1; i >= 0 && i >= len(ids)-200 && len(mine) < 8; i-- {
-			if ids[i].book == book && ids[i].owner == s.owner {
-				mine = append(mine, ids[i].id)
-			}
-		}
-		if len(mine) > 0 {
-			return mine[s.pick(len(mine))]
-		}
-	}
-	return ids[len(ids)-1-s.pick(min(len(ids), 20))].id
 }
 
 func (s *perpStream) orderFlags() (clob.OrderType, uint8) {
@@ -265,11 +223,11 @@ func (s *perpStream) intent(book int) clob.Intent {
 	case x < 60:
 		in.Kind = clob.IntentCancel
 		in.Book = s.bookID(book)
-		in.OrderID = s.target(s.orders, in.Book)
+		in.OrderID = s.target(s.orders, in.Book, s.liveOrder)
 	case x < 70:
 		in.Kind = clob.IntentUpdate
 		in.Book = s.bookID(book)
-		in.OrderID = s.target(s.orders, in.Book)
+		in.OrderID = s.target(s.orders, in.Book, s.liveOrder)
 		in.Size = s.amount(&cfg.LotSize, 15)
 		in.Price = s.price(book, 2)
 	case x < 80:
@@ -293,11 +251,11 @@ func (s *perpStream) intent(book int) clob.Intent {
 	case x < 84:
 		in.Kind = clob.IntentCancelTrigger
 		in.Book = s.bookID(book)
-		in.OrderID = s.target(s.trigs, in.Book)
+		in.OrderID = s.target(s.trigs, in.Book, s.liveTrigger)
 	case x < 88:
 		in.Kind = clob.IntentUpdateTrigger
 		in.Book = s.bookID(book)
-		in.OrderID = s.target(s.trigs, in.Book)
+		in.OrderID = s.target(s.trigs, in.Book, s.liveTrigger)
 		in.Side = clob.Side(s.pick(2))
 		in.Size = s.amount(&cfg.LotSize, 12)
 		if s.chance(50) {
@@ -305,19 +263,11 @@ func (s *perpStream) intent(book int) clob.Intent {
 		}
 		in.TriggerPrice = s.price(book, 3)
 	default:
-		in.Kind = clob.IntentTransfer
-		in.Token = nativeToken
+		token := nativeToken
 		if s.chance(20) {
-			in.Token = s.w.tokens[1+s.pick(2)]
+			token = s.w.tokens[1+s.pick(2)]
 		}
-		in.To = s.w.owners[s.pick(len(s.w.owners))]
-		switch {
-		case s.chance(3):
-		case s.chance(10):
-			in.Amount = e18(1_000_000)
-		default:
-			in.Amount.Mul(uint256.NewInt(uint64(1+s.pick(100_000))), uint256.NewInt(1_000_000_000_000_000))
-		}
+		in = s.transfer(token, s.w.owners, 100_000)
 	}
 	return in
 }
@@ -327,13 +277,7 @@ func (s *perpStream) envelope() (clob.Admission, clob.Envelope) {
 	if s.chance(20) {
 		n = 2 + s.pick(3)
 	}
-	who := s.pick(len(s.w.signers))
-	signer := s.w.signers[who]
-	owner := s.w.owners[who%len(s.w.owners)]
-	if who < len(s.w.owners) {
-		signer = owner
-	}
-	s.owner = owner
+	signer, owner := s.signer(s.w.signers, s.w.owners)
 	home := 1 + s.pick(2)
 	if s.chance(10) {
 		home = 0 // the spot book: REDUCE_ONLY and triggers are refused there
@@ -346,19 +290,11 @@ func (s *perpStream) envelope() (clob.Admission, clob.Envelope) {
 	if env.Intents[0].Kind == clob.IntentTransfer {
 		iv = clob.TransferIntervalUs
 	}
-	d := landingUs(s.nowUs, iv) + int64(s.pick(3))*iv
-	switch {
-	case s.chance(2):
-		d++
-	case s.chance(2):
-		d = landingUs(s.nowUs, iv) - iv
-	}
+	d := s.deadline(iv)
 	for i := range env.Intents {
-		env.Intents[i].Deadline = uint64(d)
+		env.Intents[i].Deadline = d
 	}
-	s.nonce[signer]++
-	s.tag++
-	a := clob.Admission{Signer: signer, Owner: owner, Nonce: s.nonce[signer], NowUs: s.nowUs, Tag: s.tag}
+	a := s.admission(signer, owner)
 	for i, in := range env.Intents {
 		k := known{id: refbook.OrderID(signer, a.Nonce, uint32(i)), book: in.Book, owner: owner}
 		switch in.Kind {
@@ -427,7 +363,7 @@ func newPerpRun(t testing.TB, seed int64, c chooser, refOnly bool) *perpRun {
 	rn := &perpRun{t: t, seed: seed, issued: map[clob.Address]*uint256.Int{}, kinds: map[clob.EventKind]int{}, refuse: map[clob.Reason]int{}}
 	ref := refperp.NewEngine(limits)
 	rn.refE = ref
-	rn.s = &perpStream{c: c, w: w, ref: ref, nonce: map[clob.Address]uint64{}, nowUs: int64(c.IntN(3_000_000))}
+	rn.s = &perpStream{draws: draws{c: c, nonce: map[clob.Address]uint64{}, nowUs: int64(c.IntN(3_000_000))}, w: w, ref: ref}
 	rn.ref = perpSide{name: "ref", e: ref, acc: newAccounts()}
 	if refOnly {
 		rn.fast = perpSide{name: "ref2", e: refperp.NewEngine(limits), acc: newAccounts()}
@@ -534,17 +470,9 @@ func (rn *perpRun) runDue() {
 		if i > 2000 {
 			rn.fatalf("NextTickDue keeps returning work")
 		}
-		tf, okf := rn.fast.e.NextTickDue(rn.s.nowUs)
-		tr, okr := rn.ref.e.NextTickDue(rn.s.nowUs)
-		if okf != okr || (okf && tf != tr) {
-			rn.fatalf("NextTickDue(%d): %s %d %v, ref %d %v", rn.s.nowUs, rn.fast.name, tf, okf, tr, okr)
-		}
-		if !okr {
+		tr, ok := rn.s.due(rn.fatalf, rn.logf, rn.fast.name, rn.fast.e, rn.ref.e, true)
+		if !ok {
 			return
-		}
-		if skip := rn.s.nowUs / 2_000_000 * 2_000_000; skip > tr && rn.s.chance(3) {
-			rn.logf("skipping ahead from %d to %d", tr, skip)
-			tr = skip
 		}
 		for _, sd := range rn.sides() {
 			sd.e.Tick(tr, sd.acc, &sd.out)
@@ -589,19 +517,7 @@ func (rn *perpRun) compare(when string) {
 	}
 	f, r := rn.fast.acc, rn.ref.acc
 	fe, re := rn.fast.e, rn.ref.e
-	for _, tok := range w.tokens {
-		for _, o := range w.accountsAll() {
-			fc, rc := f.get(f.cash, tok, o), r.get(r.cash, tok, o)
-			fl, rl := f.get(f.locked, tok, o), r.get(r.locked, tok, o)
-			if !fc.Eq(&rc) || !fl.Eq(&rl) {
-				rn.fatalf("%s: token %x owner %x: %s cash %s locked %s, ref cash %s locked %s",
-					when, tok[:1], o[:1], rn.fast.name, fc.Dec(), fl.Dec(), rc.Dec(), rl.Dec())
-			}
-		}
-		if ff, rf := f.fee(tok), r.fee(tok); !ff.Eq(&rf) {
-			rn.fatalf("%s: fees in %x: %s %s, ref %s", when, tok[:1], rn.fast.name, ff.Dec(), rf.Dec())
-		}
-	}
+	compareCommon(rn.fatalf, when, rn.fast.name, fe, re, f, r, w.tokens, w.accountsAll(), w.books, rn.s.orders)
 	for _, o := range w.accountsAll() {
 		if mf, mr := fe.Margin(o, f), re.Margin(o, r); mf != mr {
 			rn.fatalf("%s: Margin(%x):\n %s %+v\n ref  %+v", when, o[:1], rn.fast.name, mf, mr)
@@ -635,25 +551,6 @@ func (rn *perpRun) compare(when string) {
 		pr, okr := re.PerpMarket(cfg.ID)
 		if okf != okr || pf != pr {
 			rn.fatalf("%s: PerpMarket(%x):\n %s %+v %v\n ref  %+v %v", when, cfg.ID[:1], rn.fast.name, pf, okf, pr, okr)
-		}
-		for _, sd := range []clob.Side{clob.Buy, clob.Sell} {
-			if d := diffLevels(fe.AppendLevels(nil, cfg.ID, sd, 0), re.AppendLevels(nil, cfg.ID, sd, 0)); d != "" {
-				rn.fatalf("%s: AppendLevels(%x, side %d): %s", when, cfg.ID[:1], sd, d)
-			}
-		}
-		lf, okf := fe.LastPrice(cfg.ID)
-		lr, okr := re.LastPrice(cfg.ID)
-		if okf != okr || !lf.Eq(&lr) {
-			rn.fatalf("%s: LastPrice(%x): %s %s %v, ref %s %v", when, cfg.ID[:1], rn.fast.name, lf.Dec(), okf, lr.Dec(), okr)
-		}
-	}
-	n := len(rn.s.orders)
-	for i := max(0, n-64); i < n; i++ {
-		id := rn.s.orders[i].id
-		of, okf := fe.Order(id)
-		or, okr := re.Order(id)
-		if okf != okr || of != or {
-			rn.fatalf("%s: Order(%x):\n %s %+v %v\n ref  %+v %v", when, id[:4], rn.fast.name, of, okf, or, okr)
 		}
 	}
 }
