@@ -272,17 +272,48 @@ func TestFeesAndDebt(t *testing.T) {
 	g.admit(alice, clob.OK, order(clob.Sell, 4, 88000, clob.FlagReduceOnly))
 	g.admit(bob, clob.OK, order(clob.Buy, 4, 88000, 0))
 	g.tick(iv)
+	// With no position left, the liquidation pass hands the 5.52 of bad
+	// debt to the backstop (step 5).
 	g.wantPos(alice, 0, "0")
-	g.wantCash(alice, wei("-5520000000000000000"))
-	if d := g.e.Debt(alice); d.Dec() != "5520000000000000000" || !g.l.slot(g.l.cash, alice).IsZero() {
+	g.wantCash(alice, new(big.Int))
+	g.wantCash(clob.BackstopAddress, wei("-5520000000000000000"))
+	if d := g.e.Debt(alice); !d.IsZero() || !g.l.slot(g.l.cash, alice).IsZero() {
 		t.Fatalf("debt %s, cash %s", d.Dec(), g.l.slot(g.l.cash, alice).Dec())
 	}
+}
+
+func TestDebtMoves(t *testing.T) {
+	f := newFixture(t, nil)
+	f.fund(alice, 10)
+	f.e.inner = f.l
+	// a loss spends free cash first, the rest is debt
+	f.e.change(alice, tokens(-15))
+	if d := f.e.Debt(alice); d.Dec() != "5000000000000000000" || !f.l.slot(f.l.cash, alice).IsZero() {
+		t.Fatalf("debt %s, cash %s", d.Dec(), f.l.slot(f.l.cash, alice).Dec())
+	}
 	// a credit pays the debt first
-	g.e.inner = g.l
-	g.e.change(alice, tokens(10))
-	g.wantCash(alice, wei("4480000000000000000"))
-	if d := g.e.Debt(alice); !d.IsZero() {
+	f.e.change(alice, tokens(7))
+	f.wantCash(alice, tokens(2))
+	if d := f.e.Debt(alice); !d.IsZero() {
 		t.Fatalf("debt %s after a credit", d.Dec())
+	}
+	// with cash locked behind a transfer, a loss leaves Cash = Locked and
+	// the unlock of a dropped transfer pays the debt at once
+	tr := clob.Intent{Kind: clob.IntentTransfer, Token: native, To: bob, Amount: *u256(tokens(2))}
+	f.dl = 500_000
+	f.admit(alice, clob.OK, tr)
+	f.e.change(alice, tokens(-3))
+	if d := f.e.Debt(alice); d.Dec() != "3000000000000000000" {
+		t.Fatalf("debt %s with cash locked", d.Dec())
+	}
+	// The tick drops the transfer (its deadline, 0.5 s, has passed): the
+	// unlocked 2 pay debt down to 1, which the liquidation pass then hands
+	// to the backstop (no position left).
+	f.tick(iv)
+	f.wantCash(alice, new(big.Int))
+	f.wantCash(clob.BackstopAddress, tokens(-1))
+	if !f.l.slot(f.l.cash, alice).IsZero() {
+		t.Fatalf("after the unlock: cash %s", f.l.slot(f.l.cash, alice).Dec())
 	}
 }
 
@@ -536,5 +567,62 @@ func TestOracleWalk(t *testing.T) {
 	f.tick(iv)
 	if info, _ := f.e.PerpMarket(perpID); info.Oracle.Dec() != "50000000000000000000" || !info.WalkFrozen {
 		t.Fatalf("frozen: %+v", info)
+	}
+}
+
+func TestTriggerTTLAndRefusedFire(t *testing.T) {
+	f := newFixture(t, nil)
+	f.open4(1000, 50)
+	// bob (cash 50, short 4 at 100: IM 40) stores a buy take-profit of 20
+	// lots that no margin covers, and alice a stop-loss with a 2.5 s ttl.
+	tp := order(clob.Buy, 20, 0, 0)
+	tp.Kind, tp.Type, tp.Price, tp.TriggerType = clob.IntentSubmitTrigger, clob.Market, uint256.Int{}, clob.TriggerTakeProfit
+	tp.TriggerPrice.Mul(uint256.NewInt(99000), uint256.NewInt(1e15))
+	bt := f.admit(bob, clob.OK, tp)
+	sl := order(clob.Sell, 4, 90000, clob.FlagReduceOnly)
+	sl.Kind, sl.TriggerType, sl.TTL = clob.IntentSubmitTrigger, clob.TriggerStopLoss, 2_500_000
+	sl.TriggerPrice.Mul(uint256.NewInt(50000), uint256.NewInt(1e15))
+	at := f.admit(alice, clob.OK, sl)
+	f.tick(iv) // stored at 3 s; alice's expires at 5.5 s
+	if ts := f.e.AppendTriggers(nil, alice); len(ts) != 1 || ts[0].ExpiresUs != f.now+2_500_000 || ts[0].AdmitTickUs != f.now {
+		t.Fatalf("alice's trigger: %+v", ts)
+	}
+	// the mark falls to 99: bob's take-profit fires, but its order needs
+	// more margin than bob has: refused, reported as a cancel.
+	f.setOracle(99000)
+	evs := f.tick(iv)
+	if len(evs) != 1 || evs[0].Kind != clob.EventTriggerCancel || evs[0].OrderID != bt[0] {
+		t.Fatalf("refused fire: %+v", evs)
+	}
+	f.tick(iv) // 5 s: alive
+	if ts := f.e.AppendTriggers(nil, alice); len(ts) != 1 {
+		t.Fatal("alice's trigger expired early")
+	}
+	evs = f.tick(iv) // 6 s ≥ 5.5 s
+	if len(evs) != 1 || evs[0].Kind != clob.EventTriggerCancel || evs[0].OrderID != at[0] {
+		t.Fatalf("ttl expiry: %+v", evs)
+	}
+}
+
+func TestSpotRefusals(t *testing.T) {
+	f := newFixture(t, nil)
+	spot := clob.MarketConfig{ID: clob.Hash{0x01}, Kind: clob.Spot, Base: clob.Address{0xba}, Quote: clob.Address{0x90},
+		IntervalUs: iv, TickPrecision: *uint256.NewInt(1e15), LotSize: *u256(wad)}
+	if err := f.e.CreateMarket(&spot); err != nil {
+		t.Fatal(err)
+	}
+	in := order(clob.Sell, 1, 100000, clob.FlagReduceOnly)
+	in.Book = spot.ID
+	f.admit(alice, clob.ReasonReduceOnlySpot, in)
+	in.Kind, in.Flags = clob.IntentSubmitTrigger, 0
+	in.TriggerPrice = in.Price
+	f.admit(alice, clob.ReasonTriggerSpot, in)
+	in.Kind, in.OrderID = clob.IntentCancelTrigger, clob.Hash{0xde}
+	f.admit(alice, clob.ReasonUnknownTrigger, in)
+	// a perp market must be margined in the one native token
+	bad := spot
+	bad.ID, bad.Kind, bad.Perp = clob.Hash{0x03}, clob.Perp, clob.PerpParams{MaxLeverage: 2, OraclePrice: *u256(wad)}
+	if err := f.e.CreateMarket(&bad); err == nil {
+		t.Fatal("a perp market quoted in another token was created")
 	}
 }

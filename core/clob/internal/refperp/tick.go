@@ -1,7 +1,9 @@
 package refperp
 
 import (
+	"bytes"
 	"math/big"
+	"sort"
 
 	"github.com/holiman/uint256"
 
@@ -236,11 +238,31 @@ func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 		}
 		e.change(owner, new(big.Int).Neg(penalty))
 		e.change(clob.BackstopAddress, penalty)
-		if e.cashMinusDebt(owner).Sign() < 0 {
-			d := e.debt[owner]
-			bad := new(big.Int).Set(d)
-			d.SetInt64(0)
-			e.change(clob.BackstopAddress, bad.Neg(bad))
+		e.badDebt(owner)
+	}
+	// (reading, docs/perps.md "Liquidation" step 5) an account that a fill
+	// left with no position and Cash − Debt < 0 has its debt paid by the
+	// backstop too, accounts ascending.
+	var debtors []clob.Address
+	for owner, d := range e.debt { // collected, then sorted
+		if d.Sign() > 0 && owner != clob.BackstopAddress && len(e.positionsOf(owner)) == 0 {
+			debtors = append(debtors, owner)
 		}
 	}
+	sort.Slice(debtors, func(i, j int) bool { return bytes.Compare(debtors[i][:], debtors[j][:]) < 0 })
+	for _, owner := range debtors {
+		e.badDebt(owner)
+	}
+}
+
+// badDebt is liquidation step 4: if the account's Cash − Debt is negative,
+// its debt is cleared and the backstop's cash falls by the same amount.
+func (e *Engine) badDebt(owner clob.Address) {
+	if e.cashMinusDebt(owner).Sign() >= 0 {
+		return
+	}
+	d := e.debt[owner]
+	bad := new(big.Int).Neg(d)
+	d.SetInt64(0)
+	e.change(clob.BackstopAddress, bad)
 }
