@@ -524,7 +524,7 @@ func newRun(t *testing.T, seed int64) *run {
 	if r.IntN(4) == 0 {
 		limits = clob.Limits{OrdersMax: 6 + r.IntN(24), PendingMax: 8 << r.IntN(2)}
 	}
-	rn := &run{t: t, seed: seed, totals: map[clob.Address]*uint256.Int{}}
+	rn := &run{t: t, seed: seed}
 	rn.s = &stream{draws: draws{c: r, nonce: map[clob.Address]uint64{}, nowUs: int64(r.IntN(3_000_000))}, w: w, limits: limits}
 	ref := refbook.NewEngine(limits)
 	rn.ref2 = ref
@@ -544,20 +544,33 @@ func newRun(t *testing.T, seed int64) *run {
 			}
 		}
 	}
-	for _, tok := range w.tokens {
-		rn.totals[tok] = new(uint256.Int)
-		for _, o := range w.owners {
-			amt := e18(uint64(100 + r.IntN(5000)))
-			if r.IntN(8) == 0 {
+	var accs []*accounts
+	for _, sd := range rn.sides() {
+		accs = append(accs, sd.acc)
+	}
+	rn.totals = fund(r, w.tokens, w.owners, 100, 5000, 8, accs...)
+	return rn
+}
+
+// fund credits every owner the same random amount of every token in each
+// ledger: lo to lo+spread−1 whole tokens, nothing one time in zeroOneIn. It
+// returns what it issued per token.
+func fund(c chooser, tokens, owners []clob.Address, lo, spread, zeroOneIn int, accs ...*accounts) map[clob.Address]*uint256.Int {
+	issued := map[clob.Address]*uint256.Int{}
+	for _, tok := range tokens {
+		issued[tok] = new(uint256.Int)
+		for _, o := range owners {
+			amt := e18(uint64(lo + c.IntN(spread)))
+			if c.IntN(zeroOneIn) == 0 {
 				amt.Clear()
 			}
-			rn.totals[tok].Add(rn.totals[tok], &amt)
-			for _, sd := range rn.sides() {
-				sd.acc.Credit(tok, o, &amt)
+			issued[tok].Add(issued[tok], &amt)
+			for _, a := range accs {
+				a.Credit(tok, o, &amt)
 			}
 		}
 	}
-	return rn
+	return issued
 }
 
 func (rn *run) sides() []*side {

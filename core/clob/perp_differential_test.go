@@ -88,8 +88,6 @@ func (w *perpWorld) accountsAll() []clob.Address {
 	return append(w.owners[:len(w.owners):len(w.owners)], clob.BackstopAddress)
 }
 
-func e18s(n int64) uint256.Int { return e18(uint64(n)) }
-
 func newPerpWorld(c chooser) *perpWorld {
 	w := &perpWorld{}
 	for i := 0; i < 4; i++ {
@@ -360,7 +358,7 @@ func newPerpRun(t testing.TB, seed int64, c chooser, refOnly bool) *perpRun {
 	if c.IntN(5) == 0 {
 		limits = clob.Limits{OrdersMax: 6 + c.IntN(24), PendingMax: 8 << c.IntN(2)}
 	}
-	rn := &perpRun{t: t, seed: seed, issued: map[clob.Address]*uint256.Int{}, kinds: map[clob.EventKind]int{}, refuse: map[clob.Reason]int{}}
+	rn := &perpRun{t: t, seed: seed, kinds: map[clob.EventKind]int{}, refuse: map[clob.Reason]int{}}
 	ref := refperp.NewEngine(limits)
 	rn.refE = ref
 	rn.s = &perpStream{draws: draws{c: c, nonce: map[clob.Address]uint64{}, nowUs: int64(c.IntN(3_000_000))}, w: w, ref: ref}
@@ -378,19 +376,7 @@ func newPerpRun(t testing.TB, seed int64, c chooser, refOnly bool) *perpRun {
 			}
 		}
 	}
-	for _, tok := range w.tokens {
-		rn.issued[tok] = new(uint256.Int)
-		for _, o := range w.owners {
-			amt := e18s(int64(5 + c.IntN(300)))
-			if c.IntN(10) == 0 {
-				amt.Clear()
-			}
-			rn.issued[tok].Add(rn.issued[tok], &amt)
-			for _, sd := range rn.sides() {
-				sd.acc.Credit(tok, o, &amt)
-			}
-		}
-	}
+	rn.issued = fund(c, w.tokens, w.owners, 5, 300, 10, rn.fast.acc, rn.ref.acc)
 	return rn
 }
 
