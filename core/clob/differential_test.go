@@ -201,27 +201,76 @@ func newWorld(r *rand.Rand) *world {
 	return w
 }
 
-// stream generates the envelopes of one seed.
-type stream struct {
-	r      *rand.Rand
-	w      *world
-	nonce  map[clob.Address]uint64
-	ids    []known      // every order id ever admitted (live or not)
-	owner  clob.Address // of the envelope being drawn
-	live   func(clob.Hash) bool
-	tag    uint64
-	nowUs  int64
-	limits clob.Limits
+// chooser draws a stream's choices: a seeded *rand.Rand, or fuzz bytes.
+type chooser interface{ IntN(n int) int }
+
+// draws is what the spot and perp streams share: their choices, the
+// clock, the signers' nonces and the envelope tags.
+type draws struct {
+	c     chooser
+	nonce map[clob.Address]uint64
+	owner clob.Address // of the envelope being drawn
+	tag   uint64
+	nowUs int64
 }
 
-func (s *stream) pick(n int) int { return s.r.IntN(n) }
+func (s *draws) pick(n int) int { return s.c.IntN(n) }
 
-func (s *stream) chance(pct int) bool { return s.r.IntN(100) < pct }
+func (s *draws) chance(pct int) bool { return s.c.IntN(100) < pct }
+
+// signer picks who signs the next envelope: signers[i] acts for
+// owners[i % len(owners)], except that the first len(owners) owners sign
+// for themselves.
+func (s *draws) signer(signers, owners []clob.Address) (signer, owner clob.Address) {
+	who := s.pick(len(signers))
+	signer, owner = signers[who], owners[who%len(owners)]
+	if who < len(owners) {
+		signer = owner
+	}
+	s.owner = owner
+	return signer, owner
+}
+
+// admission is the next envelope's admission: a fresh nonce and tag.
+func (s *draws) admission(signer, owner clob.Address) clob.Admission {
+	s.nonce[signer]++
+	s.tag++
+	return clob.Admission{Signer: signer, Owner: owner, Nonce: s.nonce[signer], NowUs: s.nowUs, Tag: s.tag}
+}
+
+// due is the next tick both engines agree is due at the stream's clock.
+// Now and then (skip) the node "misses" ticks: it runs the latest grid
+// point every interval divides instead, so intents whose deadline passed
+// are dropped (the only way to reach that rule).
+func (s *draws) due(fatalf, logf func(string, ...any), name string, fe, re engine, skip bool) (int64, bool) {
+	tf, okf := fe.NextTickDue(s.nowUs)
+	tr, okr := re.NextTickDue(s.nowUs)
+	if okf != okr || (okf && tf != tr) {
+		fatalf("NextTickDue(%d): %s %d %v, ref %d %v", s.nowUs, name, tf, okf, tr, okr)
+	}
+	if !okr {
+		return 0, false
+	}
+	if late := s.nowUs / 2_000_000 * 2_000_000; skip && late > tr && s.chance(3) {
+		logf("skipping ahead from %d to %d", tr, late)
+		tr = late
+	}
+	return tr, true
+}
+
+// stream generates the envelopes of one seed.
+type stream struct {
+	draws
+	w      *world
+	ids    []known // every order id ever admitted (live or not)
+	live   func(clob.Hash) bool
+	limits clob.Limits
+}
 
 func landingUs(now, iv int64) int64 { return (now/iv + 1) * iv }
 
 // amount is lots × step, with occasional invalid values.
-func (s *stream) amount(step *uint256.Int, lotsMax int) uint256.Int {
+func (s *draws) amount(step *uint256.Int, lotsMax int) uint256.Int {
 	var z uint256.Int
 	switch {
 	case s.chance(2):
@@ -295,18 +344,18 @@ type known struct {
 	owner clob.Address
 }
 
-// target picks an order to cancel or update: mostly a recent order of this
-// book and owner (likely live), sometimes anyone's, sometimes unknown.
-func (s *stream) target(book clob.Hash) clob.Hash {
-	if len(s.ids) == 0 || s.chance(5) {
+// target picks an id to cancel or update among ids: mostly a recent live
+// one of this book and owner, sometimes anyone's, sometimes unknown.
+func (s *draws) target(ids []known, book clob.Hash, live func(clob.Hash) bool) clob.Hash {
+	if len(ids) == 0 || s.chance(5) {
 		return clob.Hash{0xde, 0xad, 31: byte(s.pick(256))}
 	}
-	n := len(s.ids)
+	n := len(ids)
 	if s.chance(80) {
 		var mine []clob.Hash
 		for i := n - 1; i >= 0 && i >= n-400 && len(mine) < 8; i-- {
-			if s.ids[i].book == book && s.ids[i].owner == s.owner && s.live(s.ids[i].id) {
-				mine = append(mine, s.ids[i].id)
+			if ids[i].book == book && ids[i].owner == s.owner && live(ids[i].id) {
+				mine = append(mine, ids[i].id)
 			}
 		}
 		if len(mine) > 0 {
@@ -314,9 +363,9 @@ func (s *stream) target(book clob.Hash) clob.Hash {
 		}
 	}
 	if s.chance(70) && n > 20 {
-		return s.ids[n-1-s.pick(20)].id
+		return ids[n-1-s.pick(20)].id
 	}
-	return s.ids[s.pick(n)].id
+	return ids[s.pick(n)].id
 }
 
 func (s *stream) intent(book int) clob.Intent {
@@ -342,11 +391,11 @@ func (s *stream) intent(book int) clob.Intent {
 	case x < 73:
 		in.Kind = clob.IntentCancel
 		in.Book = s.bookID(book)
-		in.OrderID = s.target(in.Book)
+		in.OrderID = s.target(s.ids, in.Book, s.live)
 	case x < 90:
 		in.Kind = clob.IntentUpdate
 		in.Book = s.bookID(book)
-		in.OrderID = s.target(in.Book)
+		in.OrderID = s.target(s.ids, in.Book, s.live)
 		in.Size = s.amount(&cfg.LotSize, 25)
 		in.Price = s.price(book)
 		switch y := s.pick(10); {
@@ -359,18 +408,38 @@ func (s *stream) intent(book int) clob.Intent {
 			in.Token = s.w.tokens[3]
 		}
 	default:
-		in.Kind = clob.IntentTransfer
-		in.Token = s.w.tokens[s.pick(len(s.w.tokens))]
-		in.To = s.w.owners[s.pick(len(s.w.owners))]
-		switch {
-		case s.chance(5):
-		case s.chance(5):
-			in.Amount = e18(1_000_000_000)
-		default:
-			in.Amount.Mul(uint256.NewInt(uint64(1+s.pick(1000))), uint256.NewInt(1_000_000_000_000_000))
-		}
+		in = s.transfer(s.w.tokens[s.pick(len(s.w.tokens))], s.w.owners, 1000)
 	}
 	return in
+}
+
+// transfer draws a transfer of token to one of owners: 0.001 to
+// milliMax/1000 tokens, sometimes zero, sometimes far more than anyone has.
+func (s *draws) transfer(token clob.Address, owners []clob.Address, milliMax int) clob.Intent {
+	in := clob.Intent{Kind: clob.IntentTransfer, Token: token, To: owners[s.pick(len(owners))]}
+	switch {
+	case s.chance(5):
+	case s.chance(5):
+		in.Amount = e18(1_000_000_000)
+	default:
+		in.Amount.Mul(uint256.NewInt(uint64(1+s.pick(milliMax))), uint256.NewInt(1_000_000_000_000_000))
+	}
+	return in
+}
+
+// deadline draws an envelope's deadline on the grid iv: mostly one of the
+// next three ticks, sometimes off the grid, past, or too far ahead.
+func (s *draws) deadline(iv int64) uint64 {
+	d := landingUs(s.nowUs, iv) + int64(s.pick(3))*iv
+	switch {
+	case s.chance(4):
+		d++
+	case s.chance(3):
+		d = landingUs(s.nowUs, iv) - iv
+	case s.chance(2):
+		d = (s.nowUs+clob.DeadlineAheadMaxUs)/iv*iv + iv
+	}
+	return uint64(d)
 }
 
 // envelope draws one envelope, its admission, and a shared deadline.
@@ -379,13 +448,7 @@ func (s *stream) envelope() (clob.Admission, clob.Envelope) {
 	if s.chance(30) {
 		n = 2 + s.pick(4)
 	}
-	who := s.pick(len(s.w.signers))
-	signer := s.w.signers[who]
-	owner := s.w.owners[who%len(s.w.owners)]
-	if who < len(s.w.owners) {
-		signer = owner
-	}
-	s.owner = owner
+	signer, owner := s.signer(s.w.signers, s.w.owners)
 	home := s.pick(len(s.w.books))
 	var env clob.Envelope
 	for i := 0; i < n; i++ {
@@ -399,21 +462,11 @@ func (s *stream) envelope() (clob.Admission, clob.Envelope) {
 	if env.Intents[0].Kind == clob.IntentTransfer {
 		iv = clob.TransferIntervalUs
 	}
-	d := landingUs(s.nowUs, iv) + int64(s.pick(3))*iv
-	switch {
-	case s.chance(4):
-		d++
-	case s.chance(3):
-		d = landingUs(s.nowUs, iv) - iv
-	case s.chance(2):
-		d = (s.nowUs+clob.DeadlineAheadMaxUs)/iv*iv + iv
-	}
+	d := s.deadline(iv)
 	for i := range env.Intents {
-		env.Intents[i].Deadline = uint64(d)
+		env.Intents[i].Deadline = d
 	}
-	s.nonce[signer]++
-	s.tag++
-	a := clob.Admission{Signer: signer, Owner: owner, Nonce: s.nonce[signer], NowUs: s.nowUs, Tag: s.tag}
+	a := s.admission(signer, owner)
 	for i, in := range env.Intents {
 		if in.Kind == clob.IntentSubmit {
 			s.ids = append(s.ids, known{id: refbook.OrderID(signer, a.Nonce, uint32(i)), book: in.Book, owner: owner})
@@ -471,8 +524,8 @@ func newRun(t *testing.T, seed int64) *run {
 	if r.IntN(4) == 0 {
 		limits = clob.Limits{OrdersMax: 6 + r.IntN(24), PendingMax: 8 << r.IntN(2)}
 	}
-	rn := &run{t: t, seed: seed, totals: map[clob.Address]*uint256.Int{}}
-	rn.s = &stream{r: r, w: w, nonce: map[clob.Address]uint64{}, limits: limits, nowUs: int64(r.IntN(3_000_000))}
+	rn := &run{t: t, seed: seed}
+	rn.s = &stream{draws: draws{c: r, nonce: map[clob.Address]uint64{}, nowUs: int64(r.IntN(3_000_000))}, w: w, limits: limits}
 	ref := refbook.NewEngine(limits)
 	rn.ref2 = ref
 	rn.s.live = func(id clob.Hash) bool { _, ok := ref.Order(id); return ok }
@@ -491,20 +544,33 @@ func newRun(t *testing.T, seed int64) *run {
 			}
 		}
 	}
-	for _, tok := range w.tokens {
-		rn.totals[tok] = new(uint256.Int)
-		for _, o := range w.owners {
-			amt := e18(uint64(100 + r.IntN(5000)))
-			if r.IntN(8) == 0 {
+	var accs []*accounts
+	for _, sd := range rn.sides() {
+		accs = append(accs, sd.acc)
+	}
+	rn.totals = fund(r, w.tokens, w.owners, 100, 5000, 8, accs...)
+	return rn
+}
+
+// fund credits every owner the same random amount of every token in each
+// ledger: lo to lo+spread−1 whole tokens, nothing one time in zeroOneIn. It
+// returns what it issued per token.
+func fund(c chooser, tokens, owners []clob.Address, lo, spread, zeroOneIn int, accs ...*accounts) map[clob.Address]*uint256.Int {
+	issued := map[clob.Address]*uint256.Int{}
+	for _, tok := range tokens {
+		issued[tok] = new(uint256.Int)
+		for _, o := range owners {
+			amt := e18(uint64(lo + c.IntN(spread)))
+			if c.IntN(zeroOneIn) == 0 {
 				amt.Clear()
 			}
-			rn.totals[tok].Add(rn.totals[tok], &amt)
-			for _, sd := range rn.sides() {
-				sd.acc.Credit(tok, o, &amt)
+			issued[tok].Add(issued[tok], &amt)
+			for _, a := range accs {
+				a.Credit(tok, o, &amt)
 			}
 		}
 	}
-	return rn
+	return issued
 }
 
 func (rn *run) sides() []*side {
@@ -590,20 +656,9 @@ func (rn *run) runDue() {
 		if i > 1000 {
 			rn.fatalf("NextTickDue keeps returning work")
 		}
-		tf, okf := rn.fast.e.NextTickDue(rn.s.nowUs)
-		tr, okr := rn.ref.e.NextTickDue(rn.s.nowUs)
-		if okf != okr || (okf && tf != tr) {
-			rn.fatalf("NextTickDue(%d): %s %d %v, ref %d %v", rn.s.nowUs, rn.fast.name, tf, okf, tr, okr)
-		}
-		if !okr {
+		tr, ok := rn.s.due(rn.fatalf, rn.logf, rn.fast.name, rn.fast.e, rn.ref.e, *diffSkip)
+		if !ok {
 			return
-		}
-		// Now and then the node "misses" ticks: it runs the latest grid
-		// point every interval divides instead, so intents whose deadline
-		// passed are dropped (the only way to reach that rule).
-		if skip := rn.s.nowUs / 2_000_000 * 2_000_000; *diffSkip && skip > tr && rn.s.chance(3) {
-			rn.logf("skipping ahead from %d to %d", tr, skip)
-			tr = skip
 		}
 		for _, sd := range rn.sides() {
 			sd.e.Tick(tr, sd.acc, &sd.out)
@@ -637,53 +692,55 @@ func (rn *run) compareState(when string) {
 			rn.fatalf("%s: %s ledger: %v", when, sd.name, sd.acc.err)
 		}
 	}
-	f, r := rn.fast.acc, rn.ref.acc
-	for _, tok := range w.tokens {
-		for _, o := range w.owners {
+	compareCommon(rn.fatalf, when, rn.fast.name, rn.fast.e, rn.ref.e, rn.fast.acc, rn.ref.acc, w.tokens, w.owners, w.books, rn.s.ids)
+}
+
+// compareCommon compares what spot and perp runs share: every (token,
+// owner) balance and the fees, every book's levels and last price, and the
+// last 64 orders of ids.
+func compareCommon(fatalf func(string, ...any), when, name string, fe, re engine, f, r *accounts,
+	tokens, owners []clob.Address, books []clob.MarketConfig, ids []known) {
+	for _, tok := range tokens {
+		for _, o := range owners {
 			fc, rc := f.get(f.cash, tok, o), r.get(r.cash, tok, o)
 			fl, rl := f.get(f.locked, tok, o), r.get(r.locked, tok, o)
 			if !fc.Eq(&rc) || !fl.Eq(&rl) {
-				rn.fatalf("%s: token %x owner %x: %s cash %s locked %s, ref cash %s locked %s",
-					when, tok[:1], o[:1], rn.fast.name, fc.Dec(), fl.Dec(), rc.Dec(), rl.Dec())
+				fatalf("%s: token %x owner %x: %s cash %s locked %s, ref cash %s locked %s",
+					when, tok[:1], o[:1], name, fc.Dec(), fl.Dec(), rc.Dec(), rl.Dec())
 			}
 		}
 		ff, rf := f.fee(tok), r.fee(tok)
 		if !ff.Eq(&rf) {
-			rn.fatalf("%s: fees in %x: %s %s, ref %s", when, tok[:1], rn.fast.name, ff.Dec(), rf.Dec())
+			fatalf("%s: fees in %x: %s %s, ref %s", when, tok[:1], name, ff.Dec(), rf.Dec())
 		}
 	}
-	for _, cfg := range w.books {
+	for _, cfg := range books {
 		for _, sd := range []clob.Side{clob.Buy, clob.Sell} {
-			lf := rn.fast.e.AppendLevels(nil, cfg.ID, sd, 0)
-			lr := rn.ref.e.AppendLevels(nil, cfg.ID, sd, 0)
+			lf := fe.AppendLevels(nil, cfg.ID, sd, 0)
+			lr := re.AppendLevels(nil, cfg.ID, sd, 0)
 			if d := diffLevels(lf, lr); d != "" {
-				rn.fatalf("%s: AppendLevels(%x, side %d): %s", when, cfg.ID[:1], sd, d)
+				fatalf("%s: AppendLevels(%x, side %d): %s", when, cfg.ID[:1], sd, d)
 			}
-			if lf2 := rn.fast.e.AppendLevels(nil, cfg.ID, sd, 2); len(lf) >= 2 && len(lf2) != 2 {
-				rn.fatalf("%s: AppendLevels depth 2 returned %d levels", when, len(lf2))
+			if lf2 := fe.AppendLevels(nil, cfg.ID, sd, 2); len(lf) >= 2 && len(lf2) != 2 {
+				fatalf("%s: AppendLevels depth 2 returned %d levels", when, len(lf2))
 			}
 		}
-		pf, okf := rn.fast.e.LastPrice(cfg.ID)
-		pr, okr := rn.ref.e.LastPrice(cfg.ID)
+		pf, okf := fe.LastPrice(cfg.ID)
+		pr, okr := re.LastPrice(cfg.ID)
 		if okf != okr || !pf.Eq(&pr) {
-			rn.fatalf("%s: LastPrice(%x): %s %s %v, ref %s %v", when, cfg.ID[:1], rn.fast.name, pf.Dec(), okf, pr.Dec(), okr)
+			fatalf("%s: LastPrice(%x): %s %s %v, ref %s %v", when, cfg.ID[:1], name, pf.Dec(), okf, pr.Dec(), okr)
 		}
 	}
-	n := len(rn.s.ids)
+	n := len(ids)
 	for i := max(0, n-64); i < n; i++ {
-		id := rn.s.ids[i].id
-		of, okf := rn.fast.e.Order(id)
-		or, okr := rn.ref.e.Order(id)
+		id := ids[i].id
+		of, okf := fe.Order(id)
+		or, okr := re.Order(id)
 		if okf != okr {
-			rn.fatalf("%s: Order(%x) live: %s %v, ref %v", when, id[:4], rn.fast.name, okf, okr)
+			fatalf("%s: Order(%x) live: %s %v, ref %v", when, id[:4], name, okf, okr)
 		}
-		if !okf {
-			continue
-		}
-		if of.Owner != or.Owner || of.Side != or.Side || of.Pending != or.Pending || !of.Price.Eq(&or.Price) ||
-			!of.Remaining.Eq(&or.Remaining) || !of.FilledBase.Eq(&or.FilledBase) ||
-			!of.FilledQuote.Eq(&or.FilledQuote) || !of.Fee.Eq(&or.Fee) {
-			rn.fatalf("%s: Order(%x):\n %s %+v\n ref %+v", when, id[:4], rn.fast.name, of, or)
+		if okf && of != or {
+			fatalf("%s: Order(%x):\n %s %+v\n ref %+v", when, id[:4], name, of, or)
 		}
 	}
 }
@@ -792,6 +849,8 @@ func diffEvent(a, b *clob.Event) string {
 		return "Maker"
 	case a.Token != b.Token, a.To != b.To, !a.Amount.Eq(&b.Amount):
 		return "transfer fields"
+	case a.Position != b.Position, a.Realized != b.Realized, !a.Price.Eq(&b.Price):
+		return "perp fields (position, realized, price)"
 	}
 	return ""
 }
@@ -799,15 +858,20 @@ func diffEvent(a, b *clob.Event) string {
 var kindName = map[clob.EventKind]string{
 	clob.EventPlaced: "placed", clob.EventFill: "fill", clob.EventCancel: "cancel", clob.EventExpire: "expire",
 	clob.EventPostOnlyRefused: "post_only_refused", clob.EventUpdate: "update", clob.EventTransfer: "transfer",
+	clob.EventLiquidation: "liquidation", clob.EventTriggerFired: "trigger_fired", clob.EventTriggerCancel: "trigger_cancel",
 }
 
 func fmtEvent(e *clob.Event) string {
 	if e.Kind == clob.EventTransfer {
 		return fmt.Sprintf("transfer id %x from %x to %x token %x amount %s", e.OrderID[:4], e.Owner[:1], e.To[:1], e.Token[:1], e.Amount.Dec())
 	}
-	return fmt.Sprintf("%s book %x order %x owner %x side %d base %s quote %s fee %s totals %s/%s/%s terminal %v maker %v",
+	line := fmt.Sprintf("%s book %x order %x owner %x side %d base %s quote %s fee %s totals %s/%s/%s terminal %v maker %v",
 		kindName[e.Kind], e.Book[:1], e.OrderID[:4], e.Owner[:1], e.Side, e.Base.Dec(), e.Quote.Dec(), e.Fee.Dec(),
 		e.TotalBase.Dec(), e.TotalQuote.Dec(), e.TotalFee.Dec(), e.Terminal, e.Maker)
+	if e.Kind >= clob.EventLiquidation || e.Position != (clob.Signed{}) || e.Realized != (clob.Signed{}) {
+		line += fmt.Sprintf(" position %s realized %s price %s amount %s", fmtSigned(e.Position), fmtSigned(e.Realized), e.Price.Dec(), e.Amount.Dec())
+	}
+	return line
 }
 
 func fmtBookTick(b *clob.BookTick) string {
@@ -830,7 +894,20 @@ func fmtEnvelope(env *clob.Envelope) string {
 				in.Book[:1], in.OrderID[:4], in.Size.Dec(), in.Price.Dec(), in.Token[:1], in.Deadline)
 		case clob.IntentTransfer:
 			fmt.Fprintf(&b, "[transfer token %x to %x amount %s dl %d]", in.Token[:1], in.To[:1], in.Amount.Dec(), in.Deadline)
+		case clob.IntentSubmitTrigger, clob.IntentUpdateTrigger:
+			fmt.Fprintf(&b, "[trigger kind %d book %x id %x side %d size %s limit %s at %s type %d group %d flags %#x ttl %d dl %d]",
+				in.Kind, in.Book[:1], in.OrderID[:4], in.Side, in.Size.Dec(), in.Price.Dec(), in.TriggerPrice.Dec(),
+				in.TriggerType, in.Grouping, in.Flags, in.TTL, in.Deadline)
+		case clob.IntentCancelTrigger:
+			fmt.Fprintf(&b, "[cancel trigger book %x id %x dl %d]", in.Book[:1], in.OrderID[:4], in.Deadline)
 		}
 	}
 	return b.String()
+}
+
+func fmtSigned(s clob.Signed) string {
+	if s.Neg {
+		return "-" + s.Abs.Dec()
+	}
+	return s.Abs.Dec()
 }

@@ -126,7 +126,7 @@ func newLoadStream(seed int64) (*stream, *copyOf) {
 	if r.IntN(4) == 0 {
 		limits = clob.Limits{OrdersMax: 6 + r.IntN(24), PendingMax: 8 << r.IntN(2)}
 	}
-	s := &stream{r: r, w: w, nonce: map[clob.Address]uint64{}, limits: limits, nowUs: int64(r.IntN(3_000_000))}
+	s := &stream{draws: draws{c: r, nonce: map[clob.Address]uint64{}, nowUs: int64(r.IntN(3_000_000))}, w: w, limits: limits}
 	orig := &copyOf{name: "original", e: clob.NewEngine(limits), acc: newAccounts()}
 	s.live = func(id clob.Hash) bool { _, ok := orig.e.Order(id); return ok }
 	for i := range w.books {

@@ -1,6 +1,8 @@
 package refbook
 
 import (
+	"math/big"
+
 	"github.com/holiman/uint256"
 
 	"github.com/ledgervenue/node/core/clob"
@@ -138,7 +140,8 @@ func (s *stage) admit(in *clob.Intent, seq uint32) clob.Reason {
 		}
 		return s.transfer(in)
 	}
-	if in.Kind != clob.IntentSubmit && in.Kind != clob.IntentCancel && in.Kind != clob.IntentUpdate {
+	trigger := in.Kind >= clob.IntentSubmitTrigger && in.Kind <= clob.IntentUpdateTrigger
+	if in.Kind != clob.IntentSubmit && in.Kind != clob.IntentCancel && in.Kind != clob.IntentUpdate && !trigger {
 		return clob.ReasonUnknownFunction
 	}
 	b := e.book(in.Book)
@@ -147,6 +150,9 @@ func (s *stage) admit(in *clob.Intent, seq uint32) clob.Reason {
 	}
 	if r := checkDeadline(in.Deadline, b.cfg.IntervalUs, b.ran, b.lastTickUs, s.a.NowUs); r != clob.OK {
 		return r
+	}
+	if trigger {
+		return s.trigger(b, in, seq)
 	}
 	switch in.Kind {
 	case clob.IntentSubmit:
@@ -190,16 +196,21 @@ func (s *stage) submit(b *book, in *clob.Intent, seq uint32) clob.Reason {
 	if in.Side != clob.Buy && in.Side != clob.Sell {
 		return clob.ReasonMalformed
 	}
-	lots, r := units(&in.Size, &b.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot)
+	lots, r := Units(&in.Size, &b.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot)
 	if r != clob.OK {
 		return r
 	}
-	priceSteps, r := units(&in.Price, &b.cfg.TickPrecision, clob.ReasonPriceZero, clob.ReasonPriceStep)
+	priceSteps, r := Units(&in.Price, &b.cfg.TickPrecision, clob.ReasonPriceZero, clob.ReasonPriceStep)
 	if r != clob.OK {
 		return r
+	}
+	token := b.backing(in.Side)
+	if b.cfg.Kind == clob.Perp {
+		if lots, r = s.perpOrder(b, in.Side, lots, f, 0); r != clob.OK {
+			return r
+		}
 	}
 	res := b.reservation(in.Side, lots, priceSteps)
-	token := b.backing(in.Side)
 	if !s.available(token, s.a.Owner, &res) {
 		return clob.ReasonInsufficientBalance
 	}
@@ -257,11 +268,11 @@ func (s *stage) update(b *book, in *clob.Intent) clob.Reason {
 	if r != clob.OK {
 		return r
 	}
-	lots, r := units(&in.Size, &b.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot)
+	lots, r := Units(&in.Size, &b.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot)
 	if r != clob.OK {
 		return r
 	}
-	priceSteps, r := units(&in.Price, &b.cfg.TickPrecision, clob.ReasonPriceZero, clob.ReasonPriceStep)
+	priceSteps, r := Units(&in.Price, &b.cfg.TickPrecision, clob.ReasonPriceZero, clob.ReasonPriceStep)
 	if r != clob.OK {
 		return r
 	}
@@ -272,6 +283,11 @@ func (s *stage) update(b *book, in *clob.Intent) clob.Reason {
 	// (reading) "a larger one locks the difference": larger than what the
 	// order holds now, which after fills may exceed reservation(remaining)
 	// by the fee rounding left over from its earlier chunks.
+	if b.cfg.Kind == clob.Perp {
+		if lots, r = s.perpOrder(b, o.side, lots, o.flags, b.exposureLots(o)); r != clob.OK {
+			return r
+		}
+	}
 	res := b.reservation(o.side, lots, priceSteps)
 	var up, down uint256.Int
 	if res.Gt(&o.reserved) {
@@ -315,5 +331,53 @@ func (s *stage) transfer(in *clob.Intent) clob.Reason {
 	it.owner, it.token, it.to, it.amount = s.a.Owner, in.Token, in.To, in.Amount
 	s.e.transfers = append(s.e.transfers, it)
 	s.lock(in.Token, s.a.Owner, &in.Amount, false)
+	return clob.OK
+}
+
+// stagedLock is what the envelope's earlier intents lock (minus unlock) in
+// token for owner.
+func (s *stage) stagedLock(token, owner clob.Address) *big.Int {
+	z := new(big.Int)
+	for i := range s.ops {
+		op := &s.ops[i]
+		if op.token != token || op.owner != owner {
+			continue
+		}
+		if op.unlock {
+			z.Sub(z, op.amount.ToBig())
+		} else {
+			z.Add(z, op.amount.ToBig())
+		}
+	}
+	return z
+}
+
+// perpOrder is the perp layer's admission check of an order (or update).
+func (s *stage) perpOrder(b *book, side clob.Side, lots int64, flags uint8, replaced int64) (int64, clob.Reason) {
+	if s.e.perp == nil {
+		return 0, clob.ReasonMalformed
+	}
+	return s.e.perp.AdmitOrder(s.a.Owner, b.cfg.ID, side, lots, flags, replaced, s.stagedLock(b.cfg.Quote, s.a.Owner))
+}
+
+// trigger admits a trigger intent: the perp layer validates it, the pending
+// ring carries its payload to the book's tick.
+func (s *stage) trigger(b *book, in *clob.Intent, seq uint32) clob.Reason {
+	if b.cfg.Kind != clob.Perp || s.e.perp == nil {
+		if in.Kind == clob.IntentSubmitTrigger {
+			return clob.ReasonTriggerSpot
+		}
+		return clob.ReasonUnknownTrigger
+	}
+	payload, r := s.e.perp.AdmitTrigger(s.a, in, seq, b.cfg.ID)
+	if r != clob.OK {
+		return r
+	}
+	if len(b.pending)+1 > s.e.limits.PendingMax {
+		return clob.ReasonBookFull
+	}
+	it := s.newIntent(in.Kind, in)
+	it.ext = payload
+	b.pending = append(b.pending, it)
 	return clob.OK
 }

@@ -16,6 +16,14 @@
 // this package picks the reading written down next to the code, tagged
 // "(reading)", so a disagreement can be traced to the sentence it hinges on.
 //
+// Perp books (docs/perps.md) match here too, but their money is not this
+// package's: an installed Perp (internal/refperp) decides a perp order's
+// admission (margin, REDUCE_ONLY cut; nothing is locked), settles every perp
+// fill, is asked for positions when reduce-only orders are clipped before
+// the walk, and validates and runs trigger intents, whose payloads ride in
+// the pending ring. Inject and CancelOrdersOf let it add a fired trigger's
+// order and cancel a liquidated account's orders.
+//
 // Limits: not tuned for memory; Limits.OrdersMax and PendingMax are enforced
 // as admission checks only. Order ids are looked up through a map that is
 // never iterated, so map order never reaches an output.

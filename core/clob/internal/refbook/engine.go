@@ -76,6 +76,8 @@ type intent struct {
 	admitUs  int64
 	deadline uint64
 	ord      *order // submit: the order; cancel/update: the target
+	injected bool   // submit: a fired trigger's order, in no envelope
+	ext      any    // trigger intents: the perp layer's payload
 
 	// update
 	newLots, newSteps int64
@@ -125,6 +127,8 @@ type Engine struct {
 
 	envSeq    uint64
 	intentSeq uint64
+
+	perp Perp // perp books' money and triggers (nil: spot only)
 }
 
 // NewEngine returns an engine with no markets.

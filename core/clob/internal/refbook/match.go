@@ -196,8 +196,13 @@ func (t *tick) fill(b *book, pairs []pair, p int64, bt *clob.BookTick) {
 	for _, x := range pairs {
 		cost := b.quote(x.lots, p)
 		base := mul(steps(x.lots), &b.cfg.LotSize)
-		t.fillBuy(b, x.bid, x.lots, &cost, &base)
-		t.fillSell(b, x.ask, x.lots, &cost, &base)
+		if b.cfg.Kind == clob.Perp {
+			t.fillPerp(b, x.bid, x.lots, p, &cost, &base)
+			t.fillPerp(b, x.ask, -x.lots, p, &cost, &base)
+		} else {
+			t.fillBuy(b, x.bid, x.lots, &cost, &base)
+			t.fillSell(b, x.ask, x.lots, &cost, &base)
+		}
 		bt.VolumeBase = add(&bt.VolumeBase, &base)
 		bt.VolumeQuote = add(&bt.VolumeQuote, &cost)
 	}
@@ -205,12 +210,27 @@ func (t *tick) fill(b *book, pairs []pair, p int64, bt *clob.BookTick) {
 	b.hasPrice, b.priceHalf = true, p
 }
 
-func (t *tick) fillBuy(b *book, o *order, lots int64, cost, base *uintT) {
-	maker := o.entryTickUs < t.T
-	rate := &b.cfg.TakerFee
-	if maker {
-		rate = &b.cfg.MakerFee
+// feeRate is the fee rate of an order's fill in this tick: maker if it
+// rested from an earlier tick.
+func (t *tick) feeRate(b *book, o *order) (*uintT, bool) {
+	if o.entryTickUs < t.T {
+		return &b.cfg.MakerFee, true
 	}
+	return &b.cfg.TakerFee, false
+}
+
+// fillPerp settles one side of a perp fill through the perp layer (delta
+// signed, + for the buyer) and emits its event with the position fields.
+func (t *tick) fillPerp(b *book, o *order, delta, p int64, cost, base *uintT) {
+	rate, maker := t.feeRate(b, o)
+	fee := feeOf(cost, rate)
+	pos, realized := t.e.perp.Fill(b.cfg.ID, o.owner, delta, p, &fee, t.acc)
+	ev := t.account(o, max(delta, -delta), cost, &fee, *base, maker)
+	ev.Position, ev.Realized = pos, realized
+}
+
+func (t *tick) fillBuy(b *book, o *order, lots int64, cost, base *uintT) {
+	rate, maker := t.feeRate(b, o)
 	fee := feeOf(cost, rate)
 	r := b.reservation(clob.Buy, lots, o.priceSteps)
 	spend := add(cost, &fee)
@@ -224,11 +244,7 @@ func (t *tick) fillBuy(b *book, o *order, lots int64, cost, base *uintT) {
 }
 
 func (t *tick) fillSell(b *book, o *order, lots int64, cost, base *uintT) {
-	maker := o.entryTickUs < t.T
-	rate := &b.cfg.TakerFee
-	if maker {
-		rate = &b.cfg.MakerFee
-	}
+	rate, maker := t.feeRate(b, o)
 	fee := feeOf(cost, rate)
 	gain := sub(cost, &fee)
 	o.reserved = sub(&o.reserved, base)
@@ -239,7 +255,7 @@ func (t *tick) fillSell(b *book, o *order, lots int64, cost, base *uintT) {
 }
 
 // account books one fill chunk on the order and emits its event.
-func (t *tick) account(o *order, lots int64, cost, fee *uintT, base uintT, maker bool) {
+func (t *tick) account(o *order, lots int64, cost, fee *uintT, base uintT, maker bool) *clob.Event {
 	o.remLots -= lots
 	o.filledLots += lots
 	o.filledQuote = add(&o.filledQuote, cost)
@@ -250,4 +266,5 @@ func (t *tick) account(o *order, lots int64, cost, fee *uintT, base uintT, maker
 	if done {
 		t.remove(o)
 	}
+	return ev
 }

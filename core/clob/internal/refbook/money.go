@@ -58,8 +58,12 @@ func (b *book) quote(lots, half int64) uint256.Int {
 
 // reservation is what an order of lots at priceSteps locks: for a buy
 // quote(lots, 2×steps) + feeMax of it in the quote token, for a sell
-// lots × lot_size in the base token.
+// lots × lot_size in the base token; on a perp book nothing (its margin is
+// the perp layer's).
 func (b *book) reservation(side clob.Side, lots, priceSteps int64) uint256.Int {
+	if b.cfg.Kind == clob.Perp {
+		return uint256.Int{}
+	}
 	if side == clob.Sell {
 		return mul(steps(lots), &b.cfg.LotSize)
 	}
@@ -68,9 +72,9 @@ func (b *book) reservation(side clob.Side, lots, priceSteps int64) uint256.Int {
 	return add(&q, &f)
 }
 
-// units converts a wire amount to a whole count of step (lots or price
+// Units converts a wire amount to a whole count of step (lots or price
 // steps), with the doc's reasons: zero, not a multiple, more than 2^53.
-func units(v, step *uint256.Int, zero, notMultiple clob.Reason) (int64, clob.Reason) {
+func Units(v, step *uint256.Int, zero, notMultiple clob.Reason) (int64, clob.Reason) {
 	if v.IsZero() {
 		return 0, zero
 	}

@@ -112,12 +112,17 @@ func (e *Engine) Tick(T int64, acc clob.Accounts, out *clob.TickResult) {
 
 func (t *tick) runBook(b *book, bt *clob.BookTick) {
 	for i, it := range b.pending {
-		t.landed = append(t.landed, landedEnv{seq: it.envSeq, tag: it.tag})
+		if !it.injected {
+			t.landed = append(t.landed, landedEnv{seq: it.envSeq, tag: it.tag})
+		}
 		t.drain(b, it, bt)
 		b.pending[i] = nil
 	}
 	b.pending = b.pending[:0]
 	t.expire(b)
+	if b.cfg.Kind == clob.Perp {
+		t.clipReduceOnly(b)
+	}
 	t.match(b, bt)
 	t.cancelIOC(b)
 	b.compact()
@@ -155,7 +160,12 @@ func (t *tick) drain(b *book, it *intent, bt *clob.BookTick) {
 	dropped := it.deadline < uint64(t.T)
 	o := it.ord
 	switch it.kind {
+	case clob.IntentSubmitTrigger, clob.IntentCancelTrigger, clob.IntentUpdateTrigger:
+		t.e.perp.DrainTrigger(it.ext, t.T, dropped, t.out)
 	case clob.IntentSubmit:
+		if !o.live {
+			return // cancelled before its tick (liquidation)
+		}
 		if dropped {
 			t.remove(o)
 			t.event(clob.EventExpire, o, true)

@@ -1,0 +1,302 @@
+package refperp
+
+import (
+	"bytes"
+	"math/big"
+	"sort"
+
+	"github.com/holiman/uint256"
+
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/clob/internal/refbook"
+)
+
+// trigger is a stored take-profit / stop-loss, or (stored == false) one
+// whose submitTrigger waits in its book's pending ring.
+type trigger struct {
+	id, book    clob.Hash
+	owner       clob.Address
+	signer      clob.Address
+	nonce       uint64
+	side        clob.Side
+	lots        int64
+	limitSteps  int64 // 0 = market
+	trigSteps   int64
+	typ         uint8
+	grouping    uint8
+	flags       uint8 // FlagReduceOnly, FlagIOC
+	ttl         uint64
+	deadlineUs  int64
+	admitTickUs int64
+	expiresUs   int64
+}
+
+// triggerOp is the payload of a pending trigger intent.
+type triggerOp struct {
+	kind     clob.IntentKind
+	t        *trigger // submit: the new trigger
+	book, id clob.Hash
+	// update
+	side                    clob.Side
+	lots, limitSteps, trigS int64
+}
+
+// triggerFlags are the flags a trigger may carry.
+const triggerFlags = clob.FlagReduceOnly | clob.FlagIOC
+
+// fireBuyCapSteps is the price cap of a fired market buy (no limit price):
+// the largest step count; a fired market sell's floor is one step.
+// (reading) The doc does not bound a fired market order's price.
+const fireBuyCapSteps = unitsMax
+
+// find returns the live trigger id on book: stored, or pending submission.
+func (e *Engine) find(book, id clob.Hash) *trigger {
+	for _, t := range e.triggers {
+		if t.book == book && t.id == id {
+			return t
+		}
+	}
+	for _, x := range e.Engine.PendingPayloads(book) {
+		if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && op.t.id == id {
+			return op.t
+		}
+	}
+	return nil
+}
+
+// values checks a trigger's size, limit price and trigger price.
+func values(m *market, in *clob.Intent) (lots, limit, trig int64, r clob.Reason) {
+	if in.Side != clob.Buy && in.Side != clob.Sell {
+		return 0, 0, 0, clob.ReasonMalformed
+	}
+	if lots, r = refbook.Units(&in.Size, &m.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot); r != clob.OK {
+		return
+	}
+	if !in.Price.IsZero() {
+		if limit, r = refbook.Units(&in.Price, &m.cfg.TickPrecision, clob.ReasonPriceZero, clob.ReasonPriceStep); r != clob.OK {
+			return
+		}
+	}
+	trig, r = refbook.Units(&in.TriggerPrice, &m.cfg.TickPrecision, clob.ReasonTriggerPriceZero, clob.ReasonTriggerPriceStep)
+	return
+}
+
+// AdmitTrigger validates a trigger intent (docs/perps.md, "Triggers").
+// (reading) Checks run: flags, trigger type, size, limit price, trigger
+// price, then the per-book bound (Limits.OrdersMax stored or pending
+// triggers; the doc names no bound of its own).
+func (e *Engine) AdmitTrigger(a *clob.Admission, in *clob.Intent, seq uint32, book clob.Hash) (any, clob.Reason) {
+	m := e.market(book)
+	switch in.Kind {
+	case clob.IntentSubmitTrigger:
+		if in.Flags&^triggerFlags != 0 {
+			return nil, clob.ReasonFlagsUnknown
+		}
+		if in.TriggerType != clob.TriggerStopLoss && in.TriggerType != clob.TriggerTakeProfit {
+			return nil, clob.ReasonTriggerType
+		}
+		lots, limit, trig, r := values(m, in)
+		if r != clob.OK {
+			return nil, r
+		}
+		n := 0
+		for _, t := range e.triggers {
+			if t.book == book {
+				n++
+			}
+		}
+		for _, x := range e.Engine.PendingPayloads(book) {
+			if x.(*triggerOp).kind == clob.IntentSubmitTrigger {
+				n++
+			}
+		}
+		if n+1 > e.limits.OrdersMax {
+			return nil, clob.ReasonTriggersFull
+		}
+		t := &trigger{id: refbook.OrderID(a.Signer, a.Nonce, seq), book: book, owner: a.Owner, signer: a.Signer,
+			nonce: a.Nonce, side: in.Side, lots: lots, limitSteps: limit, trigSteps: trig, typ: in.TriggerType,
+			grouping: in.Grouping, flags: in.Flags, ttl: in.TTL, deadlineUs: int64(in.Deadline)}
+		return &triggerOp{kind: in.Kind, t: t, book: book, id: t.id}, clob.OK
+	case clob.IntentCancelTrigger, clob.IntentUpdateTrigger:
+		t := e.find(book, in.OrderID)
+		if t == nil {
+			return nil, clob.ReasonUnknownTrigger
+		}
+		if t.owner != a.Owner {
+			return nil, clob.ReasonNotOwner
+		}
+		op := &triggerOp{kind: in.Kind, book: book, id: in.OrderID}
+		if in.Kind == clob.IntentUpdateTrigger {
+			lots, limit, trig, r := values(m, in)
+			if r != clob.OK {
+				return nil, r
+			}
+			op.side, op.lots, op.limitSteps, op.trigS = in.Side, lots, limit, trig
+		}
+		return op, clob.OK
+	}
+	return nil, clob.ReasonMalformed
+}
+
+// stored returns the stored trigger id on book.
+func (e *Engine) stored(book, id clob.Hash) *trigger {
+	for _, t := range e.triggers {
+		if t.book == book && t.id == id {
+			return t
+		}
+	}
+	return nil
+}
+
+// DrainTrigger runs a trigger intent at its book's tick. (reading) A
+// dropped trigger intent (deadline passed) does nothing and reports
+// nothing; storing and updating a trigger emit no event (there is no
+// event kind for them; AppendTriggers shows them).
+func (e *Engine) DrainTrigger(payload any, tickUs int64, dropped bool, out *clob.TickResult) {
+	op := payload.(*triggerOp)
+	if dropped {
+		return
+	}
+	switch op.kind {
+	case clob.IntentSubmitTrigger:
+		t := op.t
+		t.admitTickUs = tickUs
+		if t.ttl > 0 {
+			t.expiresUs = tickUs + int64(t.ttl)
+		}
+		e.triggers = append(e.triggers, t)
+	case clob.IntentCancelTrigger:
+		if t := e.stored(op.book, op.id); t != nil {
+			e.removeTrigger(t, out)
+		}
+	case clob.IntentUpdateTrigger:
+		if t := e.stored(op.book, op.id); t != nil {
+			t.side, t.lots, t.limitSteps, t.trigSteps = op.side, op.lots, op.limitSteps, op.trigS
+		}
+	}
+}
+
+// removeTrigger drops a stored trigger with EventTriggerCancel.
+func (e *Engine) removeTrigger(t *trigger, out *clob.TickResult) {
+	for i, x := range e.triggers {
+		if x == t {
+			e.triggers = append(e.triggers[:i], e.triggers[i+1:]...)
+			break
+		}
+	}
+	out.Events = append(out.Events, clob.Event{Kind: clob.EventTriggerCancel, Book: t.book, OrderID: t.id, Owner: t.owner, Side: t.side})
+}
+
+// sortedTriggers returns the stored triggers matching keep, books
+// ascending, then ids ascending.
+func (e *Engine) sortedTriggers(keep func(*trigger) bool) []*trigger {
+	var ts []*trigger
+	for _, t := range e.triggers {
+		if keep(t) {
+			ts = append(ts, t)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(ts[i].id[:], ts[j].id[:]) < 0
+	})
+	return ts
+}
+
+// cancelTriggersOf cancels every stored trigger of owner (liquidation).
+// (reading) A submitTrigger still pending is stored at its tick as usual.
+func (e *Engine) cancelTriggersOf(owner clob.Address, out *clob.TickResult) {
+	for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.owner == owner }) {
+		e.removeTrigger(t, out)
+	}
+}
+
+// holds reports whether t's condition holds at mark.
+func (t *trigger) holds(mark int64) bool {
+	sellSL := t.side == clob.Sell && t.typ == clob.TriggerStopLoss
+	buyTP := t.side == clob.Buy && t.typ == clob.TriggerTakeProfit
+	if sellSL || buyTP {
+		return mark <= t.trigSteps
+	}
+	return mark >= t.trigSteps
+}
+
+// fireTriggers expires and fires the triggers of the markets that ticked.
+// (reading) Per market, ascending id: first the triggers whose ttl ran
+// out (ascending expiry, then id; EventTriggerCancel), then the firing.
+func (e *Engine) fireTriggers(ticked []*market, tickUs int64, acc clob.Accounts, out *clob.TickResult) {
+	for _, m := range ticked {
+		book := m.cfg.ID
+		due := e.sortedTriggers(func(t *trigger) bool { return t.book == book && t.expiresUs > 0 && t.expiresUs <= tickUs })
+		sort.SliceStable(due, func(i, j int) bool { return due[i].expiresUs < due[j].expiresUs })
+		for _, t := range due {
+			e.removeTrigger(t, out)
+		}
+		for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.book == book }) {
+			if e.stored(book, t.id) == nil || !t.holds(m.mark) {
+				continue // cancelled by its group earlier in this pass
+			}
+			e.fire(m, t, tickUs, out)
+		}
+	}
+}
+
+// fire turns a trigger into an order in its book's pending ring. A refused
+// order (margin, REDUCE_ONLY, book full) cancels the trigger instead, and
+// (reading) leaves its group alone.
+func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult) {
+	typ, flags, price := clob.Limit, t.flags, t.limitSteps
+	if price == 0 {
+		typ, flags = clob.Market, flags|clob.FlagIOC
+		price = 1
+		if t.side == clob.Buy {
+			price = fireBuyCapSteps
+		}
+	}
+	lots, r := e.AdmitOrder(t.owner, t.book, t.side, t.lots, flags, 0, nil)
+	if r == clob.OK {
+		// (reading) the fired order lands in the next tick, and that tick
+		// is its deadline.
+		next := uint64(tickUs + m.cfg.IntervalUs)
+		r = e.Engine.Inject(t.book, t.id, t.owner, t.side, typ, flags, lots, price, tickUs, next)
+	}
+	if r != clob.OK {
+		e.removeTrigger(t, out)
+		return
+	}
+	for i, x := range e.triggers {
+		if x == t {
+			e.triggers = append(e.triggers[:i], e.triggers[i+1:]...)
+			break
+		}
+	}
+	out.Events = append(out.Events, clob.Event{Kind: clob.EventTriggerFired, Book: t.book, OrderID: t.id, Owner: t.owner,
+		Side: t.side, Price: toU(new(big.Int).Mul(bi(m.mark), m.cfg.TickPrecision.ToBig()))})
+	if t.grouping == 0 {
+		return
+	}
+	for _, s := range e.sortedTriggers(func(x *trigger) bool {
+		return x.book == t.book && x.owner == t.owner && x.grouping == t.grouping
+	}) {
+		e.removeTrigger(s, out)
+	}
+}
+
+// AppendTriggers appends the owner's stored triggers, books ascending, then
+// ids ascending.
+func (e *Engine) AppendTriggers(dst []clob.TriggerInfo, owner clob.Address) []clob.TriggerInfo {
+	for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.owner == owner }) {
+		m := e.market(t.book)
+		tick := &m.cfg.TickPrecision
+		var lim, trig, size uint256.Int
+		lim.Mul(uint256.NewInt(uint64(t.limitSteps)), tick)
+		trig.Mul(uint256.NewInt(uint64(t.trigSteps)), tick)
+		size.Mul(uint256.NewInt(uint64(t.lots)), &m.cfg.LotSize)
+		dst = append(dst, clob.TriggerInfo{ID: t.id, Book: t.book, Owner: t.owner, Signer: t.signer, Nonce: t.nonce,
+			Side: t.side, Size: size, LimitPrice: lim, TriggerPrice: trig, TriggerType: t.typ, Grouping: t.grouping,
+			Flags: t.flags, DeadlineUs: t.deadlineUs, AdmitTickUs: t.admitTickUs, ExpiresUs: t.expiresUs})
+	}
+	return dst
+}
