@@ -60,8 +60,33 @@ func appendMarket(dst []byte, m *Market) []byte {
 	dst = appendU256Field(dst, `,"taker_fee":`, &c.TakerFee)
 	dst = appendU256Field(dst, `,"tick_precision":`, &c.TickPrecision)
 	dst = appendU256Field(dst, `,"lot_size":`, &c.LotSize)
+	if m.Perp != nil && c.Kind == clob.Perp {
+		return appendPerpFields(dst, c.Perp.MaxLeverage, m.Perp)
+	}
 	dst = append(dst, `,"max_leverage":1,"oracle_price":null,"mark_price":null,"funding_rate":null,`...)
 	return append(dst, `"funding_index":null,"funding_last_updated":null,"open_interest":null}`...)
+}
+
+// appendPerpFields closes a perp market's entry with its live state:
+// prices and open interest hex, funding rate and index signed decimal
+// strings, funding_last_updated null before the first accrual.
+func appendPerpFields(dst []byte, maxLeverage uint32, p *clob.PerpInfo) []byte {
+	dst = append(dst, `,"max_leverage":`...)
+	dst = strconv.AppendUint(dst, uint64(maxLeverage), 10)
+	dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
+	dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
+	dst = append(dst, `,"funding_rate":`...)
+	dst = appendSignedDec(dst, &p.FundingRate.Abs, p.FundingRate.Neg)
+	dst = append(dst, `,"funding_index":`...)
+	dst = appendSignedDec(dst, &p.FundingIndex.Abs, p.FundingIndex.Neg)
+	dst = append(dst, `,"funding_last_updated":`...)
+	if p.FundingLastUs > 0 {
+		dst = strconv.AppendInt(dst, p.FundingLastUs, 10)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	dst = appendU256Field(dst, `,"open_interest":`, &p.OpenInterest)
+	return append(dst, '}')
 }
 
 func appendMarketType(dst []byte, k clob.MarketKind) []byte {

@@ -18,6 +18,9 @@ type Market struct {
 	// Change24hBps is the last clearing price against the open of the
 	// window's oldest traded bucket, in basis points.
 	Change24hBps int64
+	// Perp is a perp market's dynamic state (the engine's PerpMarket), set
+	// by the caller; nil leaves the perp fields null.
+	Perp *clob.PerpInfo
 }
 
 // Markets appends every market, ascending by id. Config pointers are valid

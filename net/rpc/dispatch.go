@@ -88,7 +88,8 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.listReceipts(dst, true)
 	case "svc_listConfirmedReceipts":
 		return c.listReceipts(dst, false)
-	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions":
+	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions",
+		"ob_getFills", "ob_getBackstopTransfers":
 		return c.orderbookRead(dst)
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket", "admin_stateHash", "admin_snapshot":
 		if !c.admin {

@@ -105,12 +105,17 @@ func appendPositionsUpdate(dst []byte, account *clob.Address, ps []obindex.Posit
 	return append(dst, '}')
 }
 
-// appendTriggersUpdate appends an empty TriggersUpdate: the ob_getTriggers
-// fields plus account. No trigger source exists yet.
-func appendTriggersUpdate(dst []byte, account *clob.Address) []byte {
+// appendTriggersUpdate appends a TriggersUpdate: "account" in front of the
+// ob_getTriggers page's members (obindex.AppendTriggers).
+func appendTriggersUpdate(dst []byte, account *clob.Address, ts []obindex.Trigger) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
-	return append(dst, `,"triggers":[],"total_count":0,"next_cursor":null}`...)
+	dst = append(dst, ',')
+	start := len(dst)
+	dst = obindex.AppendTriggers(dst, ts) // {…}
+	// Drop the page's "{": its members follow ours.
+	n := copy(dst[start:], dst[start+1:])
+	return dst[:start+n]
 }
 
 // appendTransfer appends one TransferUpdate:

@@ -1,0 +1,144 @@
+package subs
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+)
+
+// perpBook is the perp market of the perp tests.
+var perpBook = bookID(0x30)
+
+var perpCfg = &clob.MarketConfig{ID: perpBook, Kind: clob.Perp, Name: "ETH-PERP", BaseSymbol: "ETH", QuoteSymbol: "USD",
+	IntervalUs: 500_000, TickPrecision: u(1e15), LotSize: u(1e15), Base: addr(0x31), Quote: addr(0xee),
+	Perp: clob.PerpParams{MaxLeverage: 20, InterestRate: u(1e14), MaxFundingRate: u(32e16), OraclePrice: w(2000), WalkBps: 5, WalkSeed: 9}}
+
+func testTrigger(n byte, owner clob.Address, side clob.Side, typ uint8) obindex.Trigger {
+	t := obindex.Trigger{Info: clob.TriggerInfo{ID: orderID(n), Book: perpBook, Owner: owner, Signer: owner, Nonce: uint64(n),
+		Side: side, Size: w(1), TriggerPrice: w(1900), TriggerType: typ, Grouping: 1, Flags: clob.FlagReduceOnly,
+		DeadlineUs: 1_000_000, AdmitTickUs: 500_000}}
+	if n%2 == 1 {
+		t.TxHash, t.HasTx = txHash(n), true
+	}
+	return t
+}
+
+// perpTestTick is a tick of the perp market: a fill with position fields,
+// a liquidation, trigger events, the market's perp state and one
+// account's triggers.
+func perpTestTick(us int64, owner clob.Address, mark uint64) *Tick {
+	tk := newTick(us).book(perpBook, true, nil,
+		clob.Event{Kind: clob.EventFill, OrderID: orderID(1), Owner: owner, Side: clob.Buy, Base: w(1), Quote: w(2000),
+			Position: clob.Signed{Abs: w(3)}, Realized: clob.Signed{Neg: true, Abs: u(7)}},
+		clob.Event{Kind: clob.EventLiquidation, OrderID: orderID(2), Owner: addr(0x44), Side: clob.Buy, Base: w(2),
+			Position: clob.Signed{Abs: w(2)}, Realized: clob.Signed{Neg: true, Abs: w(5)}, Price: w(mark)},
+		clob.Event{Kind: clob.EventTriggerFired, OrderID: orderID(3), Owner: owner, Price: w(mark)},
+		clob.Event{Kind: clob.EventTriggerCancel, OrderID: orderID(4), Owner: owner},
+	).t
+	m := &tk.Markets[0]
+	m.Config = perpCfg
+	m.Perp = &clob.PerpInfo{Book: perpBook, Oracle: w(mark), Mark: w(mark), FundingRate: clob.Signed{Neg: true, Abs: u(3e13)},
+		FundingIndex: clob.Signed{Abs: u(12345)}, FundingLastUs: us, OpenInterest: w(5)}
+	tk.Books[0].Kind = clob.Perp
+	tk.Triggers = []AccountTriggers{{Account: owner, Triggers: []obindex.Trigger{testTrigger(5, owner, clob.Sell, clob.TriggerStopLoss),
+		testTrigger(6, owner, clob.Sell, clob.TriggerTakeProfit)}}}
+	return tk
+}
+
+// svc_triggers: the snapshot comes from Config.Triggers until a tick
+// publishes the account's triggers; then every tick that does pushes them.
+func TestTriggersChannel(t *testing.T) {
+	acct := addr(7)
+	h := New(Config{Triggers: func(a clob.Address) []obindex.Trigger {
+		if a != acct {
+			return nil
+		}
+		return []obindex.Trigger{testTrigger(1, acct, clob.Buy, clob.TriggerTakeProfit)}
+	}})
+	c := &fakeConn{}
+	mine := subscribe(t, h, c, "svc_triggers", `{"account":"`+hexAddr(acct)+`"}`)
+	other := subscribe(t, h, c, "svc_triggers", `{"account":"`+hexAddr(addr(8))+`"}`)
+	want := `{"account":"` + hexAddr(acct) + `","triggers":[{"orderbook_id":"` + hexHash(perpBook) + `","order_id":"` + hexHash(orderID(1)) +
+		`","tx_hash":"` + hexHash(txHash(1)) + `","bidder":"` + hexAddr(acct) + `","nonce":1,"size":"1000000000000000000",` +
+		`"limit_price":"0x0","trigger_price":"0x66ffcbfd5e5a300000","trigger_type":"take_profit","grouping":1,"reduce_only":true,` +
+		`"ioc":false,"deadline":1000000,"end":null}],"total_count":1,"next_cursor":null}`
+	if got := rawResults(t, c, mine); len(got) != 1 || got[0] != want {
+		t.Fatalf("snapshot\n got %v\nwant %s", got, want)
+	}
+	if got := rawResults(t, c, other); len(got) != 1 || got[0] != `{"account":"`+hexAddr(addr(8))+`","triggers":[],"total_count":0,"next_cursor":null}` {
+		t.Fatalf("empty snapshot %v", got)
+	}
+	h.PublishTick(perpTestTick(1_000_000, acct, 1950))
+	h.Pump()
+	got := results(t, c, mine)
+	if len(got) != 2 || got[1]["total_count"] != float64(2) {
+		t.Fatalf("live %v", got)
+	}
+	tr := got[1]["triggers"].([]any)
+	if tr[0].(map[string]any)["size"] != "-1000000000000000000" || tr[0].(map[string]any)["trigger_type"] != "stop_loss" ||
+		tr[1].(map[string]any)["tx_hash"] != nil {
+		t.Fatalf("live triggers %v", tr)
+	}
+	if got := results(t, c, other); len(got) != 1 {
+		t.Fatalf("untouched account got %v", got)
+	}
+	// A later subscriber's snapshot is the newest published, not the source.
+	late := subscribe(t, h, c, "svc_triggers", `{"account":"`+hexAddr(acct)+`"}`)
+	if got := results(t, c, late); len(got) != 1 || got[0]["total_count"] != float64(2) {
+		t.Fatalf("late snapshot %v", got)
+	}
+}
+
+// svc_markets carries a perp market's live fields; a spot market's stay
+// null.
+func TestMarketsPerpFields(t *testing.T) {
+	h := New(Config{})
+	c := &fakeConn{}
+	id := subscribe(t, h, c, "svc_markets", ``)
+	tk := perpTestTick(1_000_000, addr(7), 1950)
+	h.PublishTick(tk)
+	h.PublishTick(newTick(2_000_000).book(bookID(1), false, nil).t)
+	h.Pump()
+	got := results(t, c, id)
+	if len(got) != 2 {
+		t.Fatalf("markets %v", got)
+	}
+	p := got[0]
+	if p["orderbook"] != hexHash(perpBook) || p["market_type"] != "perpetual" || p["max_leverage"] != float64(20) ||
+		p["oracle_price"] != "0x69b5afac750bb80000" || p["mark_price"] != "0x69b5afac750bb80000" ||
+		p["funding_rate"] != "-30000000000000" || p["funding_index"] != "12345" ||
+		p["funding_last_updated"] != float64(1_000_000) || p["open_interest"] != "0x4563918244f40000" {
+		t.Fatalf("perp entry %v", p)
+	}
+	s := got[1]
+	if s["market_type"] != "spot" || s["max_leverage"] != float64(1) || s["oracle_price"] != nil || s["funding_last_updated"] != nil {
+		t.Fatalf("spot entry %v", s)
+	}
+}
+
+// WatchedPositions lists the accounts with svc_positions subscriptions,
+// pending ones included, and forgets them when the last one goes.
+func TestWatchedPositions(t *testing.T) {
+	h := New(Config{})
+	c1, c2 := &fakeConn{}, &fakeConn{}
+	a, b := addr(9), addr(3)
+	s1 := subscribe(t, h, c1, "svc_positions", `{"account":"`+hexAddr(a)+`"}`)
+	subscribe(t, h, c2, "svc_positions", `{"account":"`+hexAddr(a)+`"}`)
+	if _, err := subscribeErr(h, c2, "svc_positions", `{"account":"`+hexAddr(b)+`"}`); err != nil { // pending
+		t.Fatal(err)
+	}
+	subscribe(t, h, c2, "svc_triggers", `{"account":"`+hexAddr(addr(5))+`"}`) // not a positions watch
+	if got := h.WatchedPositions(nil); !slices.Equal(got, []clob.Address{b, a}) {
+		t.Fatalf("watched %x", got)
+	}
+	h.Unsubscribe(c1, s1)
+	if got := h.WatchedPositions(nil); !slices.Equal(got, []clob.Address{b, a}) {
+		t.Fatalf("after one unsubscribe %x", got)
+	}
+	h.DropConn(c2)
+	if got := h.WatchedPositions(nil); len(got) != 0 {
+		t.Fatalf("after drop %x", got)
+	}
+}
