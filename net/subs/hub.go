@@ -185,10 +185,10 @@ type Hub struct {
 	// watchMu guards watched: the number of svc_positions subscriptions
 	// per account, for the node's WatchedPositions. Taken alone, in O(1),
 	// by Subscribe and removal.
-	watchMu sync.Mutex
-	watched map[clob.Address]int
-	pubClosed   bool
-	preloaded   bool
+	watchMu   sync.Mutex
+	watched   map[clob.Address]int
+	pubClosed bool
+	preloaded bool
 	// chainCheck: the next published tick is the first after Preload, and
 	// its ParentHash must be chainHash, the newest preloaded tick's Hash.
 	chainCheck bool
