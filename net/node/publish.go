@@ -44,6 +44,10 @@ type Publisher interface {
 	// the past-perfect time then, so that heads and time move on an idle
 	// node. Called on the ticker goroutine; must not block.
 	IdleSlot(t subs.Tick, pastPerfectUs int64)
+	// WatchedPositions appends the accounts with an svc_positions
+	// subscription (subs.Hub.WatchedPositions). Called under the node's
+	// sequencer lock: must be quick and must not call into the node.
+	WatchedPositions(dst []clob.Address) []clob.Address
 }
 
 // idleSlotDomain prefixes the hash of an idle slot's header.
@@ -123,6 +127,7 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 			t.Markets = append(t.Markets, m)
 		}
 	}
+	n.perpTick(t, res, ran, owners)
 	for _, a := range sortedOwners(owners) {
 		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Positions: idx.Positions(nil, a, n.balances)})
 	}

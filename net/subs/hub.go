@@ -181,18 +181,18 @@ type Hub struct {
 	latestTrig  map[clob.Address]*trigEnt
 	pubPPT      int64
 	pubIdle     Tick // the newest idle slot (TickUs 0: none), header fields only
-
-	// watchMu guards watched: the number of svc_positions subscriptions
-	// per account, for the node's WatchedPositions. Taken alone, in O(1),
-	// by Subscribe and removal.
-	watchMu   sync.Mutex
-	watched   map[clob.Address]int
-	pubClosed bool
-	preloaded bool
+	pubClosed   bool
+	preloaded   bool
 	// chainCheck: the next published tick is the first after Preload, and
 	// its ParentHash must be chainHash, the newest preloaded tick's Hash.
 	chainCheck bool
 	chainHash  clob.Hash
+
+	// watchMu guards watched: the number of svc_positions subscriptions
+	// per account, for the node's WatchedPositions. Taken alone, in O(1),
+	// by Subscribe and removal.
+	watchMu sync.Mutex
+	watched map[clob.Address]int
 
 	wake chan struct{}
 	stop chan struct{}
