@@ -261,7 +261,7 @@ func (x *Index) AppendFills(dst []byte, p *FillsPage) []byte {
 		dst = x.appendFillRow(dst, f)
 	}
 	dst = append(dst, `],"next_cursor":`...)
-	return appendSeqCursor(dst, &p.Next, p.HasNext)
+	return append(appendSeqCursor(dst, &p.Next, p.HasNext), '}')
 }
 
 func (x *Index) appendFillRow(dst []byte, f *FillRow) []byte {
