@@ -181,6 +181,9 @@ func (x *Index) loadFillRow(d *decoder, f *FillRow) {
 		d.Fail("fill %d: negative zero", f.Seq)
 	default:
 		x.checkRow(d, f.Seq, f.TickUs, f.Book)
+		if b := x.books[f.Book]; d.Err == nil && (b.cfg.Kind == clob.Perp) != f.Perp {
+			d.Fail("fill %d: perp flag does not match the market", f.Seq)
+		}
 	}
 }
 
