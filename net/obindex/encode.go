@@ -76,9 +76,9 @@ func appendPerpFields(dst []byte, maxLeverage uint32, p *clob.PerpInfo) []byte {
 	dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
 	dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
 	dst = append(dst, `,"funding_rate":`...)
-	dst = appendSignedDec(dst, &p.FundingRate.Abs, p.FundingRate.Neg)
+	dst = AppendSignedDecimal(dst, &p.FundingRate.Abs, p.FundingRate.Neg)
 	dst = append(dst, `,"funding_index":`...)
-	dst = appendSignedDec(dst, &p.FundingIndex.Abs, p.FundingIndex.Neg)
+	dst = AppendSignedDecimal(dst, &p.FundingIndex.Abs, p.FundingIndex.Neg)
 	dst = append(dst, `,"funding_last_updated":`...)
 	if p.FundingLastUs > 0 {
 		dst = strconv.AppendInt(dst, p.FundingLastUs, 10)

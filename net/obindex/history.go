@@ -284,7 +284,7 @@ func (x *Index) appendFillRow(dst []byte, f *FillRow) []byte {
 		dst = append(dst, `,"order_type":"limit","initial_size":`...)
 	}
 	if f.HasOrder {
-		dst = appendSignedDec(dst, &f.Size, f.Side == clob.Sell)
+		dst = AppendSignedDecimal(dst, &f.Size, f.Side == clob.Sell)
 	}
 	dst = appendU256Field(dst, `,"fee":`, &f.Fee)
 	dst = appendU256Field(dst, `,"base_amount":`, &f.Base)
@@ -302,11 +302,11 @@ func (x *Index) appendFillRow(dst []byte, f *FillRow) []byte {
 	if f.Perp {
 		before := positionBefore(f)
 		dst = append(dst, `,"position_before":`...)
-		dst = appendSignedDec(dst, &before.Abs, before.Neg)
+		dst = AppendSignedDecimal(dst, &before.Abs, before.Neg)
 		dst = append(dst, `,"position_after":`...)
-		dst = appendSignedDec(dst, &f.Position.Abs, f.Position.Neg)
+		dst = AppendSignedDecimal(dst, &f.Position.Abs, f.Position.Neg)
 		dst = append(dst, `,"realized_pnl":`...)
-		dst = appendSignedDec(dst, &f.Realized.Abs, f.Realized.Neg)
+		dst = AppendSignedDecimal(dst, &f.Realized.Abs, f.Realized.Neg)
 	}
 	return append(dst, '}')
 }
@@ -355,12 +355,12 @@ func AppendBackstopTransfers(dst []byte, p *BackstopPage) []byte {
 		dst = append(dst, `,"orderbook_id":`...)
 		dst = jsonrpc.AppendData(dst, t.Book[:])
 		dst = append(dst, `,"size":`...)
-		dst = appendSignedDec(dst, &t.Size.Abs, t.Size.Neg)
+		dst = AppendSignedDecimal(dst, &t.Size.Abs, t.Size.Neg)
 		dst = append(dst, `,"cash":`...)
-		dst = appendSignedDec(dst, &t.Cash.Abs, t.Cash.Neg)
+		dst = AppendSignedDecimal(dst, &t.Cash.Abs, t.Cash.Neg)
 		dst = appendU256Field(dst, `,"mark_price":`, &t.Mark)
 		dst = append(dst, `,"equity":`...)
-		dst = appendSignedDec(dst, &t.Equity.Abs, t.Equity.Neg)
+		dst = AppendSignedDecimal(dst, &t.Equity.Abs, t.Equity.Neg)
 		dst = append(dst, `,"timestamp":`...)
 		dst = strconv.AppendInt(dst, t.TickUs, 10)
 		dst = append(dst, '}')
@@ -371,9 +371,9 @@ func AppendBackstopTransfers(dst []byte, p *BackstopPage) []byte {
 	return append(appendSeqCursor(dst, &p.Next, p.HasNext), '}')
 }
 
-// appendSignedDec appends a quoted decimal string, "-" first when neg and
-// v is not zero.
-func appendSignedDec(dst []byte, v *uint256.Int, neg bool) []byte {
+// AppendSignedDecimal appends a quoted decimal string, "-" first when neg
+// and v is not zero (the openapi's signed amounts).
+func AppendSignedDecimal(dst []byte, v *uint256.Int, neg bool) []byte {
 	dst = append(dst, '"')
 	if neg && !v.IsZero() {
 		dst = append(dst, '-')

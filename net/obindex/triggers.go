@@ -51,7 +51,7 @@ func appendTrigger(dst []byte, t *Trigger) []byte {
 	dst = append(dst, `,"nonce":`...)
 	dst = strconv.AppendUint(dst, in.Nonce, 10)
 	dst = append(dst, `,"size":`...)
-	dst = appendSignedDec(dst, &in.Size, in.Side == clob.Sell)
+	dst = AppendSignedDecimal(dst, &in.Size, in.Side == clob.Sell)
 	dst = appendU256Field(dst, `,"limit_price":`, &in.LimitPrice)
 	dst = appendU256Field(dst, `,"trigger_price":`, &in.TriggerPrice)
 	if in.TriggerType == clob.TriggerTakeProfit {

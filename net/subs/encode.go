@@ -39,17 +39,6 @@ func appendDecimal(dst []byte, v *uint256.Int) []byte {
 	return append(dst, '"')
 }
 
-// appendSignedDecimal appends a quoted decimal string, "-" first when neg
-// and v is not zero.
-func appendSignedDecimal(dst []byte, v *uint256.Int, neg bool) []byte {
-	dst = append(dst, '"')
-	if neg && !v.IsZero() {
-		dst = append(dst, '-')
-	}
-	dst = jsonrpc.AppendDecimalU256(dst, v)
-	return append(dst, '"')
-}
-
 // appendOrderbook appends one OrderbookSnapshot: the ob_getOrderbook shape
 // with at most depth levels per side (0: all published).
 func appendOrderbook(dst []byte, s *obindex.Snapshot, depth int) []byte {

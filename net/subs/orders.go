@@ -136,7 +136,7 @@ func appendEntityV2(dst []byte, tickUs int64, m *obindex.OrderMeta, sc *scratch,
 	dst = append(dst, `,"px":`...)
 	dst = appendDecimal(dst, &m.Price)
 	dst = append(dst, `,"sz":`...)
-	dst = appendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
+	dst = obindex.AppendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
 	if m.TTLUs > 0 {
 		dst = append(dst, `,"end":`...)
 		dst = strconv.AppendInt(dst, tickUs+m.TTLUs, 10)

@@ -651,12 +651,7 @@ func (d *tickDecoder) tick() *Tick {
 		for i := range t.Positions {
 			p := &t.Positions[i]
 			d.addr(&p.Account)
-			if m := d.count(positionSizeMin); m > 0 {
-				p.Positions = make([]obindex.Position, m)
-				for j := range p.Positions {
-					d.position(&p.Positions[j])
-				}
-			}
+			p.Positions = decodeList(d, positionSizeMin, d.position)
 		}
 	}
 	if n := d.count(withdrawSizeMin); n > 0 {
@@ -671,15 +666,24 @@ func (d *tickDecoder) tick() *Tick {
 		for i := range t.Triggers {
 			a := &t.Triggers[i]
 			d.addr(&a.Account)
-			if m := d.count(triggerSizeMin); m > 0 {
-				a.Triggers = make([]obindex.Trigger, m)
-				for j := range a.Triggers {
-					d.trigger(&a.Triggers[j])
-				}
-			}
+			a.Triggers = decodeList(d, triggerSizeMin, d.trigger)
 		}
 	}
 	return t
+}
+
+// decodeList reads a count of records of at least minSize bytes, then
+// each with item (nil when none).
+func decodeList[T any](d *tickDecoder, minSize int, item func(*T)) []T {
+	n := d.count(minSize)
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, n)
+	for i := range out {
+		item(&out[i])
+	}
+	return out
 }
 
 func (d *tickDecoder) trigger(t *obindex.Trigger) {
