@@ -35,7 +35,10 @@
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
 //
-// Memory: RAM holds the ledger, the books, the market index, the records in
+// Memory: RAM holds the ledger, the books, the market index (with its
+// bounded fills and backstop histories), the perp publishing views
+// (perpsubs.go: a tx hash per live trigger, the trigger intents not yet
+// landed, a mark per perp market), the records in
 // flight (MaxInflight bounds them: beyond it Submit refuses with
 // ErrOverloaded rather than queue without bound) and the newest
 // Config.CacheEntries attested records. Everything older is read from the
