@@ -143,7 +143,7 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 			}
 		}
 		n.market.tick(res)
-		n.perp.tick(res)
+		n.perp.tick(res, n.ledger.Orderbook())
 		if n.pub != nil && e != nil {
 			e.publish = n.buildTick(res, e) // chains to the previous tick
 		}

@@ -22,20 +22,29 @@ import (
 // sequencer lock.
 type perpViews struct {
 	// trigTx maps a stored (or landing) trigger's id to its transaction's
-	// hash; an entry goes when the trigger fires or is cancelled. Not in
-	// the node's snapshot: after a restart, triggers stored before it show
-	// tx_hash null.
+	// hash; an entry goes when the trigger fires or is cancelled, or when
+	// its submit landed without storing it. So it is bounded by the live
+	// triggers and the intents in flight. Not in the node's snapshot: after
+	// a restart, triggers stored before it show tx_hash null.
 	trigTx map[clob.Hash]clob.Hash
-	// trigLanding lists, per book, the owners of trigger intents admitted
-	// since that book's last tick: its next tick lands them and pushes
-	// their triggers.
-	trigLanding map[clob.Hash][]clob.Address
+	// trigLanding lists, per book, the trigger intents admitted since that
+	// book's last tick: its next tick lands them and pushes their owners'
+	// triggers.
+	trigLanding map[clob.Hash][]landing
 	// trigTouched is the accounts whose triggers the last tick changed
 	// (tick sets it, whether or not anyone publishes).
 	trigTouched map[clob.Address]bool
 	// marks holds each perp market's mark and funding index as last
 	// published, to tell which moved.
 	marks map[clob.Hash]perpMark
+}
+
+// landing is a trigger intent admitted but not landed: its owner, and the
+// trigger's id for a submit.
+type landing struct {
+	owner  clob.Address
+	id     clob.Hash
+	submit bool
 }
 
 type perpMark struct {
@@ -46,7 +55,7 @@ type perpMark struct {
 func newPerpViews() perpViews {
 	return perpViews{
 		trigTx:      make(map[clob.Hash]clob.Hash),
-		trigLanding: make(map[clob.Hash][]clob.Address),
+		trigLanding: make(map[clob.Hash][]landing),
 		trigTouched: make(map[clob.Address]bool),
 		marks:       make(map[clob.Hash]perpMark),
 	}
@@ -61,22 +70,23 @@ func (v *perpViews) admitted(tx *core.Tx, env *clob.Envelope) {
 	}
 	for i := range env.Intents {
 		in := &env.Intents[i]
+		l := landing{owner: owner}
 		switch in.Kind {
 		case clob.IntentSubmitTrigger:
-			v.trigTx[clob.OrderID(clob.Address(tx.From), tx.Nonce, uint32(i))] = clob.Hash(tx.Hash)
+			l.id, l.submit = clob.OrderID(clob.Address(tx.From), tx.Nonce, uint32(i)), true
+			v.trigTx[l.id] = clob.Hash(tx.Hash)
 		case clob.IntentCancelTrigger, clob.IntentUpdateTrigger:
 		default:
 			continue
 		}
-		if ls := v.trigLanding[in.Book]; !slices.Contains(ls, owner) {
-			v.trigLanding[in.Book] = append(ls, owner)
-		}
+		v.trigLanding[in.Book] = append(v.trigLanding[in.Book], l)
 	}
 }
 
 // tick folds an applied tick in: the trigger intents of the books that
-// ran have landed, and fired or cancelled triggers are gone.
-func (v *perpViews) tick(res *clob.TickResult) {
+// ran have landed (a submit that stored nothing forgets its hash), and
+// fired or cancelled triggers are gone.
+func (v *perpViews) tick(res *clob.TickResult, ob *clob.Engine) {
 	clear(v.trigTouched)
 	for i := range res.Events {
 		if ev := &res.Events[i]; ev.Kind == clob.EventTriggerFired || ev.Kind == clob.EventTriggerCancel {
@@ -84,10 +94,18 @@ func (v *perpViews) tick(res *clob.TickResult) {
 			delete(v.trigTx, ev.OrderID)
 		}
 	}
+	var stored []clob.TriggerInfo
 	for i := range res.Books {
 		id := res.Books[i].Book
-		for _, a := range v.trigLanding[id] {
-			v.trigTouched[a] = true
+		for _, l := range v.trigLanding[id] {
+			v.trigTouched[l.owner] = true
+			if !l.submit {
+				continue
+			}
+			stored = ob.AppendTriggers(stored[:0], l.owner)
+			if !slices.ContainsFunc(stored, func(t clob.TriggerInfo) bool { return t.ID == l.id }) {
+				delete(v.trigTx, l.id)
+			}
 		}
 		delete(v.trigLanding, id)
 	}
