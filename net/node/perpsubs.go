@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"slices"
 
 	"github.com/holiman/uint256"
@@ -117,13 +116,20 @@ func (n *Node) equity(a clob.Address) clob.Signed {
 	return n.ledger.Margin(core.Address(a)).Equity
 }
 
-// perpTick adds a tick's perp data to t: the perp markets' entries (every
-// tick they run, with their live state), the triggers of every account the
-// tick changed (perpViews.tick ran first), and owners, extended with the accounts touched by
-// liquidations and trigger events and with the watched accounts holding a
-// position in a market whose mark or funding index moved.
+// perpRan reports whether perp market id ran in the tick at tickUs (its
+// funding accrued then), whether or not its book had work.
+func perpRan(ob *clob.Engine, id clob.Hash, tickUs int64) bool {
+	p, ok := ob.PerpMarket(id)
+	return ok && p.FundingLastUs == tickUs
+}
+
+// perpTick adds a tick's perp data to t: the live state of the perp
+// markets among t.Markets, the triggers of every account the tick changed
+// (perpViews.tick ran first), and owners, extended with the accounts
+// touched by liquidations and trigger events and with the watched accounts
+// holding a position in a market whose mark or funding index moved.
 // REQUIRES: n.mu held, right after the tick applied.
-func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, ran map[clob.Hash]bool, owners map[clob.Address]bool) {
+func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
 	ob := n.ledger.Orderbook()
 	pv := &n.perp
 	for i := range res.Events {
@@ -136,29 +142,17 @@ func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, ran map[clob.Hash]bo
 	}
 	moved := make(map[clob.Hash]bool)
 	for i := range t.Markets {
-		m := &t.Markets[i]
-		if info, ok := ob.PerpMarket(m.Config.ID); ok {
-			m.Perp = &info
-		}
-	}
-	for _, m := range n.market.idx.Markets(nil) {
-		info, ok := ob.PerpMarket(m.Config.ID)
-		if !ok || ran[m.Config.ID] || info.FundingLastUs != res.TickUs {
+		p, ok := ob.PerpMarket(t.Markets[i].Config.ID)
+		if !ok {
 			continue
 		}
-		m.Perp = &info // ran as a perp market without its book running
-		t.Markets = append(t.Markets, m)
-	}
-	for i := range t.Markets {
-		if p := t.Markets[i].Perp; p != nil {
-			now := perpMark{mark: p.Mark, index: p.FundingIndex}
-			if pv.marks[p.Book] != now {
-				pv.marks[p.Book] = now
-				moved[p.Book] = true
-			}
+		t.Markets[i].Perp = &p
+		now := perpMark{mark: p.Mark, index: p.FundingIndex}
+		if pv.marks[p.Book] != now {
+			pv.marks[p.Book] = now
+			moved[p.Book] = true
 		}
 	}
-	slices.SortFunc(t.Markets, func(a, b obindex.Market) int { return bytes.Compare(a.Config.ID[:], b.Config.ID[:]) })
 	if len(moved) > 0 {
 		var ps []clob.PositionInfo
 		for _, a := range n.pub.WatchedPositions(nil) {

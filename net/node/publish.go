@@ -123,11 +123,11 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 		}
 	}
 	for _, m := range idx.Markets(nil) {
-		if ran[m.Config.ID] {
+		if ran[m.Config.ID] || perpRan(ob, m.Config.ID, res.TickUs) {
 			t.Markets = append(t.Markets, m)
 		}
 	}
-	n.perpTick(t, res, ran, owners)
+	n.perpTick(t, res, owners)
 	for _, a := range sortedOwners(owners) {
 		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Positions: idx.Positions(nil, a, n.balances)})
 	}
