@@ -176,10 +176,7 @@ func AppendTick(dst []byte, t *Tick) []byte {
 	for i := range t.Positions {
 		p := &t.Positions[i]
 		dst = append(dst, p.Account[:]...)
-		dst = binary.AppendUvarint(dst, uint64(len(p.Positions)))
-		for j := range p.Positions {
-			dst = appendPosition(dst, &p.Positions[j])
-		}
+		dst = appendList(dst, p.Positions, appendPosition)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(t.Withdrawals)))
 	for i := range t.Withdrawals {
@@ -191,10 +188,17 @@ func AppendTick(dst []byte, t *Tick) []byte {
 	for i := range t.Triggers {
 		a := &t.Triggers[i]
 		dst = append(dst, a.Account[:]...)
-		dst = binary.AppendUvarint(dst, uint64(len(a.Triggers)))
-		for j := range a.Triggers {
-			dst = appendTrigger(dst, &a.Triggers[j])
-		}
+		dst = appendList(dst, a.Triggers, appendTrigger)
+	}
+	return dst
+}
+
+// appendList appends the count of items, then each with item (decodeList
+// reads it back).
+func appendList[T any](dst []byte, items []T, item func([]byte, *T) []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(items)))
+	for i := range items {
+		dst = item(dst, &items[i])
 	}
 	return dst
 }
