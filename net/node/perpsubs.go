@@ -116,6 +116,15 @@ func (n *Node) equity(a clob.Address) clob.Signed {
 	return n.ledger.Margin(core.Address(a)).Equity
 }
 
+// setPerp gives a perp market's entry its live state (a copy) and returns
+// it; nil for a spot market.
+func setPerp(ob *clob.Engine, m *obindex.Market) *clob.PerpInfo {
+	if p, ok := ob.PerpMarket(m.Config.ID); ok {
+		m.Perp = &p
+	}
+	return m.Perp
+}
+
 // perpRan reports whether perp market id ran in the tick at tickUs (its
 // funding accrued then), whether or not its book had work.
 func perpRan(ob *clob.Engine, id clob.Hash, tickUs int64) bool {
@@ -142,11 +151,10 @@ func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Addr
 	}
 	moved := make(map[clob.Hash]bool)
 	for i := range t.Markets {
-		p, ok := ob.PerpMarket(t.Markets[i].Config.ID)
-		if !ok {
+		p := setPerp(ob, &t.Markets[i])
+		if p == nil {
 			continue
 		}
-		t.Markets[i].Perp = &p
 		now := perpMark{mark: p.Mark, index: p.FundingIndex}
 		if pv.marks[p.Book] != now {
 			pv.marks[p.Book] = now

@@ -204,10 +204,16 @@ func (n *Node) Positions(a clob.Address) []obindex.Position {
 	return n.market.idx.Positions(nil, a, n.balances)
 }
 
-// Markets answers the ob_getMarkets entries (the hub's svc_markets snapshot
-// for markets no tick has covered since start).
+// Markets answers the ob_getMarkets entries, perp markets with their live
+// state (the hub's svc_markets snapshot for markets no tick has covered
+// since start).
 func (n *Node) Markets() []obindex.Market {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return n.market.idx.Markets(nil)
+	ms := n.market.idx.Markets(nil)
+	ob := n.ledger.Orderbook()
+	for i := range ms {
+		setPerp(ob, &ms[i])
+	}
+	return ms
 }
