@@ -142,3 +142,26 @@ func TestWatchedPositions(t *testing.T) {
 		t.Fatalf("after drop %x", got)
 	}
 }
+
+// PositionsKeptMax and TriggersKeptMax bound the latest state entries the
+// hub keeps: past them an arbitrary older account is forgotten (its
+// snapshot then comes from Config), never the one just published.
+func TestLatestStateBounds(t *testing.T) {
+	h := New(Config{})
+	tk := newTick(1000).t
+	for i := range PositionsKeptMax + 1 {
+		a := clob.Address{0: byte(i >> 16), 1: byte(i >> 8), 2: byte(i)}
+		tk.Positions = append(tk.Positions, AccountPositions{Account: a})
+		tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	}
+	if err := h.PublishTick(tk); err != nil {
+		t.Fatal(err)
+	}
+	last := tk.Positions[PositionsKeptMax].Account
+	if len(h.latestPos) != PositionsKeptMax || h.latestPos[last] == nil {
+		t.Fatalf("%d positions kept (last kept %v), want %d", len(h.latestPos), h.latestPos[last] != nil, PositionsKeptMax)
+	}
+	if len(h.latestTrig) != TriggersKeptMax || h.latestTrig[last] == nil {
+		t.Fatalf("%d triggers kept (last kept %v), want %d", len(h.latestTrig), h.latestTrig[last] != nil, TriggersKeptMax)
+	}
+}
