@@ -300,7 +300,7 @@ func (x *Index) appendFillRow(dst []byte, f *FillRow) []byte {
 		dst = append(dst, `,"maker":false`...)
 	}
 	if f.Perp {
-		before := positionBefore(f)
+		before := PositionBefore(f.Side, &f.Base, f.Position)
 		dst = append(dst, `,"position_before":`...)
 		dst = AppendSignedDecimal(dst, &before.Abs, before.Neg)
 		dst = append(dst, `,"position_after":`...)
@@ -311,13 +311,15 @@ func (x *Index) appendFillRow(dst []byte, f *FillRow) []byte {
 	return append(dst, '}')
 }
 
-// positionBefore is the position after the fill minus what the fill
-// traded (+base for a buy, −base for a sell).
-func positionBefore(f *FillRow) clob.Signed {
-	var d clob.Signed
-	d.Abs = f.Base
-	d.Neg = f.Side == clob.Buy // subtract a buy: add its negation
-	return addSigned(f.Position, d)
+// PositionBefore is the position before a fill of base on side that left
+// it at after: after minus what the fill traded (+base for a buy, −base
+// for a sell).
+func PositionBefore(side clob.Side, base *uint256.Int, after clob.Signed) clob.Signed {
+	d := clob.Signed{Abs: *base, Neg: side == clob.Buy} // subtract a buy: add its negation
+	if d.Abs.IsZero() {
+		d.Neg = false
+	}
+	return addSigned(after, d)
 }
 
 // addSigned returns a + b.

@@ -146,8 +146,8 @@ func TestPositionBefore(t *testing.T) {
 		{clob.Sell, "5", "5", true, "0", false, "sell opens a short"},
 		{clob.Sell, "2", "5", true, "3", true, "sell grows a short"},
 	} {
-		f := FillRow{Side: c.side, Base: dec(c.base), Position: clob.Signed{Neg: c.afterNeg, Abs: dec(c.after)}}
-		if got := positionBefore(&f); got.Neg != c.beforeNeg || got.Abs.Dec() != c.before {
+		base := dec(c.base)
+		if got := PositionBefore(c.side, &base, clob.Signed{Neg: c.afterNeg, Abs: dec(c.after)}); got.Neg != c.beforeNeg || got.Abs.Dec() != c.before {
 			t.Fatalf("%s: %v, want neg %v %s", c.name, got, c.beforeNeg, c.before)
 		}
 	}

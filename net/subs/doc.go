@@ -188,6 +188,14 @@
 //     without ttl. Event kinds: placed → new, fill, cancel, expire,
 //     post-only refusal → reject (why "post_only_refused", with totals),
 //     update → modify (px, sz when the node gives the Modification).
+//   - Perp books: a v2 fill carries pa (the owner's position after it,
+//     signed decimal), and the engine's perp events listed in the book's
+//     range appear in v2 as k "liquidation" (sz the position taken over,
+//     px the mark), "trigger_fired" (px the mark that fired it) and
+//     "trigger_cancel" (the v2 kinds are open). A svc_orders fill carries
+//     position_before and position_after (before and after this fill);
+//     its OrderUpdate union is closed, so it leaves the perp-only events
+//     out.
 //   - svc_orders, svc_candles, svc_markets and svc_positions use hex
 //     quantities, as the ob_ methods they mirror.
 //   - svc_orders and svc_orders_v2 send one notification per book per

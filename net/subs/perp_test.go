@@ -1,6 +1,7 @@
 package subs
 
 import (
+	"encoding/json"
 	"slices"
 	"testing"
 
@@ -163,5 +164,36 @@ func TestLatestStateBounds(t *testing.T) {
 	}
 	if len(h.latestTrig) != TriggersKeptMax || h.latestTrig[last] == nil {
 		t.Fatalf("%d triggers kept (last kept %v), want %d", len(h.latestTrig), h.latestTrig[last] != nil, TriggersKeptMax)
+	}
+}
+
+// The orders channels on a perp book: svc_orders_v2 fills carry pa (the
+// position after) and the liquidation and trigger events appear with
+// their own kinds; svc_orders fills carry position_before/after, and its
+// closed union leaves the perp-only events out.
+func TestOrdersPerpEvents(t *testing.T) {
+	h := New(Config{})
+	c := &fakeConn{}
+	v2 := subscribe(t, h, c, "svc_orders_v2", ``)
+	v1 := subscribe(t, h, c, "svc_orders", ``)
+	h.PublishTick(perpTestTick(1_000_000, addr(7), 1950))
+	h.Pump()
+	got := rawResults(t, c, v2)
+	want := `{"book":"` + hexHash(perpBook) + `","batch":1000000,"accts":["` + hexAddr(addr(7)) + `","` + hexAddr(addr(0x44)) + `"],"orders":[],"events":[` +
+		`{"k":"fill","id":"` + hexHash(orderID(1)) + `","a":0,"b":"1000000000000000000","q":"2000000000000000000000","tb":"0","tq":"0","tf":"0","pa":"3000000000000000000"},` +
+		`{"k":"liquidation","id":"` + hexHash(orderID(2)) + `","a":1,"sz":"2000000000000000000","px":"1950000000000000000000"},` +
+		`{"k":"trigger_fired","id":"` + hexHash(orderID(3)) + `","a":0,"px":"1950000000000000000000"},` +
+		`{"k":"trigger_cancel","id":"` + hexHash(orderID(4)) + `","a":0}]}`
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("v2\n got %v\nwant %s", got, want)
+	}
+	v1s := rawResults(t, c, v1)
+	var arr []map[string]any
+	if len(v1s) != 1 || json.Unmarshal([]byte(v1s[0]), &arr) != nil {
+		t.Fatalf("v1 %v", v1s)
+	}
+	if len(arr) != 1 || arr[0]["type"] != "fill" || arr[0]["position_before"] != "2000000000000000000" ||
+		arr[0]["position_after"] != "3000000000000000000" {
+		t.Fatalf("v1 %v", arr)
 	}
 }
