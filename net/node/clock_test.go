@@ -100,6 +100,8 @@ func (w *clockWatch) PublishTick(t *subs.Tick) {
 	w.hub.PublishTick(t)
 }
 
+func (w *clockWatch) WatchedPositions(dst []clob.Address) []clob.Address { return dst }
+
 func (w *clockWatch) IdleSlot(t subs.Tick, pastPerfectUs int64) {
 	w.see("idle slot", &w.lastIdle, t.TickUs, true)
 	w.see("past-perfect time", &w.lastPPT, pastPerfectUs, false)

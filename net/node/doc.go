@@ -40,7 +40,10 @@
 //     ledger's margin under the read lock. The ranking is kept with the
 //     ledger sequence it was computed at and is recomputed once that moves.
 //
-// Memory: RAM holds the ledger, the books, the market index, the records in
+// Memory: RAM holds the ledger, the books, the market index (with its
+// bounded fills and backstop histories), the perp publishing views
+// (perpsubs.go: a tx hash per live trigger, the trigger intents not yet
+// landed, a mark per perp market), the records in
 // flight (MaxInflight bounds them: beyond it Submit refuses with
 // ErrOverloaded rather than queue without bound) and the newest
 // Config.CacheEntries attested records. Everything older is read from the

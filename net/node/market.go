@@ -127,6 +127,7 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		if rec != nil && in.Tx.To == core.OrderbookAddress {
 			n.awaiting[rec.Seq] = awaitRef{hash: rec.Tx.Hash, e: e}
 			n.market.admitted(&rec.Tx, in.TimeUs, n.ledger.LastEnvelope())
+			n.perp.admitted(&rec.Tx, n.ledger.LastEnvelope())
 		}
 	case core.InputTick:
 		res := n.ledger.LastTick()
@@ -142,6 +143,7 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 			}
 		}
 		n.market.tick(res)
+		n.perp.tick(res, n.ledger.Orderbook())
 		if n.pub != nil && e != nil {
 			e.publish = n.buildTick(res, e) // chains to the previous tick
 		}

@@ -138,6 +138,7 @@ type Node struct {
 	awaiting map[uint64]awaitRef
 	market   *marketViews
 	atRisk   riskCache // ob_getRankedPositions' ordering (perp.go)
+	perp     perpViews // perp bookkeeping for publishing (perpsubs.go)
 	// pub receives durable ticks and attested receipts (nil: nobody
 	// subscribes); lastTickHash chains the published ticks.
 	pub          Publisher
@@ -229,6 +230,8 @@ func Open(cfg Config) (*Node, error) {
 		logScanMax: LogScanMax,
 	}
 	n.market = newMarketViews(n.ledger.Orderbook())
+	n.market.idx.SetEquity(n.equity)
+	n.perp = newPerpViews()
 	for i := range cfg.Genesis {
 		g := &cfg.Genesis[i]
 		n.ledger.Genesis(g.Token, g.Account, &g.Amount)

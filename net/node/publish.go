@@ -44,6 +44,10 @@ type Publisher interface {
 	// the past-perfect time then, so that heads and time move on an idle
 	// node. Called on the ticker goroutine; must not block.
 	IdleSlot(t subs.Tick, pastPerfectUs int64)
+	// WatchedPositions appends the accounts with an svc_positions
+	// subscription (subs.Hub.WatchedPositions). Called under the node's
+	// sequencer lock: must be quick and must not call into the node.
+	WatchedPositions(dst []clob.Address) []clob.Address
 }
 
 // idleSlotDomain prefixes the hash of an idle slot's header.
@@ -119,10 +123,11 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 		}
 	}
 	for _, m := range idx.Markets(nil) {
-		if ran[m.Config.ID] {
+		if ran[m.Config.ID] || perpRan(ob, m.Config.ID, res.TickUs) {
 			t.Markets = append(t.Markets, m)
 		}
 	}
+	n.perpTick(t, res, owners)
 	for _, a := range sortedOwners(owners) {
 		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Positions: idx.Positions(nil, a, n.balances)})
 	}
@@ -199,10 +204,16 @@ func (n *Node) Positions(a clob.Address) []obindex.Position {
 	return n.market.idx.Positions(nil, a, n.balances)
 }
 
-// Markets answers the ob_getMarkets entries (the hub's svc_markets snapshot
-// for markets no tick has covered since start).
+// Markets answers the ob_getMarkets entries, perp markets with their live
+// state (the hub's svc_markets snapshot for markets no tick has covered
+// since start).
 func (n *Node) Markets() []obindex.Market {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return n.market.idx.Markets(nil)
+	ms := n.market.idx.Markets(nil)
+	ob := n.ledger.Orderbook()
+	for i := range ms {
+		setPerp(ob, &ms[i])
+	}
+	return ms
 }

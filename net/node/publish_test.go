@@ -22,8 +22,9 @@ func (r *tickRecorder) PublishTick(t *subs.Tick) {
 	r.mu.Unlock()
 }
 
-func (r *tickRecorder) Attested([]Receipt)        {}
-func (r *tickRecorder) IdleSlot(subs.Tick, int64) {}
+func (r *tickRecorder) Attested([]Receipt)                                 {}
+func (r *tickRecorder) IdleSlot(subs.Tick, int64)                          {}
+func (r *tickRecorder) WatchedPositions(dst []clob.Address) []clob.Address { return dst }
 
 // storedTicksAfterReopen closes n, opens cfg's data directory again and
 // checks that StoredTicks returns exactly the ticks published to want, in

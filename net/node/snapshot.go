@@ -304,6 +304,7 @@ func (n *Node) loadNewestSnapshot(head persist.Head) (uint64, error) {
 			return true
 		}
 		n.ledger, n.market = st.ledger, &marketViews{idx: st.index}
+		n.market.idx.SetEquity(n.equity)
 		n.records, n.lastTickUs, n.lastTickHash = st.records, st.lastTickUs, st.lastTickHash
 		n.clock.raise(st.nowUs)
 		n.awaiting = st.awaiting

@@ -1,9 +1,11 @@
 // Package obindex is the market-data indexer behind the ob_ JSON-RPC read
 // methods: ob_getMarkets, ob_getOrderbook, ob_getOrders, ob_getCandles,
-// ob_getPositions and the perp reads ob_getTriggers, ob_getOraclePrices,
-// ob_getFundingRates and ob_getRankedPositions. Result shapes follow the
-// live network's openapi (pod-sdk doc/api-reference/json-rpc/openapi.yaml);
-// decisions where it is silent are listed below.
+// ob_getPositions, ob_getFills and ob_getBackstopTransfers, and the perp
+// reads ob_getTriggers (whose page svc_triggers also sends),
+// ob_getOraclePrices, ob_getFundingRates and ob_getRankedPositions. Result
+// shapes follow the live network's openapi (pod-sdk
+// doc/api-reference/json-rpc/openapi.yaml); decisions where it is silent
+// are listed below.
 //
 // # Model
 //
@@ -27,7 +29,11 @@
 //     new-order count come from its BookTick; a tick that traded
 //     (BookTick.Traded) folds its clearing price and base volume into the
 //     candles of every resolution. An event moves the resting counts of its
-//     order's own book (Meta.Book).
+//     order's own book (Meta.Book). Every fill event also becomes a row of
+//     its owner's fills history, and every liquidation event (wherever the
+//     engine lists it) a backstop transfer, with the account's equity read
+//     from the EquityFunc set by SetEquity. One index-wide sequence numbers
+//     the rows of both histories in event order.
 //   - AppendSnapshot writes the whole index as canonical bytes, Load reads
 //     them back (layout below): the node snapshots at tick boundaries and,
 //     at start-up, loads the newest snapshot and replays only the intent
@@ -84,8 +90,17 @@
 //   - AppendRanked (ob_getRankedPositions): the caller ranks the accounts
 //     (net/node, closest to liquidation first) and passes a page of them
 //     with their positions, the total and the queried account's rank.
+//   - Fills / AppendFills (ob_getFills): one account's fill rows, newest
+//     first; filters orderbook_id, from_ts (inclusive), to_ts (exclusive);
+//     next_cursor "{ts}:{seq}" (the page's last row) or null, the next page
+//     holding the rows strictly older than it.
+//   - BackstopTransfers / AppendBackstopTransfers (ob_getBackstopTransfers):
+//     the liquidations taken over by the backstop, newest first, of one
+//     account or all; total_count counts the matching rows; cursor as
+//     fills.
 //   - ParseOrderbookID, ParseDepth, ParseOrdersQuery, ParseCandlesQuery,
-//     ParseCursor, ParseTriggersQuery, ParseRankedQuery decode the parameters from fastjson values; errors are
+//     ParseCursor, ParseTriggersQuery, ParseRankedQuery, ParseFillsQuery,
+//     ParseBackstopQuery decode the parameters from fastjson values; errors are
 //     preallocated -32602 jsonrpc errors whose data names the field.
 //
 // # Limits
@@ -108,11 +123,18 @@
 //     book. RankedLimitMax (100) accounts per ob_getRankedPositions page
 //     (default RankedLimitDefault, 20), each with at most one spot holding
 //     and one perp position per market; larger limits are clamped.
+//   - FillsPerAccount (2048) fill rows per account and BackstopTransfersMax
+//     (16384) backstop transfers in all: past them the oldest row is
+//     forgotten (a cursor older than every kept row gives an empty page).
+//     FillsLimitMax (500, also the default) rows per ob_getFills page,
+//     BackstopLimitMax (200; default BackstopLimitDefault, 50) per
+//     ob_getBackstopTransfers page; larger limits are clamped.
 //
 // Nothing else grows with the orders or ticks processed: an account's
 // memory is its live orders plus at most TerminalOrdersPerAccount terminal
-// ones of at most OrderFillsMax fill rows each; a market's is its six
-// candle rings. The number of accounts and markets is bounded by the
+// ones of at most OrderFillsMax fill rows each, plus at most
+// FillsPerAccount history rows; a market's is its six candle rings; the
+// backstop history is at most BackstopTransfersMax rows. The number of accounts and markets is bounded by the
 // ledger, not here.
 //
 // # Decisions where the openapi is silent
@@ -167,6 +189,21 @@
 //     it in each). Perp positions and the totals follow docs/perps.md,
 //     "Reads"; a perp position's stop_loss and take_profit are null (the
 //     triggers are listed by ob_getTriggers).
+//   - Fills: one row per fill event (not summed per tick, unlike an order's
+//     "fills"). The openapi FillResponse fields, with fee this fill's fee
+//     (the openapi says the order's accumulated fee, "always zero"),
+//     order_type and initial_size null when the index did not know the
+//     order (the orders fired triggers place are not admitted through it),
+//     plus side and maker, and on perp markets position_before,
+//     position_after and realized_pnl (signed decimal strings). from_ts is
+//     optional (the openapi requires it; 0 when absent); next_cursor is
+//     ours (the openapi pages by time only).
+//   - Backstop transfers: the openapi BackstopTransferResponse. size is the
+//     position taken over, cash the PnL the account realized at the mark,
+//     equity the account's equity after the tick that liquidated it (after
+//     the penalty and the bad-debt cover), read from the ledger. The first
+//     parameter, the account, may be null or left out (every account's);
+//     the openapi requires it.
 //   - Parameters: JSON null counts as absent; integers may be JSON integers
 //     or 0x quantities; unknown members of a query object are ignored.
 //     depth must be ≥ 1 when given; a query limit must be ≥ 1 (larger than
@@ -181,7 +218,7 @@
 // Integers are big-endian (i64: two's complement), amounts 32-byte uint256,
 // booleans one byte (0 or 1), strings a u32 length and their bytes.
 //
-//	index:   | "OBIX1" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
+//	index:   | "OBIX2" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* | history |
 //	book:    | id 32 | kind u8 | base 20 | quote 20 | intervalUs i64 |
 //	         | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
 //	         | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
@@ -195,6 +232,18 @@
 //	         | price 32 | filledBase 32 | filledQuote 32 | fee 32 | enteredUs i64 | endUs i64 |
 //	         | nFills u32 | fill* |
 //	fill:    | tickUs i64 | base 32 | quote 32 | price 32 |
+//	history: | seq u64 | nFillAccounts u32 | (owner 20 | nRows u32 | fillRow*)* |
+//	         | nBackstop u32 | backstopRow* |
+//	fillRow: | seq u64 | tickUs i64 | book 32 | orderID 32 | side u8 | flags u8 | type u8 |
+//	         | size 32 | base 32 | quote 32 | fee 32 | price 32 | position 32 | realized 32 |
+//	         flags: 0x01 maker, 0x02 hasOrder, 0x04 perp, 0x08 position negative,
+//	         0x10 realized negative
+//	backstopRow: | seq u64 | tickUs i64 | user 20 | book 32 | flags u8 |
+//	         | size 32 | cash 32 | mark 32 | equity 32 |
+//	         flags: 0x01 size negative, 0x02 cash negative, 0x04 equity negative
+//
+// History rows ascend by seq; fill accounts by address, each with 1 to
+// FillsPerAccount rows.
 //
 // An order's owner is not written: it is its account's address. Neither
 // are the books' resting counts (buys_count, sells_count), the accounts'
@@ -208,7 +257,9 @@
 // limits, unknown enums, booleans other than 0/1, unsorted or repeated
 // keys, an order of an unknown book, non-canonical fields such as a price
 // on a book that never cleared, candles off their bucket boundaries or
-// after nowUs). So whatever it accepts re-encodes to the same bytes
+// after nowUs, history rows with a sequence the index never issued, a time
+// outside [0, now], an unknown book, a perp flag that does not match the
+// market, or a negative zero). So whatever it accepts re-encodes to the same bytes
 // (FuzzLoad checks it). The snapshot carries no checksum of its own: the
 // node stores it zstd-compressed (persist.Snapshot), whose frame checksum
 // catches a damaged value before Load sees it.

@@ -112,6 +112,12 @@ func askEverything(x *Index) {
 		out = AppendOrders(out, &page)
 		out = AppendPositions(out, &PositionsData{Spot: x.Positions(nil, owner, balances)})
 	}
+	for owner := range x.fills {
+		page := x.Fills(owner, &FillsQuery{ToUs: math.MaxInt64, Limit: FillsLimitMax})
+		out = x.AppendFills(out, &page)
+	}
+	bs := x.BackstopTransfers(&BackstopQuery{Limit: BackstopLimitMax})
+	_ = AppendBackstopTransfers(out, &bs)
 }
 
 // feedEverything admits an order to every book and runs a tick, at the

@@ -173,6 +173,12 @@ type Index struct {
 	orders   map[clob.Hash]*Order
 	accounts map[clob.Address]*account
 	nowUs    int64 // the latest tick time seen
+	// Histories (history.go). seq numbers their rows: it grows by one per
+	// row recorded, so rows of one history ascend by it.
+	fills    map[clob.Address]*ring[FillRow]
+	backstop ring[BackstopTransfer]
+	seq      uint64
+	equity   EquityFunc
 }
 
 // New returns an empty index. live (may be nil) is asked for an order's new
@@ -185,6 +191,7 @@ func New(live Live) *Index {
 		books:    make(map[clob.Hash]*book),
 		orders:   make(map[clob.Hash]*Order),
 		accounts: make(map[clob.Address]*account),
+		fills:    make(map[clob.Address]*ring[FillRow]),
 	}
 }
 
@@ -268,12 +275,22 @@ func (x *Index) Tick(res *clob.TickResult) {
 			b.price, b.hasPrice = bt.Price, true
 		}
 		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
-			x.apply(&res.Events[j], res.TickUs, &bt.Price)
+			e := &res.Events[j]
+			if e.Kind == clob.EventFill { // first: apply may forget the order
+				x.recordFill(e, res.TickUs, bt.Book, &bt.Price, b.cfg.Kind)
+			}
+			x.apply(e, res.TickUs, &bt.Price)
 		}
 		if bt.Traded {
 			for r := range b.candles {
 				b.candles[r].add(Resolution(r).Us(), res.TickUs, &bt.Price, &bt.VolumeBase)
 			}
+		}
+	}
+	// Liquidations come after matching, wherever the engine lists them.
+	for i := range res.Events {
+		if e := &res.Events[i]; e.Kind == clob.EventLiquidation {
+			x.recordBackstop(e, res.TickUs)
 		}
 	}
 }

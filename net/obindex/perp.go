@@ -112,7 +112,7 @@ type TriggerCursor struct{ Book, ID clob.Hash }
 // TriggersPage is one ob_getTriggers answer; Triggers is the dst slice
 // PageTriggers was given, the page appended.
 type TriggersPage struct {
-	Triggers []clob.TriggerInfo
+	Triggers []Trigger
 	Total    int // triggers matching the book filter, before pagination
 	Next     TriggerCursor
 	HasNext  bool
@@ -120,10 +120,10 @@ type TriggersPage struct {
 
 // PageTriggers cuts one page out of an owner's triggers, sorted by (book,
 // id) as clob.Engine.AppendTriggers returns them, appending it to dst.
-func PageTriggers(dst, all []clob.TriggerInfo, q *TriggersQuery) TriggersPage {
+func PageTriggers(dst, all []Trigger, q *TriggersQuery) TriggersPage {
 	p := TriggersPage{Triggers: dst}
 	for i := range all {
-		t := &all[i]
+		t := &all[i].Info
 		if q.HasBook && t.Book != q.Book {
 			continue
 		}
@@ -133,11 +133,11 @@ func PageTriggers(dst, all []clob.TriggerInfo, q *TriggersQuery) TriggersPage {
 		case len(p.Triggers)-len(dst) == q.Limit:
 			p.HasNext = true
 		default:
-			p.Triggers = append(p.Triggers, *t)
+			p.Triggers = append(p.Triggers, all[i])
 		}
 	}
 	if p.HasNext {
-		last := &p.Triggers[len(p.Triggers)-1]
+		last := &p.Triggers[len(p.Triggers)-1].Info
 		p.Next = TriggerCursor{Book: last.Book, ID: last.ID}
 	}
 	return p
@@ -319,47 +319,6 @@ func appendHex32(dst []byte, h *clob.Hash) []byte {
 	return dst
 }
 
-// zeroHash is the tx_hash of every trigger: the engine keeps no transaction
-// hash for one (its id and the bidder's nonce name it).
-var zeroHash clob.Hash
-
-func appendTrigger(dst []byte, t *clob.TriggerInfo) []byte {
-	dst = append(dst, `{"orderbook_id":`...)
-	dst = jsonrpc.AppendData(dst, t.Book[:])
-	dst = append(dst, `,"order_id":`...)
-	dst = jsonrpc.AppendData(dst, t.ID[:])
-	dst = append(dst, `,"tx_hash":`...)
-	dst = jsonrpc.AppendData(dst, zeroHash[:])
-	dst = append(dst, `,"bidder":`...)
-	dst = jsonrpc.AppendData(dst, t.Owner[:])
-	dst = append(dst, `,"nonce":`...)
-	dst = strconv.AppendUint(dst, t.Nonce, 10)
-	dst = append(dst, `,"size":`...)
-	dst = appendSignedDecimal(dst, t.Side == clob.Sell, &t.Size)
-	dst = appendU256Field(dst, `,"limit_price":`, &t.LimitPrice)
-	dst = appendU256Field(dst, `,"trigger_price":`, &t.TriggerPrice)
-	if t.TriggerType == clob.TriggerTakeProfit {
-		dst = append(dst, `,"trigger_type":"take_profit"`...)
-	} else {
-		dst = append(dst, `,"trigger_type":"stop_loss"`...)
-	}
-	dst = append(dst, `,"grouping":"`...)
-	dst = strconv.AppendUint(dst, uint64(t.Grouping), 10)
-	dst = append(dst, `","reduce_only":`...)
-	dst = strconv.AppendBool(dst, t.Flags&clob.FlagReduceOnly != 0)
-	dst = append(dst, `,"ioc":`...)
-	dst = strconv.AppendBool(dst, t.Flags&clob.FlagIOC != 0)
-	dst = append(dst, `,"deadline":`...)
-	dst = strconv.AppendInt(dst, t.DeadlineUs, 10)
-	dst = append(dst, `,"end":`...)
-	if t.ExpiresUs > 0 {
-		dst = strconv.AppendInt(dst, t.ExpiresUs, 10)
-	} else {
-		dst = append(dst, "null"...)
-	}
-	return append(dst, '}')
-}
-
 // AppendOraclePrices appends the ob_getOraclePrices array.
 func AppendOraclePrices(dst []byte, ps []clob.PerpInfo) []byte {
 	return appendPerpRows(dst, ps, func(dst []byte, p *clob.PerpInfo) []byte {
@@ -430,6 +389,9 @@ func appendFunding(dst []byte, p *clob.PerpInfo) []byte {
 	dst = append(dst, `,"funding_index":`...)
 	dst = appendSigned(dst, &p.FundingIndex)
 	dst = append(dst, `,"funding_last_updated":`...)
+	if p.FundingLastUs == 0 { // before the first accrual
+		return append(dst, "null"...)
+	}
 	return strconv.AppendInt(dst, p.FundingLastUs, 10)
 }
 
@@ -517,14 +479,5 @@ func addUnsigned(s *clob.Signed, v *uint256.Int) {
 // appendSigned appends a signed amount as a quoted decimal string, "-" for
 // negatives (the openapi's signed int256 form).
 func appendSigned(dst []byte, s *clob.Signed) []byte {
-	return appendSignedDecimal(dst, s.Neg, &s.Abs)
-}
-
-func appendSignedDecimal(dst []byte, neg bool, abs *uint256.Int) []byte {
-	dst = append(dst, '"')
-	if neg && !abs.IsZero() {
-		dst = append(dst, '-')
-	}
-	dst = jsonrpc.AppendDecimalU256(dst, abs)
-	return append(dst, '"')
+	return AppendSignedDecimal(dst, &s.Abs, s.Neg)
 }

@@ -175,16 +175,16 @@ func TestAddUnsigned(t *testing.T) {
 	}
 }
 
-func trigger(book clob.Hash, id byte) clob.TriggerInfo {
-	return clob.TriggerInfo{ID: hashOf(id), Book: book, Owner: alice, Nonce: uint64(id), Side: clob.Sell, Size: dec(e18),
+func trigger(book clob.Hash, id byte) Trigger {
+	return Trigger{TxHash: hashOf(id + 100), HasTx: id != 1, Info: clob.TriggerInfo{ID: hashOf(id), Book: book, Owner: alice, Nonce: uint64(id), Side: clob.Sell, Size: dec(e18),
 		LimitPrice: dec("0"), TriggerPrice: dec("2900" + e18[1:]), TriggerType: clob.TriggerStopLoss, Grouping: 3,
-		Flags: clob.FlagReduceOnly, DeadlineUs: 1_000_000}
+		Flags: clob.FlagReduceOnly, DeadlineUs: 1_000_000}}
 }
 
 // TestPageTriggers: pages of a filter neither skip nor repeat, the total
 // counts the filter before pagination, and the cursor round-trips.
 func TestPageTriggers(t *testing.T) {
-	var all []clob.TriggerInfo
+	var all []Trigger
 	for i := byte(1); i <= 5; i++ {
 		all = append(all, trigger(bookA, i))
 	}
@@ -208,7 +208,7 @@ func TestPageTriggers(t *testing.T) {
 				t.Fatalf("%s: total %d, page of %d", c.query, p.Total, len(p.Triggers))
 			}
 			for _, tr := range p.Triggers {
-				seen = append(seen, tr.ID[31])
+				seen = append(seen, tr.Info.ID[31])
 			}
 			js := string(AppendTriggers(nil, &p))
 			if !json.Valid([]byte(js)) {
@@ -236,8 +236,8 @@ func TestPageTriggers(t *testing.T) {
 	}
 	p := PageTriggers(nil, all[:1], &TriggersQuery{Limit: 1})
 	got := string(AppendTriggers(nil, &p))
-	want := `{"triggers":[{"orderbook_id":"` + idA + `","order_id":"` + idA + `","tx_hash":"0x` + strings.Repeat("0", 64) +
-		`","bidder":"0x00000000000000000000000000000000000000a1","nonce":1,"size":"-1000000000000000000","limit_price":"0x0",` +
+	want := `{"triggers":[{"orderbook_id":"` + idA + `","order_id":"` + idA + `","tx_hash":null` +
+		`,"bidder":"0x00000000000000000000000000000000000000a1","nonce":1,"size":"-1000000000000000000","limit_price":"0x0",` +
 		`"trigger_price":"0x9d3595ab2438d00000","trigger_type":"stop_loss","grouping":"3","reduce_only":true,"ioc":false,` +
 		`"deadline":1000000,"end":null}],"total_count":1,"next_cursor":null}`
 	if got != want {

@@ -14,7 +14,7 @@ import (
 
 // snapshotMagic starts an index snapshot; the layout is in doc.go. Bump the
 // digit whenever the layout changes: Load refuses any other magic.
-const snapshotMagic = "OBIX1"
+const snapshotMagic = "OBIX2"
 
 // Encoded sizes of the snapshot's records (doc.go draws them). The fixed
 // parts let Load refuse a count that the remaining bytes cannot hold before
@@ -47,7 +47,8 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 		owners = append(owners, owner)
 	}
 	slices.SortFunc(owners, compareAddress)
-	size := x.snapshotSize(owners)
+	fillOwners := x.fillOwners()
+	size := x.snapshotSize(owners) + x.historySize(fillOwners)
 	dst = slices.Grow(dst, size)
 	start := len(dst)
 	dst = append(dst, snapshotMagic...)
@@ -65,6 +66,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 			dst = o.appendSnapshot(dst)
 		}
 	}
+	dst = x.appendHistory(dst, fillOwners)
 	if len(dst)-start != size {
 		panic("BUG: obindex: snapshot size miscounted")
 	}
@@ -217,6 +219,9 @@ func Load(live Live, snap []byte) (*Index, error) {
 		}
 		prevOwner = owner
 		x.loadAccount(&d, owner)
+	}
+	if d.Err == nil {
+		x.loadHistory(&d)
 	}
 	if d.Err == nil && d.Left() > 0 {
 		d.Fail("%d trailing bytes", d.Left())

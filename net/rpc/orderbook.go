@@ -5,6 +5,7 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/obindex"
+	"github.com/valyala/fastjson"
 )
 
 // orderbookRead answers the ob_ methods from the node's market index and
@@ -32,6 +33,10 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 			dst, err = c.getPerpMarkets(dst, v, obindex.AppendFundingRates)
 		case "ob_getRankedPositions":
 			dst, err = c.getRankedPositions(dst, v)
+		case "ob_getFills":
+			dst, err = c.getFills(dst, v)
+		case "ob_getBackstopTransfers":
+			dst, err = c.getBackstopTransfers(dst, v)
 		}
 	})
 	return dst, err
@@ -102,4 +107,43 @@ func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 	}
 	d := v.Positions(clob.Address(owner))
 	return obindex.AppendPositions(dst, &d), nil
+}
+
+func (c *call) getFills(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+	owner, err := c.address(0)
+	if err != nil {
+		return dst, err
+	}
+	q, err := obindex.ParseFillsQuery(c.req.Param(1))
+	if err != nil {
+		return dst, err
+	}
+	page := v.Index.Fills(clob.Address(owner), &q)
+	return v.Index.AppendFills(dst, &page), nil
+}
+
+// getBackstopTransfers answers [address, query] as the openapi writes it;
+// a null address, or a query alone in first place, lists every account's.
+func (c *call) getBackstopTransfers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+	qi := 1
+	var user clob.Address
+	hasUser := false
+	switch p := c.req.Param(0); {
+	case p == nil || p.Type() == fastjson.TypeNull:
+	case p.Type() == fastjson.TypeObject:
+		qi = 0
+	default:
+		a, err := c.address(0)
+		if err != nil {
+			return dst, err
+		}
+		user, hasUser = clob.Address(a), true
+	}
+	q, err := obindex.ParseBackstopQuery(c.req.Param(qi))
+	if err != nil {
+		return dst, err
+	}
+	q.User, q.HasUser = user, hasUser
+	page := v.Index.BackstopTransfers(&q)
+	return obindex.AppendBackstopTransfers(dst, &page), nil
 }

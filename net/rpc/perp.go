@@ -173,7 +173,7 @@ func (c *call) getTriggers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Erro
 	if err != nil {
 		return dst, err
 	}
-	page := obindex.PageTriggers(nil, v.Engine.AppendTriggers(nil, clob.Address(owner)), &q)
+	page := obindex.PageTriggers(nil, c.s.node.Triggers(clob.Address(owner)), &q)
 	return obindex.AppendTriggers(dst, &page), nil
 }
 

@@ -107,7 +107,7 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 		blockUs = CompatBlockUs
 	}
 	hub := subs.New(subs.Config{ReplayTicks: node.ReplayTicks, FloorUs: n.LastTickUs(), Positions: n.Positions,
-		Markets: n.Markets, BlockUs: blockUs})
+		Triggers: n.Triggers, Markets: n.Markets, BlockUs: blockUs})
 	start := time.Now()
 	ticks, err := n.StoredTicks()
 	if err == nil {
@@ -161,6 +161,11 @@ func (p *Publisher) PublishTick(t *subs.Tick) {
 func (p *Publisher) IdleSlot(t subs.Tick, pastPerfectUs int64) {
 	p.Hub.PublishIdleSlot(t)
 	p.Hub.PublishPastPerfectTime(pastPerfectUs)
+}
+
+// WatchedPositions implements node.Publisher.
+func (p *Publisher) WatchedPositions(dst []clob.Address) []clob.Address {
+	return p.Hub.WatchedPositions(dst)
 }
 
 // Attested implements node.Publisher.

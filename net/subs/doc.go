@@ -17,9 +17,12 @@
 //	  - Publishers only append to rings under ringMu: the tick ring (the
 //	    replay buffer, Config.ReplayTicks ticks), the receipts ring
 //	    (ReceiptsRingSize) and the newest past-perfect time; they also record
-//	    each tick's market and position entries as the latest state (the
-//	    snapshot source of svc_markets and svc_positions). They never wait
-//	    for the fan-out nor for a subscriber.
+//	    each tick's market, position and trigger entries as the latest
+//	    state (the snapshot source of svc_markets, svc_positions and
+//	    svc_triggers). They never wait for the fan-out nor for a
+//	    subscriber. Subscribe and removal keep the count of svc_positions
+//	    subscriptions per account under watchMu (WatchedPositions, which
+//	    the node reads under its own lock).
 //	  - The fan-out (Pump, on the hub goroutine after Start) walks the rings
 //	    from its cursors and delivers each item to the live subscriptions it
 //	    matches. Subscriptions are indexed per channel by account, else by
@@ -73,10 +76,24 @@
 //     matching outcomes; nothing when none matches.
 //   - svc_markets (state): the entries of the subscribed markets first,
 //     ascending id, then each entry a tick publishes: the ob_getMarkets
-//     entry with "orderbook" added in front.
+//     entry with "orderbook" added in front. The node publishes a market's
+//     entry every tick its book runs, and a perp market's every tick the
+//     market runs (every auction interval, so marks stream on a quiet node)
+//     with its oracle_price, mark_price, funding_rate, funding_index,
+//     funding_last_updated and open_interest.
 //   - svc_positions (state): {account, data: ob_getPositions} first, then
-//     each time a tick touches the account. svc_triggers (state): an empty
-//     TriggersUpdate snapshot; no input exists yet.
+//     each time a tick touches the account: a fill, cancel, transfer,
+//     liquidation (the backstop account too) or trigger event of it; and,
+//     for an account with an svc_positions subscription (WatchedPositions)
+//     and an open perp position, each tick that moved the mark or the
+//     funding index of one of its positions' markets. Only watched accounts
+//     are looked at for mark moves, so the node's cost per tick grows with
+//     the subscriptions, not with the accounts holding positions.
+//   - svc_triggers (state): {account, ob_getTriggers page members} first
+//     (the newest published, else Config.Triggers), then the account's
+//     stored triggers after each tick that changed them: a trigger intent
+//     of the account landed (submit, update, cancel) or one of its
+//     triggers fired or was cancelled (group, liquidation, ttl).
 //   - logs, svc_accountReceipts, svc_confirmedReceipts (live): the
 //     pre-encoded log or receipt; the receipt channels' since replays the
 //     retained receipts with a later attestation time.
@@ -121,8 +138,8 @@
 //     never stopped would send, byte for byte, within the preloaded range;
 //     below its floor (the tick before the newest ReplayTicks given, else 0
 //     when the first given is the ledger's first tick, else the first
-//     given) it gets -32602 as before. The svc_markets and svc_positions
-//     snapshots use the preloaded ticks' entries, as they would the
+//     given) it gets -32602 as before. The svc_markets, svc_positions and
+//     svc_triggers snapshots use the preloaded ticks' entries, as they would the
 //     published ones. The node's next tick must chain on the newest
 //     preloaded one (newHeads then shows it as parentHash); if its
 //     ParentHash does not, the hub drops what it preloaded (floor back to
@@ -154,7 +171,8 @@
 //
 // Memory: ReplayTicks (default 1024, at most 16384 ticks),
 // ReceiptsRingSize (16384), LagTicksMax (64), ReceiptsLagMax (4096),
-// NotificationSizeMax (16 MiB), PositionsKeptMax (65536 accounts).
+// NotificationSizeMax (16 MiB), PositionsKeptMax and TriggersKeptMax
+// (65536 accounts each).
 //
 // Input: a tick whose time is not after the previous one's (a wall clock
 // that stepped back) is skipped, and PublishTick returns an error wrapping
@@ -170,6 +188,14 @@
 //     without ttl. Event kinds: placed → new, fill, cancel, expire,
 //     post-only refusal → reject (why "post_only_refused", with totals),
 //     update → modify (px, sz when the node gives the Modification).
+//   - Perp books: a v2 fill carries pa (the owner's position after it,
+//     signed decimal), and the engine's perp events listed in the book's
+//     range appear in v2 as k "liquidation" (sz the position taken over,
+//     px the mark), "trigger_fired" (px the mark that fired it) and
+//     "trigger_cancel" (the v2 kinds are open). A svc_orders fill carries
+//     position_before and position_after (before and after this fill);
+//     its OrderUpdate union is closed, so it leaves the perp-only events
+//     out.
 //   - svc_orders, svc_candles, svc_markets and svc_positions use hex
 //     quantities, as the ob_ methods they mirror.
 //   - svc_orders and svc_orders_v2 send one notification per book per

@@ -39,17 +39,6 @@ func appendDecimal(dst []byte, v *uint256.Int) []byte {
 	return append(dst, '"')
 }
 
-// appendSignedDecimal appends a quoted decimal string, "-" first when neg
-// and v is not zero.
-func appendSignedDecimal(dst []byte, v *uint256.Int, neg bool) []byte {
-	dst = append(dst, '"')
-	if neg && !v.IsZero() {
-		dst = append(dst, '-')
-	}
-	dst = jsonrpc.AppendDecimalU256(dst, v)
-	return append(dst, '"')
-}
-
 // appendOrderbook appends one OrderbookSnapshot: the ob_getOrderbook shape
 // with at most depth levels per side (0: all published).
 func appendOrderbook(dst []byte, s *obindex.Snapshot, depth int) []byte {
@@ -105,12 +94,18 @@ func appendPositionsUpdate(dst []byte, account *clob.Address, ps []obindex.Posit
 	return append(dst, '}')
 }
 
-// appendTriggersUpdate appends an empty TriggersUpdate: the ob_getTriggers
-// fields plus account. No trigger source exists yet.
-func appendTriggersUpdate(dst []byte, account *clob.Address) []byte {
+// appendTriggersUpdate appends a TriggersUpdate: "account" in front of the
+// ob_getTriggers page's members (obindex.AppendTriggers).
+func appendTriggersUpdate(dst []byte, account *clob.Address, ts []obindex.Trigger) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
-	return append(dst, `,"triggers":[],"total_count":0,"next_cursor":null}`...)
+	dst = append(dst, ',')
+	start := len(dst)
+	page := obindex.TriggersPage{Triggers: ts, Total: len(ts)}
+	dst = obindex.AppendTriggers(dst, &page) // {…}
+	// Drop the page's "{": its members follow ours.
+	n := copy(dst[start:], dst[start+1:])
+	return dst[:start+n]
 }
 
 // appendTransfer appends one TransferUpdate:

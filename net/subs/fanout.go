@@ -175,6 +175,12 @@ func (h *Hub) fanTick(r *tickRec) {
 			h.deliver(s, h.positionsBody(p))
 		}
 	}
+	for i := range r.triggers {
+		p := &r.triggers[i]
+		for _, s := range h.collect(ChannelTriggers, nil, []clob.Address{p.p.Account}) {
+			h.deliver(s, h.triggersBody(p))
+		}
+	}
 	for _, c := range [...]Channel{ChannelWithdrawals, ChannelTransfers} {
 		var owners []clob.Address
 		if c == ChannelTransfers {
@@ -351,6 +357,14 @@ func (h *Hub) positionsBody(p *posEnt) []byte {
 	return p.enc
 }
 
+func (h *Hub) triggersBody(p *trigEnt) []byte {
+	if p.enc == nil {
+		h.stats.Encodings++
+		p.enc = appendTriggersUpdate(nil, &p.p.Account, p.p.Triggers)
+	}
+	return p.enc
+}
+
 func (h *Hub) headBody(r *tickRec) []byte {
 	if !r.headDone {
 		h.stats.Encodings++
@@ -450,6 +464,24 @@ func (h *Hub) snapshotPositions(s *sub) {
 	}
 	ps := h.cfgPositions(a)
 	h.deliverFresh(s, appendPositionsUpdate(nil, &a, ps))
+}
+
+// snapshotTriggers sends the account's stored triggers: the newest
+// published, else Config.Triggers, else none.
+func (h *Hub) snapshotTriggers(s *sub) {
+	a := s.accounts[0]
+	h.ringMu.Lock()
+	p := h.latestTrig[a]
+	h.ringMu.Unlock()
+	if p != nil {
+		h.deliver(s, h.triggersBody(p))
+		return
+	}
+	var ts []obindex.Trigger
+	if h.cfg.Triggers != nil {
+		ts = h.cfg.Triggers(a)
+	}
+	h.deliverFresh(s, appendTriggersUpdate(nil, &a, ts))
 }
 
 func (h *Hub) cfgPositions(a clob.Address) []obindex.Position {

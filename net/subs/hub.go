@@ -76,6 +76,9 @@ const (
 	// keeps as svc_positions snapshots (past it, an arbitrary one is
 	// forgotten and Config.Positions answers for it).
 	PositionsKeptMax = 1 << 16
+	// TriggersKeptMax is PositionsKeptMax for svc_triggers snapshots
+	// (Config.Triggers answers for a forgotten account).
+	TriggersKeptMax = 1 << 16
 )
 
 // CodeLimit is the error code of a subscribe refused by a limit (EIP-1474
@@ -105,6 +108,10 @@ type Config struct {
 	// no published tick has touched. Called with the hub's lock held: it
 	// must not call into the hub.
 	Positions func(account clob.Address) []obindex.Position
+	// Triggers, when set, answers an svc_triggers snapshot for an account
+	// no published tick has covered. Called with the hub's lock held: it
+	// must not call into the hub.
+	Triggers func(account clob.Address) []obindex.Trigger
 	// Markets, when set, answers the ob_getMarkets entries for an
 	// svc_markets snapshot: markets no published tick has covered are taken
 	// from it. Called with the hub's lock held: it must not call into the
@@ -171,6 +178,7 @@ type Hub struct {
 	rcptFloorUs int64
 	latestMkt   map[clob.Hash]*marketEnt
 	latestPos   map[clob.Address]*posEnt
+	latestTrig  map[clob.Address]*trigEnt
 	pubPPT      int64
 	pubIdle     Tick // the newest idle slot (TickUs 0: none), header fields only
 	pubClosed   bool
@@ -179,6 +187,12 @@ type Hub struct {
 	// its ParentHash must be chainHash, the newest preloaded tick's Hash.
 	chainCheck bool
 	chainHash  clob.Hash
+
+	// watchMu guards watched: the number of svc_positions subscriptions
+	// per account, for the node's WatchedPositions. Taken alone, in O(1),
+	// by Subscribe and removal.
+	watchMu sync.Mutex
+	watched map[clob.Address]int
 
 	wake chan struct{}
 	stop chan struct{}
@@ -214,6 +228,8 @@ func New(cfg Config) *Hub {
 		rcptFloorUs: -1,
 		latestMkt:   make(map[clob.Hash]*marketEnt),
 		latestPos:   make(map[clob.Address]*posEnt),
+		latestTrig:  make(map[clob.Address]*trigEnt),
+		watched:     make(map[clob.Address]int),
 		pubPPT:      -1,
 		pptUs:       -1,
 		wake:        make(chan struct{}, 1),
@@ -293,15 +309,23 @@ func (h *Hub) recordState(r *tickRec) {
 		h.latestMkt[r.markets[i].m.Config.ID] = &r.markets[i]
 	}
 	for i := range r.positions {
-		a := r.positions[i].p.Account
-		if _, ok := h.latestPos[a]; !ok && len(h.latestPos) >= PositionsKeptMax {
-			for k := range h.latestPos {
-				delete(h.latestPos, k)
-				break
-			}
-		}
-		h.latestPos[a] = &r.positions[i]
+		keepLatest(h.latestPos, r.positions[i].p.Account, &r.positions[i], PositionsKeptMax)
 	}
+	for i := range r.triggers {
+		keepLatest(h.latestTrig, r.triggers[i].p.Account, &r.triggers[i], TriggersKeptMax)
+	}
+}
+
+// keepLatest sets m[a] = v, first forgetting an arbitrary account when m
+// already holds max others.
+func keepLatest[T any](m map[clob.Address]*T, a clob.Address, v *T, max int) {
+	if _, ok := m[a]; !ok && len(m) >= max {
+		for k := range m {
+			delete(m, k)
+			break
+		}
+	}
+	m[a] = v
 }
 
 // PublishReceipts hands attested receipts to the hub (it takes them; see
@@ -439,7 +463,34 @@ func (h *Hub) Subscribe(c Conn, typ []byte, params *fastjson.Value) (string, *js
 	h.conns[c] = append(h.conns[c], s)
 	h.perAddr[addr]++
 	h.regs[sp.ch].add(s)
+	if sp.ch == ChannelPositions {
+		h.watch(s.accounts[0], 1)
+	}
 	return s.id, nil
+}
+
+func (h *Hub) watch(a clob.Address, d int) {
+	h.watchMu.Lock()
+	if h.watched[a] += d; h.watched[a] == 0 {
+		delete(h.watched, a)
+	}
+	h.watchMu.Unlock()
+}
+
+// WatchedPositions appends, ascending, every account with an open
+// svc_positions subscription (pending or live): the node adds their
+// positions to a tick whose mark moves touch them, so that cost grows
+// with subscriptions, not with accounts. Safe from any goroutine; it
+// takes only its own lock.
+func (h *Hub) WatchedPositions(dst []clob.Address) []clob.Address {
+	h.watchMu.Lock()
+	start := len(dst)
+	for a := range h.watched {
+		dst = append(dst, a)
+	}
+	h.watchMu.Unlock()
+	slices.SortFunc(dst[start:], compareAddress)
+	return dst
 }
 
 // locateSince checks a delta subscription's since against the replay
@@ -485,7 +536,7 @@ func (h *Hub) Activate(c Conn, id string) bool {
 	case s.ch == ChannelPositions:
 		h.snapshotPositions(s)
 	case s.ch == ChannelTriggers:
-		h.deliverFresh(s, appendTriggersUpdate(nil, &s.accounts[0]))
+		h.snapshotTriggers(s)
 	case s.ch.receiptDriven():
 		h.replayReceipts(s)
 	case s.ch == ChannelPastPerfectTime:
@@ -580,6 +631,9 @@ func (h *Hub) remove(s *sub) {
 		delete(h.perAddr, s.addr)
 	}
 	h.regs[s.ch].remove(s)
+	if s.ch == ChannelPositions {
+		h.watch(s.accounts[0], -1)
+	}
 }
 
 // deliver sends one notification; on refusal or a bad payload it closes s.

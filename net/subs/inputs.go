@@ -32,8 +32,14 @@ type Tick struct {
 	// Config must point to memory nobody modifies afterwards.
 	Markets []obindex.Market
 	// Positions holds the ob_getPositions data of every account the tick
-	// touched (owners of fills, cancels, transfers), after the tick.
+	// touched (owners of fills, cancels, transfers, liquidations, trigger
+	// events) and of every watched account (Hub.WatchedPositions) holding
+	// a perp position in a market whose mark or funding index moved, after
+	// the tick.
 	Positions []AccountPositions
+	// Triggers holds the stored triggers, after the tick, of every account
+	// whose triggers the tick changed (stored, updated, fired, cancelled).
+	Triggers []AccountTriggers
 	// Withdrawals holds the bridge withdrawals that settled in this tick,
 	// pre-encoded (the bridge owns the WithdrawalUpdate shape). Empty until
 	// the bridge exists.
@@ -73,6 +79,13 @@ type Modification struct {
 type AccountPositions struct {
 	Account   clob.Address
 	Positions []obindex.Position
+}
+
+// AccountTriggers is one account's stored triggers (the ob_getTriggers
+// page), books ascending, then ids ascending.
+type AccountTriggers struct {
+	Account  clob.Address
+	Triggers []obindex.Trigger
 }
 
 // Withdrawal is one settled bridge withdrawal: its WithdrawalUpdate object,

@@ -136,7 +136,7 @@ func appendEntityV2(dst []byte, tickUs int64, m *obindex.OrderMeta, sc *scratch,
 	dst = append(dst, `,"px":`...)
 	dst = appendDecimal(dst, &m.Price)
 	dst = append(dst, `,"sz":`...)
-	dst = appendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
+	dst = obindex.AppendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
 	if m.TTLUs > 0 {
 		dst = append(dst, `,"end":`...)
 		dst = strconv.AppendInt(dst, tickUs+m.TTLUs, 10)
@@ -170,8 +170,20 @@ func eventKindV2(k clob.EventKind) string {
 		return "reject"
 	case clob.EventUpdate:
 		return "modify"
+	case clob.EventLiquidation:
+		return "liquidation"
+	case clob.EventTriggerFired:
+		return "trigger_fired"
+	case clob.EventTriggerCancel:
+		return "trigger_cancel"
 	}
 	return "unknown"
+}
+
+// perpOnly reports the event kinds that only svc_orders_v2 carries (its
+// event kinds are open; svc_orders' OrderUpdate union is not).
+func perpOnly(k clob.EventKind) bool {
+	return k == clob.EventLiquidation || k == clob.EventTriggerFired || k == clob.EventTriggerCancel
 }
 
 func (b *bookRec) appendEventV2(dst []byte, e *clob.Event, sc *scratch, single bool) []byte {
@@ -200,6 +212,18 @@ func (b *bookRec) appendEventV2(dst []byte, e *clob.Event, sc *scratch, single b
 		if e.Terminal {
 			dst = append(dst, `,"st":"filled"`...)
 		}
+		if b.upd.Kind == clob.Perp {
+			dst = append(dst, `,"pa":`...)
+			dst = obindex.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+		}
+	case clob.EventLiquidation:
+		dst = append(dst, `,"sz":`...)
+		dst = obindex.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+		dst = append(dst, `,"px":`...)
+		dst = appendDecimal(dst, &e.Price)
+	case clob.EventTriggerFired:
+		dst = append(dst, `,"px":`...)
+		dst = appendDecimal(dst, &e.Price)
 	case clob.EventCancel, clob.EventExpire:
 		dst = appendTotalsV2(dst, e)
 	case clob.EventPostOnlyRefused:
@@ -241,7 +265,7 @@ func (b *bookRec) appendOrdersV1(dst []byte, tickUs int64, f accountFilter) []by
 	dst = append(dst, '[')
 	for i := range b.events {
 		e := &b.events[i]
-		if e.Kind == clob.EventTransfer || !f.has(e.Owner) {
+		if e.Kind == clob.EventTransfer || perpOnly(e.Kind) || !f.has(e.Owner) {
 			continue
 		}
 		if len(dst) > start+1 {
@@ -334,6 +358,13 @@ func (b *bookRec) appendFillV1(dst []byte, e *clob.Event) []byte {
 	dst = jsonrpc.AppendQuantityU256(dst, &p)
 	dst = append(dst, `,"fee":`...)
 	dst = jsonrpc.AppendQuantityU256(dst, &e.TotalFee)
+	if b.upd.Kind == clob.Perp {
+		before := obindex.PositionBefore(e.Side, &e.Base, e.Position)
+		dst = append(dst, `,"position_before":`...)
+		dst = obindex.AppendSignedDecimal(dst, &before.Abs, before.Neg)
+		dst = append(dst, `,"position_after":`...)
+		dst = obindex.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+	}
 	return append(dst, '}')
 }
 

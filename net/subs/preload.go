@@ -155,4 +155,5 @@ func (h *Hub) distrustPreloaded() {
 	h.floorUs = max(h.floorUs, h.lastPubUs)
 	clear(h.latestMkt)
 	clear(h.latestPos)
+	clear(h.latestTrig)
 }

@@ -174,7 +174,7 @@ func TestPreloadMatchesLive(t *testing.T) {
 			g := newTickGen(seed, 3, 12)
 			all := g.ticks(sc.ticks+20, 20)
 			before, after := all[:sc.ticks], all[sc.ticks:]
-			cfg := Config{ReplayTicks: replay, Markets: g.markets, Positions: g.positions}
+			cfg := Config{ReplayTicks: replay, Markets: g.markets, Positions: g.positions, Triggers: g.triggers}
 
 			liveCfg := cfg
 			liveFrom := 0
@@ -232,7 +232,7 @@ func TestPreloadComparisonCanFail(t *testing.T) {
 	g := newTickGen(3, 3, 12)
 	all := g.ticks(60, 20)
 	before, after := all[:50], all[50:]
-	cfg := Config{ReplayTicks: 128, Markets: g.markets, Positions: g.positions}
+	cfg := Config{ReplayTicks: 128, Markets: g.markets, Positions: g.positions, Triggers: g.triggers}
 	f := func(name string, edit func([]*Tick) []*Tick) {
 		t.Helper()
 		live := New(cfg)

@@ -17,6 +17,7 @@ type tickRec struct {
 	books     []bookRec // one per t.Result.Books entry, ascending id
 	markets   []marketEnt
 	positions []posEnt
+	triggers  []trigEnt
 
 	// Memos, guarded by Hub.mu.
 	head        []byte
@@ -61,6 +62,11 @@ type posEnt struct {
 	enc []byte
 }
 
+type trigEnt struct {
+	p   *AccountTriggers
+	enc []byte
+}
+
 func newTickRec(seq uint64, t *Tick) *tickRec {
 	if len(t.Books) != len(t.Result.Books) {
 		panic("BUG: subs.Tick.Books must have one entry per Result.Books entry")
@@ -77,6 +83,10 @@ func newTickRec(seq uint64, t *Tick) *tickRec {
 	r.positions = make([]posEnt, len(t.Positions))
 	for i := range t.Positions {
 		r.positions[i].p = &t.Positions[i]
+	}
+	r.triggers = make([]trigEnt, len(t.Triggers))
+	for i := range t.Triggers {
+		r.triggers[i].p = &t.Triggers[i]
 	}
 	return r
 }

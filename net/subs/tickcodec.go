@@ -15,12 +15,15 @@ import (
 // so a decoded tick is the published one (reflect.DeepEqual, up to nil
 // versus empty slices) and every notification made from it is the same.
 //
-//	tick       = version:u8 (= 1)  tickUs:vi  hash:32  parentHash:32  resultTickUs:vi
+//	tick       = version:u8 (= 2)  tickUs:vi  hash:32  parentHash:32  resultTickUs:vi
 //	             nEvents:uv event*  nLanded:uv landed:uv*  nBooks:uv book*
 //	             nMarkets:uv market*  nAccounts:uv accountPositions*  nWithdrawals:uv withdrawal*
+//	             nAccounts:uv accountTriggers*
 //	event      = kind:u8  side:u8  flags:u8  [book:32]  orderID:32  owner:20
 //	             base quote fee totalBase totalQuote totalFee:u256  [token:20]  [to:20]  amount:u256
-//	             flags: 0x01 terminal, 0x02 maker, 0x04 book, 0x08 token, 0x10 to present (non-zero)
+//	             [position realized:s256  price:u256]
+//	             flags: 0x01 terminal, 0x02 maker, 0x04 book, 0x08 token, 0x10 to present (non-zero),
+//	             0x20 perp fields present (one of them non-zero)
 //	book       = id:32  flags:u8 (0x01 hasPrice, 0x02 traded)  price volumeBase volumeQuote:u256
 //	             newOrders:vi  firstEvent:uv  endEvent:uv  kind:u8  snapshot
 //	             nCreated:uv meta*  nTouched:uv meta*  nModified:uv modification*
@@ -34,15 +37,25 @@ import (
 //	market     = id:32  name baseSymbol quoteSymbol:str  kind:u8  base:20  quote:20  intervalUs:vi
 //	             tickPrecision lotSize makerFee takerFee:u256
 //	             lastPrice:u256  flags:u8 (0x01 hasPrice)  volume24h high24h low24h:u256  change24hBps:vi
+//	             [perpParams  flags:u8 (0x01 perp state present)  [perpState]]   (perp markets only)
+//	perpParams = maxLeverage:uv  interestRate maxFundingRate maxPremium markClamp oraclePrice:u256
+//	             walkBps:uv  walkSeed:uv
+//	perpState  = oracle mark:u256  fundingRate fundingIndex:s256  fundingLastUs:vi
+//	             openInterest:u256  walkFrozen:u8   (its book is the market's id)
 //	accountPositions = account:20  nPositions:uv position*
 //	position   = book:32  baseSymbol quoteSymbol:str  flags:u8 (0x01 hasMark)
 //	             balance free locked markPrice:u256
 //	withdrawal = account:20  json:str
+//	accountTriggers = account:20  nTriggers:uv trigger*
+//	trigger    = id:32  book:32  owner:20  signer:20  nonce:uv  side:u8  size limitPrice triggerPrice:u256
+//	             triggerType:u8  grouping:u8  flags:u8  deadlineUs admitTickUs expiresUs:vi
+//	             hasTx:u8  [txHash:32]
 //
 //	uv   = unsigned LEB128 (binary.AppendUvarint), shortest form
 //	vi   = zig-zag signed LEB128 (binary.AppendVarint), shortest form
 //	u256 = len:u8 (0..32) ‖ len big-endian bytes, the first non-zero (zero is the lone byte 0)
 //	str  = len:uv ‖ bytes
+//	s256 = neg:u8 (0 or 1; 1 only when the magnitude is not zero) ‖ magnitude:u256
 //
 // Canonical: one value has one encoding, and DecodeTick refuses every other
 // (longer varints, leading zero bytes, a present field that is zero, unknown
@@ -54,7 +67,7 @@ import (
 
 // tickCodecVersion starts every encoded tick; bump it whenever the layout
 // changes: DecodeTick refuses any other.
-const tickCodecVersion = 1
+const tickCodecVersion = 2
 
 // Flag bits of the encoding (see the layout above).
 const (
@@ -63,7 +76,8 @@ const (
 	evBook     = 0x04
 	evToken    = 0x08
 	evTo       = 0x10
-	evKnown    = evTerminal | evMaker | evBook | evToken | evTo
+	evPerp     = 0x20
+	evKnown    = evTerminal | evMaker | evBook | evToken | evTo | evPerp
 
 	btHasPrice = 0x01
 	btTraded   = 0x02
@@ -88,6 +102,7 @@ const (
 	accountSizeMin  = 20 + 1
 	positionSizeMin = 32 + 2 + 1 + 4
 	withdrawSizeMin = 20 + 1
+	triggerSizeMin  = 32 + 32 + 20 + 20 + 1 + 1 + 3 + 3 + 3 + 1
 )
 
 // checkTick verifies what the hub relies on to read a tick without
@@ -104,8 +119,21 @@ func checkTick(t *Tick) error {
 		}
 	}
 	for i := range t.Markets {
-		if t.Markets[i].Config == nil {
+		m := &t.Markets[i]
+		switch {
+		case m.Config == nil:
 			return fmt.Errorf("market %d has no Config", i)
+		case m.Config.Kind != clob.Perp && (m.HasPerp || m.Config.Perp != clob.PerpParams{}):
+			return fmt.Errorf("market %d: perp fields on a spot market", i)
+		case m.HasPerp && m.Perp.Book != m.Config.ID:
+			return fmt.Errorf("market %d: perp state of another book", i)
+		}
+	}
+	for i := range t.Triggers {
+		for _, tr := range t.Triggers[i].Triggers {
+			if !tr.HasTx && tr.TxHash != (clob.Hash{}) {
+				return fmt.Errorf("account %d: a trigger's tx hash without HasTx", i)
+			}
 		}
 	}
 	return nil
@@ -148,10 +176,7 @@ func AppendTick(dst []byte, t *Tick) []byte {
 	for i := range t.Positions {
 		p := &t.Positions[i]
 		dst = append(dst, p.Account[:]...)
-		dst = binary.AppendUvarint(dst, uint64(len(p.Positions)))
-		for j := range p.Positions {
-			dst = appendPosition(dst, &p.Positions[j])
-		}
+		dst = appendList(dst, p.Positions, appendPosition)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(t.Withdrawals)))
 	for i := range t.Withdrawals {
@@ -159,7 +184,50 @@ func AppendTick(dst []byte, t *Tick) []byte {
 		dst = append(dst, w.Account[:]...)
 		dst = appendStr(dst, w.JSON)
 	}
+	dst = binary.AppendUvarint(dst, uint64(len(t.Triggers)))
+	for i := range t.Triggers {
+		a := &t.Triggers[i]
+		dst = append(dst, a.Account[:]...)
+		dst = appendList(dst, a.Triggers, appendTrigger)
+	}
 	return dst
+}
+
+// appendList appends the count of items, then each with item (decodeList
+// reads it back).
+func appendList[T any](dst []byte, items []T, item func([]byte, *T) []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(items)))
+	for i := range items {
+		dst = item(dst, &items[i])
+	}
+	return dst
+}
+
+func appendTrigger(dst []byte, t *obindex.Trigger) []byte {
+	in := &t.Info
+	dst = append(dst, in.ID[:]...)
+	dst = append(dst, in.Book[:]...)
+	dst = append(dst, in.Owner[:]...)
+	dst = append(dst, in.Signer[:]...)
+	dst = binary.AppendUvarint(dst, in.Nonce)
+	dst = append(dst, byte(in.Side))
+	dst = appendU256(dst, &in.Size)
+	dst = appendU256(dst, &in.LimitPrice)
+	dst = appendU256(dst, &in.TriggerPrice)
+	dst = append(dst, in.TriggerType, in.Grouping, in.Flags)
+	dst = binary.AppendVarint(dst, in.DeadlineUs)
+	dst = binary.AppendVarint(dst, in.AdmitTickUs)
+	dst = binary.AppendVarint(dst, in.ExpiresUs)
+	dst = appendFlag(dst, t.HasTx)
+	if t.HasTx {
+		dst = append(dst, t.TxHash[:]...)
+	}
+	return dst
+}
+
+// appendS256 appends a signed amount: its sign byte, then its magnitude.
+func appendS256(dst []byte, v *clob.Signed) []byte {
+	return appendU256(appendFlag(dst, v.Neg && !v.Abs.IsZero()), &v.Abs)
 }
 
 func appendEvent(dst []byte, e *clob.Event) []byte {
@@ -179,6 +247,10 @@ func appendEvent(dst []byte, e *clob.Event) []byte {
 	if e.To != (clob.Address{}) {
 		flags |= evTo
 	}
+	perp := !e.Position.Abs.IsZero() || !e.Realized.Abs.IsZero() || !e.Price.IsZero()
+	if perp {
+		flags |= evPerp
+	}
 	dst = append(dst, byte(e.Kind), byte(e.Side), flags)
 	if flags&evBook != 0 {
 		dst = append(dst, e.Book[:]...)
@@ -197,7 +269,13 @@ func appendEvent(dst []byte, e *clob.Event) []byte {
 	if flags&evTo != 0 {
 		dst = append(dst, e.To[:]...)
 	}
-	return appendU256(dst, &e.Amount)
+	dst = appendU256(dst, &e.Amount)
+	if perp {
+		dst = appendS256(dst, &e.Position)
+		dst = appendS256(dst, &e.Realized)
+		dst = appendU256(dst, &e.Price)
+	}
+	return dst
 }
 
 func appendBook(dst []byte, bt *clob.BookTick, bu *BookUpdate) []byte {
@@ -293,7 +371,29 @@ func appendMarket(dst []byte, m *obindex.Market) []byte {
 	dst = appendU256(dst, &m.Volume24h)
 	dst = appendU256(dst, &m.High24h)
 	dst = appendU256(dst, &m.Low24h)
-	return binary.AppendVarint(dst, m.Change24hBps)
+	dst = binary.AppendVarint(dst, m.Change24hBps)
+	if c.Kind != clob.Perp {
+		return dst
+	}
+	pp := &c.Perp
+	dst = binary.AppendUvarint(dst, uint64(pp.MaxLeverage))
+	for _, v := range [...]*uint256.Int{&pp.InterestRate, &pp.MaxFundingRate, &pp.MaxPremium, &pp.MarkClamp, &pp.OraclePrice} {
+		dst = appendU256(dst, v)
+	}
+	dst = binary.AppendUvarint(dst, uint64(pp.WalkBps))
+	dst = binary.AppendUvarint(dst, pp.WalkSeed)
+	dst = appendFlag(dst, m.HasPerp)
+	if !m.HasPerp {
+		return dst
+	}
+	s := &m.Perp
+	dst = appendU256(dst, &s.Oracle)
+	dst = appendU256(dst, &s.Mark)
+	dst = appendS256(dst, &s.FundingRate)
+	dst = appendS256(dst, &s.FundingIndex)
+	dst = binary.AppendVarint(dst, s.FundingLastUs)
+	dst = appendU256(dst, &s.OpenInterest)
+	return appendFlag(dst, s.WalkFrozen)
 }
 
 func appendPosition(dst []byte, p *obindex.Position) []byte {
@@ -555,12 +655,7 @@ func (d *tickDecoder) tick() *Tick {
 		for i := range t.Positions {
 			p := &t.Positions[i]
 			d.addr(&p.Account)
-			if m := d.count(positionSizeMin); m > 0 {
-				p.Positions = make([]obindex.Position, m)
-				for j := range p.Positions {
-					d.position(&p.Positions[j])
-				}
-			}
+			p.Positions = decodeList(d, positionSizeMin, d.position)
 		}
 	}
 	if n := d.count(withdrawSizeMin); n > 0 {
@@ -570,12 +665,63 @@ func (d *tickDecoder) tick() *Tick {
 			t.Withdrawals[i].JSON = d.bytes()
 		}
 	}
+	if n := d.count(accountSizeMin); n > 0 {
+		t.Triggers = make([]AccountTriggers, n)
+		for i := range t.Triggers {
+			a := &t.Triggers[i]
+			d.addr(&a.Account)
+			a.Triggers = decodeList(d, triggerSizeMin, d.trigger)
+		}
+	}
 	return t
+}
+
+// decodeList reads a count of records of at least minSize bytes, then
+// each with item (nil when none).
+func decodeList[T any](d *tickDecoder, minSize int, item func(*T)) []T {
+	n := d.count(minSize)
+	if n == 0 {
+		return nil
+	}
+	out := make([]T, n)
+	for i := range out {
+		item(&out[i])
+	}
+	return out
+}
+
+func (d *tickDecoder) trigger(t *obindex.Trigger) {
+	in := &t.Info
+	d.hash(&in.ID)
+	d.hash(&in.Book)
+	d.addr(&in.Owner)
+	d.addr(&in.Signer)
+	in.Nonce = d.uv()
+	in.Side = clob.Side(d.enum("side", byte(clob.Sell)))
+	d.u256(&in.Size)
+	d.u256(&in.LimitPrice)
+	d.u256(&in.TriggerPrice)
+	in.TriggerType = d.enum("trigger type", clob.TriggerTakeProfit)
+	in.Grouping = d.u8()
+	in.Flags = d.flags(orderFlagsKnown)
+	in.DeadlineUs = d.vi()
+	in.AdmitTickUs = d.vi()
+	in.ExpiresUs = d.vi()
+	if t.HasTx = d.flags(hasOne) != 0; t.HasTx {
+		d.hash(&t.TxHash)
+	}
+}
+
+// s256 reads a signed amount, refusing a negative zero.
+func (d *tickDecoder) s256(v *clob.Signed) {
+	v.Neg = d.flags(hasOne) != 0
+	d.u256(&v.Abs)
+	d.present(v.Neg && v.Abs.IsZero(), "negative zero")
 }
 
 func (d *tickDecoder) event(e *clob.Event) {
 	kind := d.u8()
-	if d.err == nil && (kind < byte(clob.EventPlaced) || kind > byte(clob.EventTransfer)) {
+	if d.err == nil && (kind < byte(clob.EventPlaced) || kind > byte(clob.EventTriggerCancel)) {
 		d.fail("event kind %d", kind)
 	}
 	e.Kind = clob.EventKind(kind)
@@ -603,6 +749,12 @@ func (d *tickDecoder) event(e *clob.Event) {
 		d.present(e.To == clob.Address{}, "event recipient")
 	}
 	d.u256(&e.Amount)
+	if flags&evPerp != 0 {
+		d.s256(&e.Position)
+		d.s256(&e.Realized)
+		d.u256(&e.Price)
+		d.present(e.Position.Abs.IsZero() && e.Realized.Abs.IsZero() && e.Price.IsZero(), "event perp fields")
+	}
 }
 
 // present refuses a field flagged present whose value is zero: AppendTick
@@ -712,6 +864,36 @@ func (d *tickDecoder) market(m *obindex.Market) {
 	d.u256(&m.High24h)
 	d.u256(&m.Low24h)
 	m.Change24hBps = d.vi()
+	if c.Kind != clob.Perp {
+		return
+	}
+	pp := &c.Perp
+	lev := d.uv()
+	if lev > uint64(^uint32(0)) {
+		d.fail("max leverage %d above 32 bits", lev)
+	}
+	pp.MaxLeverage = uint32(lev)
+	for _, v := range [...]*uint256.Int{&pp.InterestRate, &pp.MaxFundingRate, &pp.MaxPremium, &pp.MarkClamp, &pp.OraclePrice} {
+		d.u256(v)
+	}
+	bps := d.uv()
+	if bps > uint64(^uint32(0)) {
+		d.fail("walk bps %d above 32 bits", bps)
+	}
+	pp.WalkBps = uint32(bps)
+	pp.WalkSeed = d.uv()
+	if d.flags(hasOne) == 0 {
+		return
+	}
+	m.Perp, m.MaxLeverage, m.HasPerp = clob.PerpInfo{Book: c.ID}, c.Perp.MaxLeverage, true
+	s := &m.Perp
+	d.u256(&s.Oracle)
+	d.u256(&s.Mark)
+	d.s256(&s.FundingRate)
+	d.s256(&s.FundingIndex)
+	s.FundingLastUs = d.vi()
+	d.u256(&s.OpenInterest)
+	s.WalkFrozen = d.flags(hasOne) != 0
 }
 
 func (d *tickDecoder) position(p *obindex.Position) {

@@ -21,6 +21,7 @@ func codecTicks() []*Tick {
 		newTick(1000).t, // nothing ran
 		newTick(2000).book(bookID(1), false, nil).book(bookID(2), true, nil).t,
 		newTick(3000).transfer(a, b, 5).transfer(b, a, 1<<62).t,
+		perpTestTick(3500, a, 1950),
 	}
 	tk := newTick(4000).book(bookID(1), true, []obindex.OrderMeta{meta(1, bookID(1), a, clob.Sell)},
 		clob.Event{Kind: clob.EventUpdate, OrderID: orderID(8), Owner: b}).t
@@ -197,14 +198,42 @@ func makeValid(rng *rand.Rand, t *Tick) {
 	}
 	for i := range t.Result.Events {
 		e := &t.Result.Events[i]
-		e.Kind = clob.EventKind(1 + uint(e.Kind)%uint(clob.EventTransfer))
+		e.Kind = clob.EventKind(1 + uint(e.Kind)%uint(clob.EventTriggerCancel))
 		e.Side %= clob.Sell + 1
+		noNegativeZero(&e.Position, &e.Realized)
 	}
 	for i := range t.Markets {
-		if t.Markets[i].Config == nil {
-			t.Markets[i].Config = &clob.MarketConfig{}
+		m := &t.Markets[i]
+		if m.Config == nil {
+			m.Config = &clob.MarketConfig{}
 		}
-		t.Markets[i].Config.Kind %= clob.Perp + 1
+		m.Config.Kind %= clob.Perp + 1
+		if m.Config.Kind != clob.Perp {
+			m.Config.Perp, m.Perp, m.HasPerp, m.MaxLeverage = clob.PerpParams{}, clob.PerpInfo{}, false, 0
+		} else if !m.HasPerp {
+			m.Perp, m.MaxLeverage = clob.PerpInfo{}, 0
+		} else {
+			m.MaxLeverage = m.Config.Perp.MaxLeverage
+			m.Perp.Book = m.Config.ID
+			noNegativeZero(&m.Perp.FundingRate, &m.Perp.FundingIndex)
+		}
+	}
+	for i := range t.Triggers {
+		for j := range t.Triggers[i].Triggers {
+			tr := &t.Triggers[i].Triggers[j]
+			tr.Info.Side %= clob.Sell + 1
+			tr.Info.TriggerType %= clob.TriggerTakeProfit + 1
+			tr.Info.Flags &= orderFlagsKnown
+			if !tr.HasTx {
+				tr.TxHash = clob.Hash{}
+			}
+		}
+	}
+}
+
+func noNegativeZero(vs ...*clob.Signed) {
+	for _, v := range vs {
+		v.Neg = v.Neg && !v.Abs.IsZero()
 	}
 }
 
@@ -273,16 +302,16 @@ func TestDecodeTickRefuses(t *testing.T) {
 			t.Fatalf("%s: err %v, want %q", name, err, want)
 		}
 	}
-	f("version", "version 2", func(b []byte) []byte { b[0] = 2; return b })
+	f("version", "version 3", func(b []byte) []byte { b[0] = 3; return b })
 	f("trailing", "1 trailing bytes", func(b []byte) []byte { return append(b, 0) })
 	f("long varint", "shortest form", func(b []byte) []byte {
 		// nEvents 1 as 0x81 0x00.
 		return append(append(b[:ev-1:ev-1], 0x81, 0x00), b[ev:]...)
 	})
 	f("event kind 0", "event kind 0", func(b []byte) []byte { b[ev] = 0; return b })
-	f("event kind 8", "event kind 8", func(b []byte) []byte { b[ev] = 8; return b })
+	f("event kind 11", "event kind 11", func(b []byte) []byte { b[ev] = 11; return b })
 	f("side", "side 2", func(b []byte) []byte { b[ev+1] = 2; return b })
-	f("flags", "flags 0x3c outside", func(b []byte) []byte { b[ev+2] |= 0x20; return b })
+	f("flags", "flags 0x5c outside", func(b []byte) []byte { b[ev+2] |= 0x40; return b })
 	f("zero book", "event book flagged present but zero", func(b []byte) []byte {
 		clear(b[ev+3 : ev+3+32])
 		return b

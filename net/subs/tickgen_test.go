@@ -32,6 +32,7 @@ type tickGen struct {
 	nowUs  int64
 	parent clob.Hash
 	res    clob.TickResult
+	trig   map[clob.Address][]obindex.Trigger // synthetic stored triggers
 }
 
 type genOrder struct {
@@ -243,6 +244,21 @@ func (g *tickGen) build() *Tick {
 	for _, a := range sorted {
 		t.Positions = append(t.Positions, AccountPositions{Account: a, Positions: g.idx.Positions(nil, a, g.acc.balances)})
 	}
+	if g.rng.IntN(3) == 0 { // an account's triggers change
+		a := g.owners[g.rng.IntN(len(g.owners))]
+		ts := make([]obindex.Trigger, g.rng.IntN(3))
+		for i := range ts {
+			g.nonce++
+			ts[i] = obindex.Trigger{Info: clob.TriggerInfo{ID: clob.OrderID(a, g.nonce, 0), Book: g.books[g.rng.IntN(len(g.books))],
+				Owner: a, Signer: a, Nonce: g.nonce, Side: clob.Side(g.rng.IntN(2)), Size: w(1 + uint64(g.rng.IntN(5))),
+				TriggerPrice: w(1000 + uint64(g.rng.IntN(2000))), TriggerType: uint8(g.rng.IntN(2)), DeadlineUs: t.TickUs}}
+		}
+		if g.trig == nil {
+			g.trig = map[clob.Address][]obindex.Trigger{}
+		}
+		g.trig[a] = ts
+		t.Triggers = append(t.Triggers, AccountTriggers{Account: a, Triggers: ts})
+	}
 	if g.rng.IntN(4) == 0 {
 		a := g.owners[g.rng.IntN(len(g.owners))]
 		t.Withdrawals = append(t.Withdrawals, Withdrawal{Account: a,
@@ -260,13 +276,16 @@ func containsMetaID(ms []obindex.OrderMeta, id clob.Hash) bool {
 	return false
 }
 
-// markets and positions are Config.Markets and Config.Positions: the
-// generator's current state.
+// markets, positions and triggers are Config.Markets, Config.Positions and
+// Config.Triggers: the generator's current state.
 func (g *tickGen) markets() []obindex.Market { return g.idx.Markets(nil) }
 
 func (g *tickGen) positions(a clob.Address) []obindex.Position {
 	return g.idx.Positions(nil, a, g.acc.balances)
 }
+
+// triggers is Config.Triggers: the generator's current triggers.
+func (g *tickGen) triggers(a clob.Address) []obindex.Trigger { return g.trig[a] }
 
 // genAccounts is a map-backed ledger for the generator's engine.
 type genAccounts struct{ bal map[[40]byte]*genBalance }

@@ -1,0 +1,201 @@
+package node
+
+import (
+	"slices"
+
+	"github.com/holiman/uint256"
+
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/net/subs"
+)
+
+// Perp data on the subscription channels (net/subs doc.go, "Channels"):
+// what buildTick adds to a tick of perp markets, and the node-side state it
+// needs: the hash of the transaction behind each live trigger, the trigger
+// intents admitted but not yet landed, and each perp market's last
+// published mark and funding index.
+
+// perpViews is the node's perp bookkeeping for publishing, fed under the
+// sequencer lock.
+type perpViews struct {
+	// trigTx maps a stored (or landing) trigger's id to its transaction's
+	// hash; an entry goes when the trigger fires or is cancelled, or when
+	// its submit landed without storing it. So it is bounded by the live
+	// triggers and the intents in flight. Not in the node's snapshot: after
+	// a restart, triggers stored before it show tx_hash null.
+	trigTx map[clob.Hash]clob.Hash
+	// trigLanding lists, per book, the trigger intents admitted since that
+	// book's last tick: its next tick lands them and pushes their owners'
+	// triggers.
+	trigLanding map[clob.Hash][]landing
+	// trigTouched is the accounts whose triggers the last tick changed
+	// (tick sets it, whether or not anyone publishes).
+	trigTouched map[clob.Address]bool
+	// marks holds each perp market's mark and funding index as last
+	// published, to tell which moved.
+	marks map[clob.Hash]perpMark
+}
+
+// landing is a trigger intent admitted but not landed: its owner, and the
+// trigger's id for a submit.
+type landing struct {
+	owner  clob.Address
+	id     clob.Hash
+	submit bool
+}
+
+type perpMark struct {
+	mark  uint256.Int
+	index clob.Signed
+}
+
+func newPerpViews() perpViews {
+	return perpViews{
+		trigTx:      make(map[clob.Hash]clob.Hash),
+		trigLanding: make(map[clob.Hash][]landing),
+		trigTouched: make(map[clob.Address]bool),
+		marks:       make(map[clob.Hash]perpMark),
+	}
+}
+
+// admitted records the trigger intents of an admitted orderbook
+// transaction.
+func (v *perpViews) admitted(tx *core.Tx, env *clob.Envelope) {
+	owner := clob.Address(tx.From)
+	if env.Delegated {
+		owner = env.Master
+	}
+	for i := range env.Intents {
+		in := &env.Intents[i]
+		l := landing{owner: owner}
+		switch in.Kind {
+		case clob.IntentSubmitTrigger:
+			l.id, l.submit = clob.OrderID(clob.Address(tx.From), tx.Nonce, uint32(i)), true
+			v.trigTx[l.id] = clob.Hash(tx.Hash)
+		case clob.IntentCancelTrigger, clob.IntentUpdateTrigger:
+		default:
+			continue
+		}
+		v.trigLanding[in.Book] = append(v.trigLanding[in.Book], l)
+	}
+}
+
+// tick folds an applied tick in: the trigger intents of the books that
+// ran have landed (a submit that stored nothing forgets its hash), and
+// fired or cancelled triggers are gone.
+func (v *perpViews) tick(res *clob.TickResult, ob *clob.Engine) {
+	clear(v.trigTouched)
+	for i := range res.Events {
+		if ev := &res.Events[i]; ev.Kind == clob.EventTriggerFired || ev.Kind == clob.EventTriggerCancel {
+			v.trigTouched[ev.Owner] = true
+			delete(v.trigTx, ev.OrderID)
+		}
+	}
+	var stored []clob.TriggerInfo
+	for i := range res.Books {
+		id := res.Books[i].Book
+		for _, l := range v.trigLanding[id] {
+			v.trigTouched[l.owner] = true
+			if !l.submit {
+				continue
+			}
+			stored = ob.AppendTriggers(stored[:0], l.owner)
+			if !slices.ContainsFunc(stored, func(t clob.TriggerInfo) bool { return t.ID == l.id }) {
+				delete(v.trigTx, l.id)
+			}
+		}
+		delete(v.trigLanding, id)
+	}
+}
+
+// equity is the ledger's equity of a (obindex.EquityFunc).
+// REQUIRES: n.mu held.
+func (n *Node) equity(a clob.Address) clob.Signed {
+	return n.ledger.Margin(core.Address(a)).Equity
+}
+
+// setPerp gives a perp market's entry its live state (a copy) and returns
+// it; nil for a spot market.
+func setPerp(ob *clob.Engine, m *obindex.Market) *clob.PerpInfo {
+	p, ok := ob.PerpMarket(m.Config.ID)
+	if !ok {
+		return nil
+	}
+	m.Perp, m.MaxLeverage, m.HasPerp = p, m.Config.Perp.MaxLeverage, true
+	return &m.Perp
+}
+
+// perpRan reports whether perp market id ran in the tick at tickUs (its
+// funding accrued then), whether or not its book had work.
+func perpRan(ob *clob.Engine, id clob.Hash, tickUs int64) bool {
+	p, ok := ob.PerpMarket(id)
+	return ok && p.FundingLastUs == tickUs
+}
+
+// perpTick adds a tick's perp data to t: the live state of the perp
+// markets among t.Markets, the triggers of every account the tick changed
+// (perpViews.tick ran first), and owners, extended with the accounts
+// touched by liquidations and trigger events and with the watched accounts
+// holding a position in a market whose mark or funding index moved.
+// REQUIRES: n.mu held, right after the tick applied.
+func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
+	ob := n.ledger.Orderbook()
+	pv := &n.perp
+	for i := range res.Events {
+		switch ev := &res.Events[i]; ev.Kind {
+		case clob.EventLiquidation:
+			owners[ev.Owner], owners[clob.BackstopAddress] = true, true
+		case clob.EventTriggerFired, clob.EventTriggerCancel:
+			owners[ev.Owner] = true
+		}
+	}
+	moved := make(map[clob.Hash]bool)
+	for i := range t.Markets {
+		p := setPerp(ob, &t.Markets[i])
+		if p == nil {
+			continue
+		}
+		now := perpMark{mark: p.Mark, index: p.FundingIndex}
+		if pv.marks[p.Book] != now {
+			pv.marks[p.Book] = now
+			moved[p.Book] = true
+		}
+	}
+	if len(moved) > 0 {
+		var ps []clob.PositionInfo
+		for _, a := range n.pub.WatchedPositions(nil) {
+			if owners[a] {
+				continue
+			}
+			ps = ob.AppendPositions(ps[:0], a)
+			if slices.ContainsFunc(ps, func(p clob.PositionInfo) bool { return moved[p.Book] }) {
+				owners[a] = true
+			}
+		}
+	}
+	for _, a := range sortedOwners(pv.trigTouched) {
+		t.Triggers = append(t.Triggers, subs.AccountTriggers{Account: a, Triggers: n.triggersLocked(a)})
+	}
+}
+
+// triggersLocked lists a's stored triggers with their transactions' hashes.
+// REQUIRES: n.mu held (read or write).
+func (n *Node) triggersLocked(a clob.Address) []obindex.Trigger {
+	infos := n.ledger.Orderbook().AppendTriggers(nil, a)
+	out := make([]obindex.Trigger, len(infos))
+	for i := range infos {
+		out[i].Info = infos[i]
+		out[i].TxHash, out[i].HasTx = n.perp.trigTx[infos[i].ID]
+	}
+	return out
+}
+
+// Triggers answers the svc_triggers snapshot of an account no published
+// tick has covered.
+func (n *Node) Triggers(a clob.Address) []obindex.Trigger {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.triggersLocked(a)
+}
