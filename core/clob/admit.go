@@ -30,6 +30,8 @@ type createdOrder struct {
 	id       Hash
 	b        *book
 	side     Side
+	flags    uint8
+	lots     int64
 	ref      orderRef    // set by apply
 	reserved uint256.Int // projected reservation
 }
@@ -62,6 +64,8 @@ type admitScratch struct {
 	overlays  [BatchIntentsMax]overlay
 	funds     [BatchIntentsMax]funds
 	uses      [BatchIntentsMax]bookUse
+	perp      [BatchIntentsMax]perpUse
+	nPerp     int
 	nCreated  int
 	nOverlays int
 	nFunds    int
@@ -81,7 +85,7 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 		return ReasonBatchSize
 	}
 	s := &e.adm
-	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers = 0, 0, 0, 0, 0
+	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.nPerp = 0, 0, 0, 0, 0, 0
 	for i := range env.Intents {
 		if r := e.check(a, &env.Intents[i], i, acc); r != OK {
 			return r
@@ -198,13 +202,20 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 		return r
 	}
 	p.side, p.token = in.Side, b.u.backing(in.Side)
-	b.u.reserve(&p.amount, &e.adm.tmp, in.Side, p.lots, p.steps)
-	if r = e.need(a, p.token, &p.amount, acc); r != OK {
-		return r
+	if b.perp != nil {
+		// A perp order reserves nothing: the margin check stands for it.
+		if p.lots, r = e.perpAdmit(a.Owner, b, in.Side, p.lots, in.Flags, true, acc); r != OK {
+			return r
+		}
+	} else {
+		b.u.reserve(&p.amount, &e.adm.tmp, in.Side, p.lots, p.steps)
+		if r = e.need(a, p.token, &p.amount, acc); r != OK {
+			return r
+		}
 	}
 	c := &e.adm.created[e.adm.nCreated]
 	orderID(e.hasher, &e.hashIn, &e.hashOut, a.Signer, a.Nonce, uint32(i))
-	*c = createdOrder{id: e.hashOut, b: b, side: in.Side, reserved: p.amount}
+	*c = createdOrder{id: e.hashOut, b: b, side: in.Side, flags: in.Flags, lots: p.lots, reserved: p.amount}
 	if b.index.find(&c.id, b.ords) != 0 {
 		panic("BUG: order id already live: (signer, nonce) admitted twice")
 	}
@@ -251,6 +262,9 @@ func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Re
 	p.token = b.u.backing(p.side)
 	if in.Token != (Address{}) && in.Token != p.token {
 		return ReasonUpdateToken
+	}
+	if b.perp != nil {
+		return e.checkPerpUpdate(a, p, acc)
 	}
 	b.u.reserve(&p.newReserve, &e.adm.tmp, p.side, p.lots, p.steps)
 	cur := e.projected(p)
@@ -302,8 +316,12 @@ func (e *Engine) fundsFor(a *Admission, token Address, acc Accounts) *funds {
 
 // need adds amount to what the envelope locks of token, refusing it when
 // the owner's available cash (plus what earlier intents released) is short.
+// Native spends are limited to the withdrawable part (docs/perps.md).
 func (e *Engine) need(a *Admission, token Address, amount *uint256.Int, acc Accounts) Reason {
 	f := e.fundsFor(a, token, acc)
+	if token == NativeToken && len(e.pp.books) > 0 {
+		f.avail = e.nativeFree(a.Owner, acc)
+	}
 	if _, overflow := f.lock.AddOverflow(&f.lock, amount); overflow {
 		return ReasonInsufficientBalance
 	}
@@ -385,10 +403,15 @@ func (e *Engine) applySubmit(a *Admission, in *Intent, p *plan, acc Accounts) or
 	n, o := &b.nodes[s], &b.ords[s]
 	n.state, n.side, n.typ, n.flags = statePending, in.Side, in.Type, in.Flags
 	n.remLots, n.priceSteps = p.lots, p.steps
-	o.id, o.owner, o.reserved, o.sizeBase = c.id, a.Owner, p.amount, in.Size
+	o.id, o.owner, o.reserved = c.id, a.Owner, p.amount
+	b.u.baseOf(&o.sizeBase, p.lots) // a reduce-only order's is the cut size
 	o.deadlineUs, o.ttlUs = in.Deadline, in.TTL
 	b.index.insert(&c.id, s)
-	acc.Lock(p.token, a.Owner, &o.reserved)
+	if b.perp != nil {
+		e.expose(b, s, p.lots)
+	} else {
+		acc.Lock(p.token, a.Owner, &o.reserved)
+	}
 	return r
 }
 
@@ -409,4 +432,24 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 	} else {
 		acc.Lock(p.token, a.Owner, &p.amount)
 	}
+}
+
+// checkPerpUpdate applies the margin check to an update of a perp order:
+// its change of size is checked as an order of that many lots (a shrink
+// never raises IMo). A reduce-only order needs no margin.
+func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
+	var cur int64
+	var flags uint8
+	if c := p.created; c >= 0 {
+		cur, flags = e.adm.created[c].lots, e.adm.created[c].flags
+		e.adm.created[c].lots = p.lots
+	} else {
+		s := p.target.slot()
+		cur, flags = p.b.nodes[s].remLots, p.b.nodes[s].flags
+	}
+	if flags&FlagReduceOnly != 0 {
+		return OK
+	}
+	_, r := e.perpAdmit(a.Owner, p.b, p.side, p.lots-cur, 0, true, acc)
+	return r
 }

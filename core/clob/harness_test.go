@@ -21,7 +21,31 @@ type testAccounts struct {
 	problem string
 }
 
-type testBalance struct{ cash, locked uint256.Int }
+type testBalance struct{ cash, locked, debt uint256.Int }
+
+// payDebt moves free cash to pay debt (Credit and Unlock do).
+func (b *testBalance) payDebt() {
+	var free uint256.Int
+	free.Sub(&b.cash, &b.locked)
+	if b.debt.Lt(&free) {
+		free = b.debt
+	}
+	b.cash.Sub(&b.cash, &free)
+	b.debt.Sub(&b.debt, &free)
+}
+
+// debit takes free cash first, the rest becomes debt.
+func (b *testBalance) debit(amount *uint256.Int) {
+	var free uint256.Int
+	free.Sub(&b.cash, &b.locked)
+	if amount.Lt(&free) {
+		b.cash.Sub(&b.cash, amount)
+		return
+	}
+	b.cash.Sub(&b.cash, &free)
+	free.Sub(amount, &free)
+	b.debt.Add(&b.debt, &free)
+}
 
 func newTestAccounts() *testAccounts {
 	return &testAccounts{bal: map[[40]byte]*testBalance{}, fees: map[Address]*uint256.Int{}, supply: map[Address]*uint256.Int{}}
@@ -96,6 +120,7 @@ func (a *testAccounts) Unlock(token, owner Address, amount *uint256.Int) {
 		a.fail("unlock %s > locked %s", amount.Dec(), b.locked.Dec())
 	}
 	b.locked.Sub(&b.locked, amount)
+	b.payDebt()
 }
 
 func (a *testAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
@@ -110,6 +135,16 @@ func (a *testAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
 func (a *testAccounts) Credit(token, owner Address, amount *uint256.Int) {
 	b := a.get(token, owner)
 	b.cash.Add(&b.cash, amount)
+	b.payDebt()
+}
+
+func (a *testAccounts) Debit(token, owner Address, amount *uint256.Int) {
+	a.get(token, owner).debit(amount)
+}
+
+func (a *testAccounts) Holding(token, owner Address) (cash, locked, debt uint256.Int) {
+	b := a.get(token, owner)
+	return b.cash, b.locked, b.debt
 }
 
 func (a *testAccounts) CollectFee(token Address, amount *uint256.Int) {
