@@ -20,6 +20,7 @@ const (
 	kindBaseFee byte = 3
 	kindTick    byte = 4
 	kindMarket  byte = 5
+	kindOracle  byte = 6
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -45,11 +46,15 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 		return binary.BigEndian.AppendUint64(append(dst, kindTick), uint64(in.TimeUs))
 	case core.InputCreateMarket:
 		return appendMarket(append(dst, kindMarket), &in.Market)
+	case core.InputSetOracle:
+		dst = append(append(dst, kindOracle), in.Book[:]...)
+		return appendU256(dst, &in.Price)
 	}
 	panic("BUG: unknown input kind")
 }
 
-// appendMarket encodes a market.
+// appendMarket encodes a market; a perp market's parameters follow its
+// names.
 // REQUIRES: name and symbols are at most MarketNameBytesMax bytes.
 func appendMarket(dst []byte, m *clob.MarketConfig) []byte {
 	dst = append(dst, m.ID[:]...)
@@ -67,6 +72,15 @@ func appendMarket(dst []byte, m *clob.MarketConfig) []byte {
 		}
 		dst = append(append(dst, byte(len(s))), s...)
 	}
+	if m.Kind == clob.Perp {
+		p := &m.Perp
+		dst = binary.BigEndian.AppendUint32(dst, p.MaxLeverage)
+		for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
+			dst = appendU256(dst, v)
+		}
+		dst = binary.BigEndian.AppendUint32(dst, p.WalkBps)
+		dst = binary.BigEndian.AppendUint64(dst, p.WalkSeed)
+	}
 	return dst
 }
 
@@ -82,6 +96,14 @@ func decodeMarket(r *reader, m *clob.MarketConfig) {
 	r.u256(&m.TakerFee)
 	for _, s := range [3]*string{&m.Name, &m.BaseSymbol, &m.QuoteSymbol} {
 		*s = string(r.Take(int(r.U8())))
+	}
+	if m.Kind == clob.Perp {
+		p := &m.Perp
+		p.MaxLeverage = r.U32()
+		for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
+			r.u256(v)
+		}
+		p.WalkBps, p.WalkSeed = r.U32(), r.U64()
 	}
 }
 
@@ -141,6 +163,10 @@ func DecodeRecord(b []byte) (core.Input, error) {
 	case kindBaseFee:
 		in.Kind = core.InputSetBaseFee
 		r.u256(&in.BaseFee)
+	case kindOracle:
+		in.Kind = core.InputSetOracle
+		r.bytes(in.Book[:])
+		r.u256(&in.Price)
 	default:
 		return in, ErrCorrupt
 	}
