@@ -45,9 +45,28 @@ type position struct {
 // positionCold is the rest of a position, for reads and the snapshot.
 type positionCold struct {
 	realized uint256.Int // q, since the position was opened
-	funding  uint256.Int // q paid (positive) since the position was opened
-	entryIx  uint256.Int // the market's funding index when opened
-	openedUs int64
+	// funding is what the position paid (positive) from its opening to
+	// its last change of size, at index ixAt; since then it pays
+	// size·(index − ixAt), so the tick's scan writes nothing here.
+	funding, ixAt uint256.Int
+	entryIx       uint256.Int // the market's funding index when opened
+	openedUs      int64
+}
+
+// opened resets record i's cold half for a position opened now.
+func (pb *perpBook) opened(i int, tickUs int64) {
+	pb.cold[i] = positionCold{ixAt: pb.index, entryIx: pb.index, openedUs: tickUs}
+}
+
+// fundingOf sets dst to what record i's position paid in funding since
+// it was opened (q).
+func (pb *perpBook) fundingOf(dst *uint256.Int, i int) {
+	c := &pb.cold[i]
+	var n uint256.Int
+	dst.Sub(&pb.index, &c.ixAt)
+	mulI64(&n, pb.pos[i].size, 1)
+	dst.Mul(dst, &n)
+	dst.Add(dst, &c.funding)
 }
 
 // perpAccount is an account that ever had a perp order or position.
@@ -55,10 +74,7 @@ type perpAccount struct {
 	owner  Address
 	open   int32 // positions with size ≠ 0
 	listed bool  // in perpEngine.order
-	// The tick's scan: Σ (U − MM)·q over the positions, and the funding
-	// it pays (wei, two's complement).
-	margin, fund uint256.Int
-	roUsed       int64 // the reduce-only clip: lots of this book's allowance taken
+	roUsed int64 // the reduce-only clip: lots of this book's allowance taken
 }
 
 // perpEngine is the engine's perp state beside the books.
@@ -72,6 +88,11 @@ type perpEngine struct {
 	slots []uint32
 	sum   accountSums
 	t     [4]uint256.Int
+	lq    [4]uint256.Int // liquidation
+	neg   uint256.Int
+	// The tick's scan of one account: Σ (U − MM) and minus the funding
+	// it pays (wei, two's complement).
+	margin, fund uint256.Int
 }
 
 // perpBook is a perp market's state beside its book.
@@ -219,9 +240,13 @@ func (pb *perpBook) applyFill(i int, delta, h, tickUs int64, realized *uint256.I
 	p, c := &pb.pos[i], &pb.cold[i]
 	realized.Clear()
 	s := p.size
+	if s != 0 {
+		pb.fundingOf(&c.funding, i)
+		c.ixAt = pb.index
+	}
 	if s == 0 || (s > 0) == (delta > 0) {
 		if s == 0 {
-			*c = positionCold{entryIx: pb.index, openedUs: tickUs}
+			pb.opened(i, tickUs)
 		}
 		mulI64(&t[0], delta, h)
 		p.cost.Add(&p.cost, &t[0])
@@ -241,7 +266,7 @@ func (pb *perpBook) applyFill(i int, delta, h, tickUs int64, realized *uint256.I
 	if rest := delta - sign64(delta)*r; rest != 0 {
 		p.size = rest
 		mulI64(&p.cost, rest, h)
-		*c = positionCold{entryIx: pb.index, openedUs: tickUs}
+		pb.opened(i, tickUs)
 	}
 }
 
@@ -284,7 +309,7 @@ func (e *Engine) perpFill(b *book, s uint32, li int32, lots, h int64, base, cost
 	e.pp.resized(acct, before, after)
 	pb.tidy(i)
 	wei.Mul(realized, &b.u.unitQuote)
-	moveCash(acc, o.owner, wei)
+	e.moveCash(acc, o.owner, wei)
 	feeOf(fee, cost, rate)
 	if !fee.IsZero() {
 		acc.Debit(NativeToken, o.owner, fee)
@@ -299,14 +324,14 @@ func (e *Engine) perpFill(b *book, s uint32, li int32, lots, h int64, base, cost
 
 // moveCash credits (positive) or debits (negative) a signed wei amount of
 // native cash.
-func moveCash(acc Accounts, owner Address, wei *uint256.Int) {
+func (e *Engine) moveCash(acc Accounts, owner Address, wei *uint256.Int) {
 	switch wei.Sign() {
 	case 1:
 		acc.Credit(NativeToken, owner, wei)
 	case -1:
-		var m uint256.Int
+		m := &e.pp.neg // a ledger argument must not escape from the stack
 		m.Neg(wei)
-		acc.Debit(NativeToken, owner, &m)
+		acc.Debit(NativeToken, owner, m)
 	}
 }
 
@@ -533,7 +558,8 @@ func (e *Engine) AppendPositions(dst []PositionInfo, owner Address) []PositionIn
 		info.Unrealized = signedOf(&v)
 		v.Mul(&c.realized, &u.unitQuote)
 		info.Realized = signedOf(&v)
-		v.Mul(&c.funding, &u.unitQuote)
+		pb.fundingOf(&v, i)
+		v.Mul(&v, &u.unitQuote)
 		info.Funding = signedOf(&v)
 		mulCeilDiv(&info.InitialMargin, uint64(2*pb.mark), uint64(sz), pb.lev)
 		info.InitialMargin.Mul(&info.InitialMargin, &u.unitQuote)

@@ -12,7 +12,7 @@ import (
 //	per perp book, ascending id: | params | oracle, mark, ema u64 | started, frozen u8 |
 //	                             | lastUs, rate u64 | index 32 B |
 //	| nAccounts u32 | owner 20 B * |      (the accounts in the order they first opened a position)
-//	per perp book, ascending id: | n u32 | (account u32 | size u64 | cost, realized, funding, entryIx 32 B | openedUs u64)* |
+//	per perp book, ascending id: | n u32 | (account u32 | size u64 | cost, realized, funding, ixAt, entryIx 32 B | openedUs u64)* |
 //	params: | maxLeverage u32 | interest, maxFunding, maxPremium, markClamp, oraclePrice 32 B | walkBps u32 | seed u64 |
 //
 // Positions come in account order; B and A, and the records of accounts
@@ -59,7 +59,7 @@ func (e *Engine) appendPerp(dst []byte) []byte {
 			p, c := &pb.pos[i], &pb.cold[i]
 			dst = binary.BigEndian.AppendUint32(dst, uint32(k))
 			dst = binary.BigEndian.AppendUint64(dst, uint64(p.size))
-			for _, v := range [...]*uint256.Int{&p.cost, &c.realized, &c.funding, &c.entryIx} {
+			for _, v := range [...]*uint256.Int{&p.cost, &c.realized, &c.funding, &c.ixAt, &c.entryIx} {
 				dst = appendU256(dst, v)
 			}
 			dst = binary.BigEndian.AppendUint64(dst, uint64(c.openedUs))
@@ -137,7 +137,7 @@ func (e *Engine) loadPositions(r *snapReader, b *book, nAccts int) {
 		size := int64(r.U64())
 		var c positionCold
 		var cost uint256.Int
-		for _, v := range [...]*uint256.Int{&cost, &c.realized, &c.funding, &c.entryIx} {
+		for _, v := range [...]*uint256.Int{&cost, &c.realized, &c.funding, &c.ixAt, &c.entryIx} {
 			r.U256(v)
 		}
 		c.openedUs = int64(r.U64())

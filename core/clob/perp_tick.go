@@ -110,52 +110,80 @@ func (pb *perpBook) fund(b *book, dt int64) {
 	pb.index.Add(&pb.index, &f)
 }
 
-// perpScan pays funding and liquidates every account below maintenance,
-// in one pass over the positions and one over the accounts.
+// perpScan pays funding and liquidates every account below maintenance
+// (docs/perps.md, "Liquidation"), walking the accounts in the order they
+// first opened a position. The backstop's funding is paid first, from the
+// positions it held before this tick's liquidations (funding moves commute:
+// the order of credits and debits does not change the end balances).
 func (e *Engine) perpScan(tickUs int64, acc Accounts, out *TickResult) {
-	accts, t := e.pp.accts, &e.pp.t
-	for i := range accts {
-		accts[i].margin.Clear()
-		accts[i].fund.Clear()
+	pe := &e.pp
+	bs := pe.acctOf(BackstopAddress)
+	if bs >= 0 {
+		e.scanAccount(bs)
+		e.moveCash(acc, BackstopAddress, &pe.fund)
 	}
-	for _, b := range e.pp.books {
-		pb := b.perp
-		q, m2, m, lev, f := &b.u.unitQuote, 2*pb.mark, uint64(pb.mark), pb.lev, pb.f
-		for i := range pb.pos {
-			p := &pb.pos[i]
-			if p.size == 0 {
-				continue
-			}
-			a := &accts[p.acct]
-			mulI64(&t[0], p.size, m2) // U − MM, q
-			t[0].Sub(&t[0], &p.cost)
-			mulCeilDiv(&t[1], m, uint64(abs64(p.size)), lev)
-			t[0].Sub(&t[0], &t[1])
-			t[0].Mul(&t[0], q)
-			a.margin.Add(&a.margin, &t[0])
-			if f != 0 {
-				mulI64(&t[0], p.size, f)
-				pb.cold[i].funding.Add(&pb.cold[i].funding, &t[0])
-				t[0].Mul(&t[0], q)
-				a.fund.Sub(&a.fund, &t[0])
-			}
-		}
-	}
-	for _, ai := range e.pp.order[:len(e.pp.order)] {
-		a := &e.pp.accts[ai]
-		if !a.fund.IsZero() {
-			moveCash(acc, a.owner, &a.fund)
-		}
-		if a.owner == BackstopAddress {
+	for _, ai := range pe.order[:len(pe.order)] {
+		if ai == bs {
 			continue
 		}
+		e.scanAccount(ai)
+		a := &pe.accts[ai]
+		e.moveCash(acc, a.owner, &pe.fund)
 		cash, _, debt := acc.Holding(NativeToken, a.owner)
-		t[2].Sub(&cash, &debt)
-		if a.open > 0 {
-			t[2].Add(&t[2], &a.margin)
-		}
-		if t[2].Sign() < 0 {
+		net := &pe.t[2]
+		net.Sub(&cash, &debt)
+		net.Add(net, &pe.margin)
+		if net.Sign() < 0 {
 			e.liquidate(ai, acc, out)
+		}
+	}
+}
+
+// scanAccount sets pe.margin to Σ (U − MM) over the account's positions
+// and pe.fund to minus the funding they pay this tick (wei). It works in
+// 128-bit integers (|U − MM| < 2^110 q), the tick's hot loop.
+func (e *Engine) scanAccount(ai int32) {
+	pe := &e.pp
+	pe.margin.Clear()
+	pe.fund.Clear()
+	for _, b := range pe.books {
+		pb := b.perp
+		i := pb.find(ai)
+		if i < 0 || pb.pos[i].size == 0 {
+			continue
+		}
+		p := &pb.pos[i]
+		sc := scaler{q: &b.u.unitQuote, t: &pe.t[0]}
+		sz, m, lev := uint64(abs64(p.size)), uint64(pb.mark), pb.lev
+		hi, lo := bits.Mul64(2*m, sz) // 2·P·|S|
+		if p.size < 0 {
+			hi, lo = neg128(hi, lo)
+		}
+		var b0 uint64
+		lo, b0 = bits.Sub64(lo, p.cost[0], 0) // − C
+		hi, _ = bits.Sub64(hi, p.cost[1], b0)
+		mhi, mlo := bits.Mul64(m, sz) // − ceil(P·|S| / lev)
+		var r uint64
+		if mhi == 0 {
+			mlo, r = mlo/lev, mlo%lev
+		} else {
+			var qlo uint64
+			qlo, r = bits.Div64(mhi%lev, mlo, lev)
+			mhi, mlo = mhi/lev, qlo
+		}
+		if r != 0 {
+			mlo, b0 = bits.Add64(mlo, 1, 0)
+			mhi += b0
+		}
+		lo, b0 = bits.Sub64(lo, mlo, 0)
+		hi, _ = bits.Sub64(hi, mhi, b0)
+		sc.add(&pe.margin, hi, lo)
+		if f := pb.f; f != 0 { // the position pays S·f
+			hi, lo = bits.Mul64(sz, uint64(abs64(f)))
+			if (p.size > 0) == (f > 0) {
+				hi, lo = neg128(hi, lo)
+			}
+			sc.add(&pe.fund, hi, lo)
 		}
 	}
 }
@@ -167,15 +195,17 @@ func (e *Engine) perpScan(tickUs int64, acc Accounts, out *TickResult) {
 func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 	owner := e.pp.accts[ai].owner
 	s := e.sumAccount(owner, nil, nil, Buy, 0, acc)
-	var penalty, half uint256.Int
+	t, lq := &e.pp.t, &e.pp.lq
+	realized, v, penalty := &lq[0], &lq[1], &lq[2]
 	penalty.Add(&s.net, &s.u) // equity
 	if penalty.Sign() < 0 {
 		penalty.Clear()
 	}
+	half := &lq[3]
 	half.AddUint64(&s.mm, 1)
-	half.Rsh(&half, 1)
-	if half.Lt(&penalty) {
-		penalty = half
+	half.Rsh(half, 1)
+	if half.Lt(penalty) {
+		*penalty = *half
 	}
 	for _, b := range e.books {
 		e.cancelOwned(b, owner, acc, out)
@@ -183,7 +213,6 @@ func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 	e.cancelTriggersOf(owner, out)
 	bs := e.pp.acctFor(BackstopAddress)
 	first := true
-	t := &e.pp.t
 	for _, b := range e.pp.books {
 		pb := b.perp
 		i := pb.find(ai)
@@ -191,17 +220,16 @@ func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 			continue
 		}
 		sz, m := pb.pos[i].size, pb.mark
-		var realized, v uint256.Int
-		mulI64(&realized, sz, 2*m)
-		realized.Sub(&realized, &pb.pos[i].cost)
-		pb.cold[i].realized.Add(&pb.cold[i].realized, &realized)
+		mulI64(realized, sz, 2*m)
+		realized.Sub(realized, &pb.pos[i].cost)
+		pb.cold[i].realized.Add(&pb.cold[i].realized, realized)
 		pb.pos[i].size = 0
 		pb.pos[i].cost.Clear()
 		e.pp.resized(ai, sz, 0)
 		pb.tidy(i)
-		v.Mul(&realized, &b.u.unitQuote)
-		moveCash(acc, owner, &v)
-		ev := Event{Kind: EventLiquidation, Book: b.cfg.ID, Owner: owner, Side: Buy, Realized: signedOf(&v)}
+		v.Mul(realized, &b.u.unitQuote)
+		e.moveCash(acc, owner, v)
+		ev := Event{Kind: EventLiquidation, Book: b.cfg.ID, Owner: owner, Side: Buy, Realized: signedOf(v)}
 		if sz < 0 {
 			ev.Side = Sell
 		}
@@ -211,26 +239,26 @@ func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 		ev.Price.Mul(&ev.Price, &b.u.tick)
 		b.u.quoteOf(&ev.Quote, abs64(sz), 2*m)
 		if first {
-			ev.Amount, first = penalty, false
+			ev.Amount, first = *penalty, false
 		}
 		out.Events = append(out.Events, ev)
 		j := pb.slot(bs)
 		before := pb.pos[j].size
-		pb.applyFill(j, sz, 2*m, pb.lastUs, &realized, t)
+		pb.applyFill(j, sz, 2*m, pb.lastUs, realized, t)
 		e.pp.resized(bs, before, pb.pos[j].size)
 		pb.tidy(j)
-		v.Mul(&realized, &b.u.unitQuote)
-		moveCash(acc, BackstopAddress, &v)
+		v.Mul(realized, &b.u.unitQuote)
+		e.moveCash(acc, BackstopAddress, v)
 	}
 	if !penalty.IsZero() {
-		acc.Debit(NativeToken, owner, &penalty)
-		acc.Credit(NativeToken, BackstopAddress, &penalty)
+		acc.Debit(NativeToken, owner, penalty)
+		acc.Credit(NativeToken, BackstopAddress, penalty)
 	}
 	if cash, _, debt := acc.Holding(NativeToken, owner); debt.Gt(&cash) {
-		var bad uint256.Int
+		bad := &lq[3]
 		bad.Sub(&debt, &cash)
-		acc.Credit(NativeToken, owner, &bad)
-		acc.Debit(NativeToken, BackstopAddress, &bad)
+		acc.Credit(NativeToken, owner, bad)
+		acc.Debit(NativeToken, BackstopAddress, bad)
 	}
 }
 
@@ -301,6 +329,52 @@ func (e *Engine) clipOne(b *book, pb *perpBook, s uint32, side Side, acc Account
 		o.sizeBase.Add(&o.sizeBase, &o.filledBase)
 	}
 	e.pp.accts[a].roUsed += n.remLots
+}
+
+// scaler adds 128-bit two's complement amounts of q to 256-bit sums of
+// wei: with two 64-bit multiplications when q fits 64 bits.
+type scaler struct {
+	q *uint256.Int
+	t *uint256.Int // scratch
+}
+
+func (s *scaler) add(sum *uint256.Int, hi, lo uint64) {
+	neg := int64(hi) < 0
+	if s.q[1]|s.q[2]|s.q[3] != 0 {
+		*s.t = uint256.Int{lo, hi, 0, 0}
+		if neg {
+			s.t[2], s.t[3] = ^uint64(0), ^uint64(0)
+		}
+		s.t.Mul(s.t, s.q)
+		sum.Add(sum, s.t)
+		return
+	}
+	if neg {
+		hi, lo = neg128(hi, lo)
+	}
+	h1, l1 := bits.Mul64(lo, s.q[0])
+	h2, l2 := bits.Mul64(hi, s.q[0])
+	r1, c := bits.Add64(h1, l2, 0)
+	r2 := h2 + c
+	var b uint64
+	if neg {
+		sum[0], b = bits.Sub64(sum[0], l1, 0)
+		sum[1], b = bits.Sub64(sum[1], r1, b)
+		sum[2], b = bits.Sub64(sum[2], r2, b)
+		sum[3] -= b
+		return
+	}
+	sum[0], b = bits.Add64(sum[0], l1, 0)
+	sum[1], b = bits.Add64(sum[1], r1, b)
+	sum[2], b = bits.Add64(sum[2], r2, b)
+	sum[3] += b
+}
+
+// neg128 is the two's complement negation of (hi, lo).
+func neg128(hi, lo uint64) (uint64, uint64) {
+	lo, b := bits.Sub64(0, lo, 0)
+	hi, _ = bits.Sub64(0, hi, b)
+	return hi, lo
 }
 
 // mulDivTrunc is trunc(a·b / c).
