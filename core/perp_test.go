@@ -11,7 +11,9 @@ import (
 
 var perpBook = clob.Hash{31: 2}
 
-func ether(n uint64) *uint256.Int { return new(uint256.Int).Mul(uint256.NewInt(n), uint256.NewInt(1e18)) }
+func ether(n uint64) *uint256.Int {
+	return new(uint256.Int).Mul(uint256.NewInt(n), uint256.NewInt(1e18))
+}
 
 // perpLedger: ETH-PERP at 3000, leverage 10; alice has 1200 native, bob
 // plenty; alice goes long 2 ETH from bob at 3000 (IM 600, MM 300).
