@@ -50,10 +50,12 @@ type funds struct {
 	lock, unlock uint256.Int
 }
 
-// bookUse counts what the envelope adds to one book.
+// bookUse counts what the envelope adds to one book: orders and pending
+// intents, and on a perp book the lots its orders add to B and A.
 type bookUse struct {
 	b               *book
 	orders, pending int
+	bid, ask        int64
 }
 
 // admitScratch is the per-envelope validation state: at most one entry of
@@ -64,8 +66,6 @@ type admitScratch struct {
 	overlays  [BatchIntentsMax]overlay
 	funds     [BatchIntentsMax]funds
 	uses      [BatchIntentsMax]bookUse
-	perp      [BatchIntentsMax]perpUse
-	nPerp     int
 	nCreated  int
 	nOverlays int
 	nFunds    int
@@ -85,7 +85,7 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 		return ReasonBatchSize
 	}
 	s := &e.adm
-	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.nPerp = 0, 0, 0, 0, 0, 0
+	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers = 0, 0, 0, 0, 0
 	for i := range env.Intents {
 		if r := e.check(a, &env.Intents[i], i, acc); r != OK {
 			return r
@@ -151,18 +151,7 @@ func checkDeadline(d uint64, nowUs, intervalUs, lastUs int64) Reason {
 // checkCapacity applies rule 6: OrdersMax live orders, PendingMax pending
 // intents per book, counting what the envelope already added.
 func (e *Engine) checkCapacity(b *book, newOrder bool) Reason {
-	s := &e.adm
-	var u *bookUse
-	for i := range s.nUses {
-		if s.uses[i].b == b {
-			u = &s.uses[i]
-		}
-	}
-	if u == nil {
-		u = &s.uses[s.nUses]
-		*u = bookUse{b: b}
-		s.nUses++
-	}
+	u := e.useOf(b)
 	if newOrder && b.live()+u.orders >= len(b.nodes)-1 {
 		return ReasonBookFull
 	}
@@ -174,6 +163,20 @@ func (e *Engine) checkCapacity(b *book, newOrder bool) Reason {
 	}
 	u.pending++
 	return OK
+}
+
+// useOf returns the envelope's use of book b, creating it.
+func (e *Engine) useOf(b *book) *bookUse {
+	s := &e.adm
+	for i := range s.nUses {
+		if s.uses[i].b == b {
+			return &s.uses[i]
+		}
+	}
+	u := &s.uses[s.nUses]
+	*u = bookUse{b: b}
+	s.nUses++
+	return u
 }
 
 func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accounts) Reason {

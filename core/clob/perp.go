@@ -344,16 +344,10 @@ type accountSums struct {
 	tooBig                                          bool // the candidate's worst case exceeds unitsMax lots
 }
 
-// perpUse is what an envelope adds to one perp book's B and A.
-type perpUse struct {
-	b        *book
-	bid, ask int64
-}
-
 // sumAccount computes owner's sums at the current marks, with env added
 // to B and A, and a candidate order of lots (may be negative: an update
 // that shrinks) on side of book cb.
-func (e *Engine) sumAccount(owner Address, env []perpUse, cb *book, side Side, lots int64, acc Accounts) *accountSums {
+func (e *Engine) sumAccount(owner Address, env []bookUse, cb *book, side Side, lots int64, acc Accounts) *accountSums {
 	s, t := &e.pp.sum, &e.pp.t
 	*s = accountSums{}
 	cash, locked, debt := acc.Holding(NativeToken, owner)
@@ -444,9 +438,9 @@ func (e *Engine) perpAdmit(owner Address, b *book, side Side, lots int64, flags 
 		}
 		return min(lots, abs64(sz)), OK
 	}
-	var env []perpUse
+	var env []bookUse
 	if inEnv {
-		env = e.adm.perp[:e.adm.nPerp]
+		env = e.adm.uses[:e.adm.nUses]
 	}
 	s := e.sumAccount(owner, env, b, side, lots, acc)
 	if s.tooBig {
@@ -463,7 +457,11 @@ func (e *Engine) perpAdmit(owner Address, b *book, side Side, lots int64, flags 
 		}
 	}
 	if inEnv {
-		e.addEnvUse(b, side, lots)
+		if u := e.useOf(b); side == Buy {
+			u.bid += lots
+		} else {
+			u.ask += lots
+		}
 	}
 	return lots, OK
 }
@@ -480,30 +478,10 @@ func (e *Engine) subEnvLocks(free *uint256.Int) {
 	}
 }
 
-func (e *Engine) addEnvUse(b *book, side Side, lots int64) {
-	s := &e.adm
-	var u *perpUse
-	for i := range s.nPerp {
-		if s.perp[i].b == b {
-			u = &s.perp[i]
-		}
-	}
-	if u == nil {
-		u = &s.perp[s.nPerp]
-		*u = perpUse{b: b}
-		s.nPerp++
-	}
-	if side == Buy {
-		u.bid += lots
-	} else {
-		u.ask += lots
-	}
-}
-
 // nativeFree is what the envelope may still spend of native: max(0,
 // Cash − Debt − Locked + ΣU − IMo) with its perp orders counted.
 func (e *Engine) nativeFree(owner Address, acc Accounts) uint256.Int {
-	s := e.sumAccount(owner, e.adm.perp[:e.adm.nPerp], nil, Buy, 0, acc)
+	s := e.sumAccount(owner, e.adm.uses[:e.adm.nUses], nil, Buy, 0, acc)
 	var v uint256.Int
 	if s.free(&v); v.Sign() < 0 {
 		v.Clear()

@@ -480,3 +480,51 @@ func TestPerpRandomStream(t *testing.T) {
 		}
 	}
 }
+
+// TestPerpMarketValidation: every bound on a perp market's parameters.
+func TestPerpMarketValidation(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(m *MarketConfig)
+		ok   bool
+	}{
+		{"defaults", func(m *MarketConfig) {}, true},
+		{"leverage 0", func(m *MarketConfig) { m.Perp.MaxLeverage = 0 }, false},
+		{"quote not native", func(m *MarketConfig) { m.Quote = tQuote }, false},
+		{"oracle 0", func(m *MarketConfig) { m.Perp.OraclePrice.Clear() }, false},
+		{"oracle off grid", func(m *MarketConfig) { m.Perp.OraclePrice.AddUint64(&m.Perp.OraclePrice, 1) }, false},
+		{"oracle 2^53 steps", func(m *MarketConfig) { m.Perp.OraclePrice = stepsWei(unitsMax) }, true},
+		{"oracle 2^53+1 steps", func(m *MarketConfig) { m.Perp.OraclePrice = stepsWei(unitsMax + 1) }, false},
+		{"rate 1e18", func(m *MarketConfig) { m.Perp.MaxFundingRate.SetUint64(RateMax) }, true},
+		{"rate above 1e18", func(m *MarketConfig) { m.Perp.MaxFundingRate.SetUint64(RateMax + 1) }, false},
+		{"interest above 1e18", func(m *MarketConfig) { m.Perp.InterestRate.SetUint64(RateMax + 1) }, false},
+		{"premium above 1e18", func(m *MarketConfig) { m.Perp.MaxPremium.SetUint64(RateMax + 1) }, false},
+		{"clamp above 1e18", func(m *MarketConfig) { m.Perp.MarkClamp.SetUint64(RateMax + 1) }, false},
+		{"walk 10000 bps", func(m *MarketConfig) { m.Perp.WalkBps = WalkBpsMax }, true},
+		{"walk above 10000 bps", func(m *MarketConfig) { m.Perp.WalkBps = WalkBpsMax + 1 }, false},
+	} {
+		e := NewEngine(Limits{OrdersMax: 8, PendingMax: 8})
+		m := perpMarket(tPerpID, 10, 100)
+		c.edit(&m)
+		if err := e.CreateMarket(&m); (err == nil) != c.ok {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		if got, ok := e.Market(tPerpID); c.ok && ok && (got.Perp.InterestRate.Uint64() != defaultInterestRate && c.name == "defaults" ||
+			got.Perp.MaxFundingRate.IsZero()) {
+			t.Errorf("%s: defaults not filled: %+v", c.name, got.Perp)
+		}
+	}
+}
+
+// TestPerpSizeBound: an order whose worst case exceeds 2^53 lots is
+// refused (S, B and A stay within int64).
+func TestPerpSizeBound(t *testing.T) {
+	h := newPerpHarness(t, Limits{}, perpMarket(tPerpID, 1, 1))
+	h.acc.fund(NativeToken, owner("w"), new(uint256.Int).Lsh(uint256.NewInt(1), 200))
+	if r := h.admit("w", nil, h.perpOrder(tPerpID, Buy, unitsMax, 1, 0)); r != OK {
+		t.Fatalf("2^53 lots: %v", r)
+	}
+	if r := h.admit("w", nil, h.perpOrder(tPerpID, Buy, 1, 1, 0)); r != ReasonValueRange {
+		t.Fatalf("one more lot: %v", r)
+	}
+}
