@@ -208,6 +208,12 @@ func (pe *perpEngine) acctOf(owner Address) int32 {
 	return -1
 }
 
+// listed reports whether owner ever opened a position.
+func (pe *perpEngine) listed(owner Address) bool {
+	a := pe.acctOf(owner)
+	return a >= 0 && pe.accts[a].listed
+}
+
 // acctFor returns the owner's account index, creating the account.
 func (pe *perpEngine) acctFor(owner Address) int32 {
 	if i, ok := pe.ix[owner]; ok {

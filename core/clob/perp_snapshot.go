@@ -119,10 +119,14 @@ func (e *Engine) loadPerp(r *snapReader) {
 	for _, b := range e.pp.books {
 		e.loadPositions(r, b, n)
 	}
-	// B and A from the live orders.
+	// B and A from the live orders; a reduce-only order's owner opened a
+	// position when it was admitted, so it is listed.
 	for _, b := range e.pp.books {
 		for s := 1; s <= b.live() && r.Err == nil; s++ {
 			e.expose(b, uint32(s), b.nodes[s].remLots)
+			if o := &b.ords[s]; b.nodes[s].flags&FlagReduceOnly != 0 && !e.pp.listed(o.owner) {
+				r.Fail("reduce-only order %x of %x, which never opened a position", o.id, o.owner)
+			}
 		}
 	}
 }
