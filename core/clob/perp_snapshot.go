@@ -135,7 +135,7 @@ func (e *Engine) loadPerp(r *snapReader) {
 func (e *Engine) loadPositions(r *snapReader, b *book, nAccts int) {
 	pb := b.perp
 	n := r.count("positions", nAccts)
-	last := -1
+	last, sum := -1, int64(0)
 	for range n {
 		k := int(r.U32())
 		size := int64(r.U64())
@@ -157,5 +157,9 @@ func (e *Engine) loadPositions(r *snapReader, b *book, nAccts int) {
 		i := pb.slot(a)
 		pb.pos[i].size, pb.pos[i].cost, pb.cold[i] = size, cost, c
 		e.pp.accts[a].open++
+		sum += size
+	}
+	if r.Err == nil && sum != 0 {
+		r.Fail("perp market %x: positions sum to %d lots", b.cfg.ID, sum)
 	}
 }

@@ -430,22 +430,34 @@ func TestPerpSnapshotRoundTrip(t *testing.T) {
 	}
 }
 
+// twin is an engine loaded from a snapshot of the stream's engine, with a
+// copy of its ledger, that must go on exactly as the original.
+type twin struct {
+	e   *Engine
+	acc *testAccounts
+	out TickResult
+}
+
 // TestPerpRandomStream runs seeded random perp traffic (orders of every
 // kind, oracle jumps, liquidations) and checks value conservation and the
-// perp invariants after every tick (the harness does).
+// perp invariants after every tick (the harness does). Every 100 ticks an
+// engine is loaded from the snapshot; from then on it gets the same inputs
+// and must give the same reasons, events and snapshots.
 func TestPerpRandomStream(t *testing.T) {
 	for seed := uint64(1); seed <= 4; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 99))
 		m := perpMarket(tPerpID, 5, 1_000)
 		m.Perp.WalkBps, m.Perp.WalkSeed, m.Perp.MaxPremium, m.Perp.MarkClamp = 200, seed, *uint256.NewInt(5e16), *uint256.NewInt(1e17)
 		m.MakerFee, m.TakerFee = *uint256.NewInt(1e15), *uint256.NewInt(3e15)
-		h := newPerpHarness(t, Limits{OrdersMax: 256, PendingMax: 256}, m, perpMarket(tPerp2ID, 20, 300))
+		l := Limits{OrdersMax: 256, PendingMax: 256}
+		h := newPerpHarness(t, l, m, perpMarket(tPerp2ID, 20, 300))
 		names := []string{"a", "b", "c", "d", "e", "f"}
 		for _, n := range names {
 			h.fundNative(n, int64(3_000+rng.IntN(30_000)))
 		}
+		var twins []*twin
 		liquidations := 0
-		for range 600 {
+		for i := range 600 {
 			for range 1 + rng.IntN(8) {
 				book := tPerpID
 				ref := int64(h.e.book(book).perp.mark)
@@ -461,18 +473,53 @@ func TestPerpRandomStream(t *testing.T) {
 					flags = FlagIOC
 				}
 				steps := max(1, ref+int64(rng.IntN(41))-20)
-				h.admit(names[rng.IntN(len(names))], nil, h.perpOrder(book, side, 1+int64(rng.IntN(30)), steps, flags))
+				who, in := names[rng.IntN(len(names))], h.perpOrder(book, side, 1+int64(rng.IntN(30)), steps, flags)
+				a := Admission{Signer: owner(who), Owner: owner(who), Nonce: h.nonce, NowUs: h.nowUs, Tag: h.nonce}
+				r := h.admit(who, nil, in)
+				for _, w := range twins {
+					if r2 := w.e.Admit(&a, &Envelope{Intents: []Intent{in}}, w.acc); r2 != r {
+						t.Fatalf("seed %d tick %d: loaded engine admits %v, original %v", seed, i, r2, r)
+					}
+				}
 			}
 			if rng.IntN(10) == 0 {
 				b := h.e.book(tPerp2ID)
 				p := stepsWei(max(1, int64(b.perp.oracle)+int64(rng.IntN(61))-30))
 				h.e.SetOraclePrice(tPerp2ID, &p)
+				for _, w := range twins {
+					w.e.SetOraclePrice(tPerp2ID, &p)
+				}
 			}
+			T := landing(h.nowUs, h.iv)
 			h.tick()
+			for _, w := range twins {
+				w.e.Tick(T, w.acc, &w.out)
+				if len(w.out.Events)+len(h.out.Events) > 0 && !reflect.DeepEqual(w.out.Events, h.out.Events) {
+					t.Fatalf("seed %d tick %d: a loaded engine's events differ", seed, i)
+				}
+			}
 			for _, ev := range h.out.Events {
 				if ev.Kind == EventLiquidation {
 					liquidations++
 				}
+			}
+			if i%100 == 50 {
+				snap := h.e.AppendSnapshot(nil)
+				e2, _, err := LoadEngine(l, snap)
+				if err != nil {
+					t.Fatalf("seed %d tick %d: %v", seed, i, err)
+				}
+				w := &twin{e: e2, acc: cloneAccounts(h.acc)}
+				w.acc.engine = e2
+				twins = append(twins, w)
+			}
+		}
+		for _, w := range twins {
+			if !bytes.Equal(w.e.AppendSnapshot(nil), h.e.AppendSnapshot(nil)) {
+				t.Fatalf("seed %d: a loaded engine's final snapshot differs", seed)
+			}
+			if err := w.acc.check(); err != nil {
+				t.Fatal(err)
 			}
 		}
 		if liquidations == 0 {
