@@ -510,7 +510,7 @@ func (e *Engine) Margin(owner Address, acc Accounts) MarginInfo {
 }
 
 // AppendPositions appends the owner's open perp positions, books ascending.
-// Liquidation is left 0 (it needs the account's cash: see Margin).
+// Liquidation is left 0: it needs the account's cash (LiquidationPrices).
 func (e *Engine) AppendPositions(dst []PositionInfo, owner Address) []PositionInfo {
 	acct := e.pp.acctOf(owner)
 	if acct < 0 {
@@ -553,6 +553,47 @@ func (e *Engine) AppendPositions(dst []PositionInfo, owner Address) []PositionIn
 		dst = append(dst, info)
 	}
 	return dst
+}
+
+// LiquidationPrices sets the Liquidation of each of ps, one owner's
+// positions as AppendPositions returned them: the mark at which the
+// account's equity would meet its maintenance, the other marks fixed
+// (without the per-position rounding up of MM); 0 if no positive mark.
+func (e *Engine) LiquidationPrices(ps []PositionInfo, acc Accounts) {
+	if len(ps) == 0 {
+		return
+	}
+	s := e.sumAccount(ps[0].Owner, nil, nil, Buy, 0, acc)
+	var eq, num, den, v uint256.Int
+	eq.Add(&s.net, &s.u)
+	for k := range ps {
+		p := &ps[k]
+		b := e.book(p.Book)
+		pb, u := b.perp, &b.u
+		// num = MMo − E + 2·S·P·q (long) or E − MMo + 2·|S|·P·q (short),
+		// with MMo the maintenance of the other positions, all in wei.
+		num.Sub(&s.mm, &p.Maintenance)
+		num.Sub(&num, &eq)
+		if p.Size.Neg {
+			num.Neg(&num)
+		}
+		num.Add(&num, &p.Notional) // 2·|S|·P·q
+		if num.Sign() <= 0 {
+			p.Liquidation.Clear()
+			continue
+		}
+		// P' = L·num / ((2L ∓ 1)·|S|·q) steps; wei = × tick.
+		den.SetUint64(2*pb.lev - 1)
+		if p.Size.Neg {
+			den.SetUint64(2*pb.lev + 1)
+		}
+		v.Div(&p.Size.Abs, &u.lot)
+		den.Mul(&den, &v)
+		den.Mul(&den, &u.unitQuote)
+		num.Mul(&num, v.SetUint64(pb.lev))
+		num.Mul(&num, &u.tick)
+		p.Liquidation.Div(&num, &den)
+	}
 }
 
 // indexWei converts a funding index (q per lot) to quote wei per whole

@@ -340,6 +340,18 @@ func liquidationSetup(t *testing.T) *harness {
 
 func TestPerpLiquidationPenalty(t *testing.T) {
 	h := liquidationSetup(t)
+	// Liquidation price: E + 20·(P − 100) = P·10/10 at P = 10·1750/190 steps.
+	ps := h.e.AppendPositions(nil, owner("a"))
+	h.e.LiquidationPrices(ps, h.acc)
+	if len(ps) != 1 || ps[0].Liquidation.Uint64() != 184210526315789473 {
+		t.Fatalf("liquidation price %+v", ps)
+	}
+	// b, short 10 on 1e6 q: E − 20·(P − 100) = P·10/10 at P = 10·1002000/210.
+	ps = h.e.AppendPositions(nil, owner("b"))
+	h.e.LiquidationPrices(ps, h.acc)
+	if len(ps) != 1 || ps[0].Liquidation.Dec() != "95428571428571428571" {
+		t.Fatalf("short liquidation price %+v", ps)
+	}
 	p := stepsWei(90)
 	h.e.SetOraclePrice(tPerpID, &p)
 	// Equity 250 − 200 = 50 q < MM 90 q: liquidated; penalty min(50, 45).
@@ -362,7 +374,7 @@ func TestPerpLiquidationPenalty(t *testing.T) {
 	if got := h.e.AppendPerpAccounts(nil); !reflect.DeepEqual(got, []Address{owner("b"), bs}) {
 		t.Fatalf("accounts %x", got)
 	}
-	ps := h.e.AppendPositions(nil, bs)
+	ps = h.e.AppendPositions(nil, bs)
 	if len(ps) != 1 || ps[0].Size.Neg || !ps[0].Size.Abs.Eq(&ev.Base) {
 		t.Fatalf("backstop positions %+v", ps)
 	}
