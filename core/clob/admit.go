@@ -411,7 +411,7 @@ func (e *Engine) applySubmit(a *Admission, in *Intent, p *plan, acc Accounts) or
 	o.deadlineUs, o.ttlUs = in.Deadline, in.TTL
 	b.index.insert(&c.id, s)
 	if b.perp != nil {
-		e.expose(b, s, p.lots)
+		e.perpOrderLive(b, s)
 	} else {
 		acc.Lock(p.token, a.Owner, &o.reserved)
 	}

@@ -84,8 +84,8 @@ type perpEngine struct {
 	// order lists the accounts in the order they first opened a position:
 	// what liquidation walks and AppendPerpAccounts reports.
 	order []int32
-	books []*book // the perp books, ascending id
-	slots []uint32
+	books []*book  // the perp books, ascending id
+	slots []uint32 // cancelOwned's scratch
 	sum   accountSums
 	t     [4]uint256.Int
 	lq    [4]uint256.Int // liquidation
@@ -108,6 +108,7 @@ type perpBook struct {
 	tradedUs                                 int64 // the last tick the book traded (not in the snapshot: read in the same tick)
 	rate                                     int64 // the last funding rate, per 8 h, of 1e18
 	f                                        int64 // this tick's funding per lot, q
+	reduceOnly                               int   // live reduce-only orders: the clip runs only when > 0
 	index                                    uint256.Int
 	// pos and cold are dense (swap-removed); posOf[acct] is the index+1 of
 	// the account's record, 0 if none.
@@ -292,6 +293,23 @@ func (e *Engine) expose(b *book, s uint32, lots int64) {
 		pb.pos[i].ask += lots
 	}
 	pb.tidy(i)
+}
+
+// countReduceOnly counts the order at slot s going live (+1) or leaving
+// its book (−1) if it is a perp reduce-only order.
+func (b *book) countReduceOnly(s uint32, d int) {
+	if b.perp != nil && b.nodes[s].flags&FlagReduceOnly != 0 {
+		b.perp.reduceOnly += d
+	}
+}
+
+// perpOrderLive books a perp order that just became live (admitted, or
+// loaded): its lots in B or A, or its count as reduce-only. Every way an
+// order enters a perp book (a fired trigger too) must call it once; discard
+// undoes it.
+func (e *Engine) perpOrderLive(b *book, s uint32) {
+	e.expose(b, s, b.nodes[s].remLots)
+	b.countReduceOnly(s, 1)
 }
 
 // perpFill settles one side of a chunk on a perp book: the owner's

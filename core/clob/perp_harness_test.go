@@ -103,8 +103,12 @@ func checkPerp(e *Engine, acc *testAccounts) error {
 		pb := b.perp
 		var sum int64
 		want := map[int32][2]int64{}
+		ro := 0
 		for s := 1; s < len(b.nodes); s++ {
 			n := &b.nodes[s]
+			if n.state != stateFree && n.flags&FlagReduceOnly != 0 {
+				ro++
+			}
 			if n.state == stateFree || n.flags&FlagReduceOnly != 0 {
 				continue
 			}
@@ -132,6 +136,9 @@ func checkPerp(e *Engine, acc *testAccounts) error {
 		}
 		if len(want) != 0 {
 			return fmt.Errorf("perp %x: orders without a record: %v", b.cfg.ID[:1], want)
+		}
+		if ro != pb.reduceOnly {
+			return fmt.Errorf("perp %x: %d live reduce-only orders, counted %d", b.cfg.ID[:1], ro, pb.reduceOnly)
 		}
 		if sum != 0 {
 			return fmt.Errorf("perp %x: Σ S = %d", b.cfg.ID[:1], sum)

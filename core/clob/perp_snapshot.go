@@ -123,7 +123,7 @@ func (e *Engine) loadPerp(r *snapReader) {
 	// position when it was admitted, so it is listed.
 	for _, b := range e.pp.books {
 		for s := 1; s <= b.live() && r.Err == nil; s++ {
-			e.expose(b, uint32(s), b.nodes[s].remLots)
+			e.perpOrderLive(b, uint32(s))
 			if o := &b.ords[s]; b.nodes[s].flags&FlagReduceOnly != 0 && !e.pp.listed(o.owner) {
 				r.Fail("reduce-only order %x of %x, which never opened a position", o.id, o.owner)
 			}

@@ -283,6 +283,9 @@ func (e *Engine) cancelOwned(b *book, owner Address, acc Accounts, out *TickResu
 // tick; an order cut to nothing is cancelled (docs/perps.md, "Fills").
 func (e *Engine) clipReduceOnly(b *book, acc Accounts, out *TickResult) {
 	pb := b.perp
+	if pb.reduceOnly == 0 {
+		return
+	}
 	for _, side := range [2]Side{Buy, Sell} {
 		for c := b.first(side); c.slot != 0; {
 			s := c.slot

@@ -151,6 +151,7 @@ func (e *Engine) discard(b *book, s uint32, acc Accounts) {
 		b.unlink(s)
 	}
 	e.expose(b, s, -n.remLots)
+	b.countReduceOnly(s, -1)
 	b.expiryRemove(s)
 	if !o.reserved.IsZero() {
 		acc.Unlock(b.u.backing(n.side), o.owner, &o.reserved)
