@@ -257,7 +257,9 @@ const (
 
 // Event is one outcome of a tick, in the order the engine produced it:
 // books in ascending id order; within a book, intents in admission order,
-// then expiries, then fills in allocation order, then IOC remainders.
+// then expiries, then fills in allocation order, then IOC remainders;
+// then transfers; then the perp pass (liquidations with the cancels they
+// cause, outside every BookTick's event range); then triggers.
 // Amounts are 18-decimal wei.
 type Event struct {
 	Kind    EventKind
