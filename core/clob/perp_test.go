@@ -587,3 +587,25 @@ func TestPerpSizeBound(t *testing.T) {
 		t.Fatalf("one more lot: %v", r)
 	}
 }
+
+// TestPerpNextTickDue: a perp book is due every interval with no work, and
+// after an idle stretch at the latest grid point reached, not at every
+// missed one.
+func TestPerpNextTickDue(t *testing.T) {
+	e := NewEngine(Limits{OrdersMax: 8, PendingMax: 8})
+	m := perpMarket(tPerpID, 10, 100)
+	if err := e.CreateMarket(&m); err != nil {
+		t.Fatal(err)
+	}
+	if due, ok := e.NextTickDue(100_500_000); !ok || due != 100_000_000 {
+		t.Fatalf("idle since 0: due %d %v, want 100 s", due, ok)
+	}
+	var out TickResult
+	e.Tick(100_000_000, newTestAccounts(), &out)
+	if len(out.Books) != 1 || out.Books[0].Book != tPerpID {
+		t.Fatalf("the perp book did not run: %+v", out.Books)
+	}
+	if due, ok := e.NextTickDue(100_500_000); ok || due != 101_000_000 {
+		t.Fatalf("after the tick: due %d %v, want 101 s, not yet", due, ok)
+	}
+}
