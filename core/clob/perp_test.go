@@ -385,16 +385,25 @@ func TestPerpLiquidationPenalty(t *testing.T) {
 
 func TestPerpLiquidationBadDebt(t *testing.T) {
 	h := liquidationSetup(t)
+	h.fund("a", 0, 1_000)
+	if r := h.admit("a", []string{"a-spot"}, h.limit(Buy, 1, 10, 0)); r != OK {
+		t.Fatal(r)
+	}
+	h.tick()
 	p := stepsWei(70)
 	h.e.SetOraclePrice(tPerpID, &p)
-	h.tick() // equity 250 − 600 < 0: no penalty, the backstop covers 350 q
+	// Equity 250 − 600 < 0: the orders in every book are cancelled, no
+	// penalty, the backstop covers 350 q.
+	if evs := h.tick(); len(evs) != 3 || evs[0] != "cancel a-spot" || evs[1] != "cancel a-bid" {
+		t.Fatalf("events %q", evs)
+	}
 	if h.cashQ("a") != 0 {
 		t.Fatalf("a's cash %d, want 0", h.cashQ("a"))
 	}
 	if m := h.e.Margin(BackstopAddress, h.acc); !m.Cash.Neg || !m.Cash.Abs.Eq(new(uint256.Int).Mul(uint256.NewInt(350), q12)) {
 		t.Fatalf("insurance %+v, want −350 q", m.Cash)
 	}
-	if ev := h.out.Events[1]; ev.Kind != EventLiquidation || !ev.Amount.IsZero() {
+	if ev := h.out.Events[2]; ev.Kind != EventLiquidation || !ev.Amount.IsZero() {
 		t.Fatalf("event %+v", ev)
 	}
 }
