@@ -41,6 +41,7 @@ type overlay struct {
 	b        *book
 	ref      orderRef
 	reserved uint256.Int
+	lots     int64 // projected remaining lots (perp margin)
 }
 
 // funds tracks what the envelope locks and releases of one token.
@@ -270,7 +271,7 @@ func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Re
 		return e.checkPerpUpdate(a, p, acc)
 	}
 	b.u.reserve(&p.newReserve, &e.adm.tmp, p.side, p.lots, p.steps)
-	cur := e.projected(p)
+	cur, _ := e.projected(p)
 	if p.newReserve.Lt(cur) {
 		p.neg = true
 		p.amount.Sub(cur, &p.newReserve)
@@ -285,22 +286,25 @@ func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Re
 	return OK
 }
 
-// projected returns the reservation the update's target holds after the
-// envelope's earlier intents; writing through it records the update's.
-func (e *Engine) projected(p *plan) *uint256.Int {
+// projected returns the reservation and the remaining lots the update's
+// target holds after the envelope's earlier intents; writing through them
+// records the update's.
+func (e *Engine) projected(p *plan) (*uint256.Int, *int64) {
 	s := &e.adm
 	if p.created >= 0 {
-		return &s.created[p.created].reserved
+		c := &s.created[p.created]
+		return &c.reserved, &c.lots
 	}
 	for i := range s.nOverlays {
 		if o := &s.overlays[i]; o.b == p.b && o.ref == p.target {
-			return &o.reserved
+			return &o.reserved, &o.lots
 		}
 	}
 	o := &s.overlays[s.nOverlays]
 	s.nOverlays++
-	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[p.target.slot()].reserved}
-	return &o.reserved
+	sl := p.target.slot()
+	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[sl].reserved, lots: p.b.nodes[sl].remLots}
+	return &o.reserved, &o.lots
 }
 
 // fundsFor returns the envelope's running totals for token.
@@ -441,18 +445,19 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 // its change of size is checked as an order of that many lots (a shrink
 // never raises IMo). A reduce-only order needs no margin.
 func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
-	var cur int64
 	var flags uint8
-	if c := p.created; c >= 0 {
-		cur, flags = e.adm.created[c].lots, e.adm.created[c].flags
-		e.adm.created[c].lots = p.lots
+	if p.created >= 0 {
+		flags = e.adm.created[p.created].flags
 	} else {
-		s := p.target.slot()
-		cur, flags = p.b.nodes[s].remLots, p.b.nodes[s].flags
+		flags = p.b.nodes[p.target.slot()].flags
 	}
 	if flags&FlagReduceOnly != 0 {
 		return OK
 	}
-	_, r := e.perpAdmit(a.Owner, p.b, p.side, p.lots-cur, 0, true, acc)
-	return r
+	_, cur := e.projected(p)
+	if _, r := e.perpAdmit(a.Owner, p.b, p.side, p.lots-*cur, 0, true, acc); r != OK {
+		return r
+	}
+	*cur = p.lots
+	return OK
 }

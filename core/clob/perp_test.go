@@ -141,8 +141,8 @@ func TestPerpMarginAdmission(t *testing.T) {
 		t.Fatalf("update to 6 lots: %v", r)
 	}
 	up.Size = lotsWei(5)
-	if r := h.admit("f", nil, up); r != OK {
-		t.Fatalf("update to 5 lots: %v", r)
+	if r := h.admit("f", nil, up, up); r != OK { // the second changes nothing
+		t.Fatalf("two updates to 5 lots in one envelope: %v", r)
 	}
 	h.tick()
 }
