@@ -105,7 +105,9 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 
 // covers reports whether acc's available native cash can pay value + gas ×
 // fee cap, the most the transaction can cost (Ethereum's rule, so wallets'
-// expectations hold). Cash locked behind orders cannot pay for gas. A gas
+// expectations hold). Only the withdrawable part of the cash can pay: not
+// what is locked behind orders, nor the margin perp positions and orders
+// need (docs/perps.md). A gas
 // limit below TxGas cannot pay for the gas the transaction uses either: the
 // spec has no reason of its own for that, and this is the one that says
 // what is wrong, that the transaction cannot be paid for.
@@ -123,7 +125,7 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 	if _, overflow := cost.AddOverflow(&cost, &tx.Value); overflow {
 		return false
 	}
-	avail := acc.Native.Available()
+	avail := l.Withdrawable(NativeToken, tx.From)
 	return !avail.Lt(&cost)
 }
 

@@ -16,8 +16,14 @@
 //     same records, rejections and state hashes for the same inputs as the
 //     ledger that wrote it, and its own snapshot is the bytes it was loaded
 //     from.
-//   - Conservation: Σ native balances + fees burned = genesis + native
-//     deposits, after every input (CheckSupply).
+//   - Conservation: Σ native (Cash − Debt) + fees burned + orderbook fees
+//     = genesis + native deposits + Σ cost of the open perp positions, and
+//     for every other token Σ cash + fees = issued, after every input
+//     (CheckSupply; docs/perps.md, "Invariants").
+//   - Debt: a native balance has Debt > 0 only with Cash = Locked (perp
+//     losses, funding and fees first spend the free cash); credits and
+//     unlocks pay debt first. Native spends (value, gas, orders, transfers)
+//     take at most the withdrawable part (Withdrawable).
 //   - A rejected input changes nothing.
 //
 // Snapshots. AppendSnapshot writes the whole state as canonical bytes

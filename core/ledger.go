@@ -24,19 +24,47 @@ type Config struct {
 	Orderbook clob.Limits
 }
 
-// Balance is an account's holding of one token: its cash, and the part of
-// the cash locked behind live orders and pending transfers.
-// Invariant: Locked ≤ Cash.
+// Balance is an account's holding of one token: its cash, the part of the
+// cash locked behind live orders and pending transfers, and its debt (perp
+// losses, funding and fees its free cash could not pay; native only). The
+// account's balance is Cash − Debt (docs/perps.md, "Accounts").
+// Invariants: Locked ≤ Cash; Debt > 0 ⇒ Cash = Locked.
 type Balance struct {
 	Cash   uint256.Int
 	Locked uint256.Int
+	Debt   uint256.Int
 }
 
-// Available is the cash not locked.
+// Available is the cash not locked (zero while in debt).
 func (b *Balance) Available() uint256.Int {
 	var a uint256.Int
 	a.Sub(&b.Cash, &b.Locked)
 	return a
+}
+
+// payDebt pays the debt out of the free cash.
+func (b *Balance) payDebt() {
+	if b.Debt.IsZero() {
+		return
+	}
+	free := b.Available()
+	if b.Debt.Lt(&free) {
+		free = b.Debt
+	}
+	b.Cash.Sub(&b.Cash, &free)
+	b.Debt.Sub(&b.Debt, &free)
+}
+
+// debit takes amount out of the free cash, the rest becoming debt.
+func (b *Balance) debit(amount *uint256.Int) {
+	free := b.Available()
+	if amount.Lt(&free) {
+		b.Cash.Sub(&b.Cash, amount)
+		return
+	}
+	b.Cash.Sub(&b.Cash, &free)
+	free.Sub(amount, &free)
+	b.Debt.Add(&b.Debt, &free)
 }
 
 // Account is one account's state.
@@ -162,6 +190,7 @@ func (l *Ledger) Genesis(token, a Address, amount *uint256.Int) {
 func (l *Ledger) credit(token, a Address, amount *uint256.Int) {
 	b := l.holding(token, a)
 	b.Cash.Add(&b.Cash, amount)
+	b.payDebt()
 	addTo(l.issued, token, amount)
 }
 

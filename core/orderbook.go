@@ -33,6 +33,7 @@ func (a *ledgerAccounts) Lock(token, owner clob.Address, amount *uint256.Int) {
 func (a *ledgerAccounts) Unlock(token, owner clob.Address, amount *uint256.Int) {
 	b := (*Ledger)(a).holding(Address(token), Address(owner))
 	b.Locked.Sub(&b.Locked, amount)
+	b.payDebt()
 }
 
 func (a *ledgerAccounts) SpendLocked(token, owner clob.Address, amount *uint256.Int) {
@@ -44,6 +45,18 @@ func (a *ledgerAccounts) SpendLocked(token, owner clob.Address, amount *uint256.
 func (a *ledgerAccounts) Credit(token, owner clob.Address, amount *uint256.Int) {
 	b := (*Ledger)(a).holding(Address(token), Address(owner))
 	b.Cash.Add(&b.Cash, amount)
+	b.payDebt()
+}
+
+func (a *ledgerAccounts) Debit(token, owner clob.Address, amount *uint256.Int) {
+	(*Ledger)(a).holding(Address(token), Address(owner)).debit(amount)
+}
+
+func (a *ledgerAccounts) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
+	if b := (*Ledger)(a).balance(Address(token), Address(owner)); b != nil {
+		return b.Cash, b.Locked, b.Debt
+	}
+	return cash, locked, debt
 }
 
 func (a *ledgerAccounts) CollectFee(token clob.Address, amount *uint256.Int) {

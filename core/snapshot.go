@@ -22,14 +22,14 @@ import (
 //	| issued: tokenAmounts | obFees: tokenAmounts | engine (clob.Engine.AppendSnapshot) |
 //	+----------------------+----------------------+-------------------------------------+
 //	account:      | address 20 B | nonce u64 | native balance | nTokens u32 | (token 20 B | balance)* |
-//	balance:      | cash 32 B | locked 32 B |
+//	balance:      | cash 32 B | locked 32 B |   (the native balance adds | debt 32 B |)
 //	tokenAmounts: | n u32 | (token 20 B | amount 32 B)* |
 //
 // The pending marks are not part of it (see the package doc). Nor is the
 // orderbook's configuration (Config.Orderbook): LoadSnapshot takes it from
 // its caller. No token list holds NativeToken except issued and obFees
 // (an account's native balance has its own field).
-const snapshotMagic = "LSNAP2"
+const snapshotMagic = "LSNAP3"
 
 // AppendSnapshot appends the canonical encoding of the state to dst.
 // Besides dst's growth it allocates only its sort buffers (the accounts,
@@ -53,7 +53,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 		a, acc := &accts[i].addr, accts[i].acc
 		dst = append(dst, a[:]...)
 		dst = binary.BigEndian.AppendUint64(dst, acc.Nonce)
-		dst = appendBalance(dst, &acc.Native)
+		dst = appendU256(appendBalance(dst, &acc.Native), &acc.Native.Debt)
 		tokens = appendSortedKeys(tokens[:0], acc.tokens)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(tokens)))
 		for _, t := range tokens {
@@ -89,39 +89,56 @@ func appendTokenAmounts(dst []byte, m map[Address]*uint256.Int, scratch []Addres
 func (l *Ledger) StateHash() Hash { return Keccak256Hash(l.AppendSnapshot(nil)) }
 
 // CheckSupply verifies the conservation invariant for every token: cash
-// (locked included) plus fees taken equals everything ever issued (genesis
-// and deposits), and no account has more locked than cash.
+// (locked included) minus debt, minus the cost of the open perp positions,
+// plus fees taken equals everything ever issued (genesis and deposits)
+// (docs/perps.md, "Invariants"); no account has more locked than cash, and
+// none has debt and free cash at once.
 func (l *Ledger) CheckSupply() bool {
 	sums := make(map[Address]*uint256.Int, len(l.issued))
+	var debt uint256.Int
 	for _, acc := range l.accounts { // order-independent sums
 		if !addCash(sums, NativeToken, &acc.Native) {
 			return false
 		}
+		debt.Add(&debt, &acc.Native.Debt)
 		for t, b := range acc.tokens {
-			if !addCash(sums, t, b) {
+			if !addCash(sums, t, b) || !b.Debt.IsZero() {
 				return false
 			}
 		}
 	}
-	return l.supplyMatches(sums)
+	return l.supplyMatches(sums, &debt)
 }
 
-// addCash adds b's cash to sums[token]; false if b locks more than its cash.
+// addCash adds b's cash to sums[token]; false if b locks more than its
+// cash, or has debt beside free cash.
 func addCash(sums map[Address]*uint256.Int, token Address, b *Balance) bool {
-	if b.Cash.Lt(&b.Locked) {
+	if b.Cash.Lt(&b.Locked) || !b.Debt.IsZero() && !b.Cash.Eq(&b.Locked) {
 		return false
 	}
 	addTo(sums, token, &b.Cash)
 	return true
 }
 
-// supplyMatches finishes CheckSupply from the sums of every balance's cash.
-func (l *Ledger) supplyMatches(sums map[Address]*uint256.Int) bool {
+// supplyMatches finishes CheckSupply from the sums of every balance's cash
+// and the native debt: Σ Cash + fees = issued + Σ Debt + Σ cost of the
+// perp positions (signed; each side moved to where it is positive).
+func (l *Ledger) supplyMatches(sums map[Address]*uint256.Int, debt *uint256.Int) bool {
 	addTo(sums, NativeToken, &l.feesBurned)
 	for t, f := range l.obFees {
 		addTo(sums, t, f)
 	}
-	return equalAmounts(sums, l.issued) && equalAmounts(l.issued, sums)
+	issued := make(map[Address]*uint256.Int, len(l.issued))
+	for t, v := range l.issued {
+		addTo(issued, t, v)
+	}
+	addTo(issued, NativeToken, debt)
+	if cost := l.engine.PerpCost(); cost.Neg {
+		addTo(sums, NativeToken, &cost.Abs)
+	} else {
+		addTo(issued, NativeToken, &cost.Abs)
+	}
+	return equalAmounts(sums, issued) && equalAmounts(issued, sums)
 }
 
 // equalAmounts reports whether every non-zero amount of a equals b's.
@@ -232,7 +249,7 @@ type holding struct {
 // Encoded sizes of the smallest account and token entry, to bound counts
 // by the bytes left before allocating for them.
 const (
-	accountSizeMin = 20 + 8 + 64 + 4
+	accountSizeMin = 20 + 8 + 96 + 4
 	tokenSizeMin   = 20 + 32
 	balanceSize    = 64
 	// balanceSlabSize is how many token balances a loader allocates at once.
@@ -259,6 +276,7 @@ func (l *Ledger) loadAccounts(r *snapReader) []holding {
 		prev = a
 		acc.Nonce = r.U64()
 		r.balance(&acc.Native)
+		r.U256(&acc.Native.Debt)
 		holdings = append(holdings, holding{NativeToken, a, &acc.Native})
 		holdings = l.loadTokens(r, a, acc, holdings, &bals)
 		l.accounts[a] = acc
@@ -296,12 +314,14 @@ func (l *Ledger) loadTokens(r *snapReader, a Address, acc *Account, holdings []h
 // to walk than every account's token map).
 func (l *Ledger) checkSupply(holdings []holding) bool {
 	sums := make(map[Address]*uint256.Int, len(l.issued))
+	var debt uint256.Int
 	for _, h := range holdings {
 		if !addCash(sums, h.token, h.b) {
 			return false
 		}
+		debt.Add(&debt, &h.b.Debt)
 	}
-	return l.supplyMatches(sums)
+	return l.supplyMatches(sums, &debt)
 }
 
 // checkLocks verifies, from the ledger's side, the invariant that joins the

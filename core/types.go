@@ -1,6 +1,9 @@
 package core
 
-import "github.com/holiman/uint256"
+import (
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob"
+)
 
 // Address is a 20-byte account or contract address.
 type Address [20]byte
@@ -10,7 +13,7 @@ type Hash [32]byte
 
 // Enshrined application addresses and the native token, fixed by the spec.
 var (
-	NativeToken      = Address{0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
+	NativeToken      = Address(clob.NativeToken)
 	BridgeAddress    = Address{0x50, 0xd0, 19: 0x01}
 	OrderbookAddress = Address{0x50, 0xd0, 19: 0x02}
 	RecoveryAddress  = Address{0x50, 0xd0, 19: 0x03}

@@ -30,6 +30,8 @@ type createdOrder struct {
 	id       Hash
 	b        *book
 	side     Side
+	flags    uint8
+	lots     int64
 	ref      orderRef    // set by apply
 	reserved uint256.Int // projected reservation
 }
@@ -39,6 +41,7 @@ type overlay struct {
 	b        *book
 	ref      orderRef
 	reserved uint256.Int
+	lots     int64 // projected remaining lots (perp margin)
 }
 
 // funds tracks what the envelope locks and releases of one token.
@@ -48,10 +51,12 @@ type funds struct {
 	lock, unlock uint256.Int
 }
 
-// bookUse counts what the envelope adds to one book.
+// bookUse counts what the envelope adds to one book: orders and pending
+// intents, and on a perp book the lots its orders add to B and A.
 type bookUse struct {
 	b               *book
 	orders, pending int
+	bid, ask        int64
 }
 
 // admitScratch is the per-envelope validation state: at most one entry of
@@ -148,18 +153,7 @@ func checkDeadline(d uint64, nowUs, intervalUs, lastUs int64) Reason {
 // checkCapacity applies rule 6: OrdersMax live orders, PendingMax pending
 // intents per book, counting what the envelope already added.
 func (e *Engine) checkCapacity(b *book, newOrder bool) Reason {
-	s := &e.adm
-	var u *bookUse
-	for i := range s.nUses {
-		if s.uses[i].b == b {
-			u = &s.uses[i]
-		}
-	}
-	if u == nil {
-		u = &s.uses[s.nUses]
-		*u = bookUse{b: b}
-		s.nUses++
-	}
+	u := e.useOf(b)
 	if newOrder && b.live()+u.orders >= len(b.nodes)-1 {
 		return ReasonBookFull
 	}
@@ -171,6 +165,20 @@ func (e *Engine) checkCapacity(b *book, newOrder bool) Reason {
 	}
 	u.pending++
 	return OK
+}
+
+// useOf returns the envelope's use of book b, creating it.
+func (e *Engine) useOf(b *book) *bookUse {
+	s := &e.adm
+	for i := range s.nUses {
+		if s.uses[i].b == b {
+			return &s.uses[i]
+		}
+	}
+	u := &s.uses[s.nUses]
+	*u = bookUse{b: b}
+	s.nUses++
+	return u
 }
 
 func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accounts) Reason {
@@ -199,13 +207,20 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 		return r
 	}
 	p.side, p.token = in.Side, b.u.backing(in.Side)
-	b.u.reserve(&p.amount, &e.adm.tmp, in.Side, p.lots, p.steps)
-	if r = e.need(a, p.token, &p.amount, acc); r != OK {
-		return r
+	if b.perp != nil {
+		// A perp order reserves nothing: the margin check stands for it.
+		if p.lots, r = e.perpAdmit(a.Owner, b, in.Side, p.lots, in.Flags, true, acc); r != OK {
+			return r
+		}
+	} else {
+		b.u.reserve(&p.amount, &e.adm.tmp, in.Side, p.lots, p.steps)
+		if r = e.need(a, p.token, &p.amount, acc); r != OK {
+			return r
+		}
 	}
 	c := &e.adm.created[e.adm.nCreated]
 	orderID(e.hasher, &e.hashIn, &e.hashOut, a.Signer, a.Nonce, uint32(i))
-	*c = createdOrder{id: e.hashOut, b: b, side: in.Side, reserved: p.amount}
+	*c = createdOrder{id: e.hashOut, b: b, side: in.Side, flags: in.Flags, lots: p.lots, reserved: p.amount}
 	if b.index.find(&c.id, b.ords) != 0 {
 		panic("BUG: order id already live: (signer, nonce) admitted twice")
 	}
@@ -253,8 +268,11 @@ func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Re
 	if in.Token != (Address{}) && in.Token != p.token {
 		return ReasonUpdateToken
 	}
+	if b.perp != nil {
+		return e.checkPerpUpdate(a, p, acc)
+	}
 	b.u.reserve(&p.newReserve, &e.adm.tmp, p.side, p.lots, p.steps)
-	cur := e.projected(p)
+	cur, _ := e.projected(p)
 	if p.newReserve.Lt(cur) {
 		p.neg = true
 		p.amount.Sub(cur, &p.newReserve)
@@ -269,22 +287,25 @@ func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Re
 	return OK
 }
 
-// projected returns the reservation the update's target holds after the
-// envelope's earlier intents; writing through it records the update's.
-func (e *Engine) projected(p *plan) *uint256.Int {
+// projected returns the reservation and the remaining lots the update's
+// target holds after the envelope's earlier intents; writing through them
+// records the update's.
+func (e *Engine) projected(p *plan) (*uint256.Int, *int64) {
 	s := &e.adm
 	if p.created >= 0 {
-		return &s.created[p.created].reserved
+		c := &s.created[p.created]
+		return &c.reserved, &c.lots
 	}
 	for i := range s.nOverlays {
 		if o := &s.overlays[i]; o.b == p.b && o.ref == p.target {
-			return &o.reserved
+			return &o.reserved, &o.lots
 		}
 	}
 	o := &s.overlays[s.nOverlays]
 	s.nOverlays++
-	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[p.target.slot()].reserved}
-	return &o.reserved
+	sl := p.target.slot()
+	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[sl].reserved, lots: p.b.nodes[sl].remLots}
+	return &o.reserved, &o.lots
 }
 
 // fundsFor returns the envelope's running totals for token.
@@ -303,8 +324,12 @@ func (e *Engine) fundsFor(a *Admission, token Address, acc Accounts) *funds {
 
 // need adds amount to what the envelope locks of token, refusing it when
 // the owner's available cash (plus what earlier intents released) is short.
+// Native spends are limited to the withdrawable part (docs/perps.md).
 func (e *Engine) need(a *Admission, token Address, amount *uint256.Int, acc Accounts) Reason {
 	f := e.fundsFor(a, token, acc)
+	if token == NativeToken && len(e.pp.books) > 0 {
+		f.avail = e.nativeFree(a.Owner, acc)
+	}
 	if _, overflow := f.lock.AddOverflow(&f.lock, amount); overflow {
 		return ReasonInsufficientBalance
 	}
@@ -380,21 +405,27 @@ func (e *Engine) targetRef(p *plan) orderRef {
 // applySubmit creates a pending order and locks its reservation.
 func (e *Engine) applySubmit(a *Admission, in *Intent, p *plan, acc Accounts) orderRef {
 	c := &e.adm.created[p.created]
-	c.ref = p.b.newOrder(&c.id, a.Owner, in.Side, in.Type, in.Flags, p.lots, p.steps, &in.Size, in.Deadline, in.TTL, &p.amount)
-	acc.Lock(p.token, a.Owner, &p.b.ords[c.ref.slot()].reserved)
+	c.ref = p.b.newOrder(&c.id, a.Owner, in.Side, in.Type, in.Flags, p.lots, p.steps, in.Deadline, in.TTL, &p.amount)
+	if p.b.perp != nil {
+		e.perpOrderLive(p.b, c.ref.slot())
+	} else {
+		acc.Lock(p.token, a.Owner, &p.b.ords[c.ref.slot()].reserved)
+	}
 	return c.ref
 }
 
-// newOrder allocates a pending order in b, indexed by id.
+// newOrder allocates a pending order in b, indexed by id. The caller
+// locks its reservation (spot) or calls perpOrderLive (perp).
 // REQUIRES: live() < OrdersMax; id is not live.
 func (b *book) newOrder(id *Hash, owner Address, side Side, typ OrderType, flags uint8, lots, steps int64,
-	size *uint256.Int, deadlineUs, ttlUs uint64, reserved *uint256.Int) orderRef {
+	deadlineUs, ttlUs uint64, reserved *uint256.Int) orderRef {
 	r := b.alloc()
 	s := r.slot()
 	n, o := &b.nodes[s], &b.ords[s]
 	n.state, n.side, n.typ, n.flags = statePending, side, typ, flags
 	n.remLots, n.priceSteps = lots, steps
-	o.id, o.owner, o.reserved, o.sizeBase = *id, owner, *reserved, *size
+	o.id, o.owner, o.reserved = *id, owner, *reserved
+	b.u.baseOf(&o.sizeBase, lots) // a reduce-only order's is the cut size
 	o.deadlineUs, o.ttlUs = deadlineUs, ttlUs
 	b.index.insert(id, s)
 	return r
@@ -417,4 +448,25 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 	} else {
 		acc.Lock(p.token, a.Owner, &p.amount)
 	}
+}
+
+// checkPerpUpdate applies the margin check to an update of a perp order:
+// its change of size is checked as an order of that many lots (a shrink
+// never raises IMo). A reduce-only order needs no margin.
+func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
+	var flags uint8
+	if p.created >= 0 {
+		flags = e.adm.created[p.created].flags
+	} else {
+		flags = p.b.nodes[p.target.slot()].flags
+	}
+	if flags&FlagReduceOnly != 0 {
+		return OK
+	}
+	_, cur := e.projected(p)
+	if _, r := e.perpAdmit(a.Owner, p.b, p.side, p.lots-*cur, 0, true, acc); r != OK {
+		return r
+	}
+	*cur = p.lots
+	return OK
 }

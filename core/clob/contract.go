@@ -10,6 +10,10 @@ import "github.com/holiman/uint256"
 // Address is a 20-byte account or token address (core.Address converts).
 type Address [20]byte
 
+// NativeToken is the native collateral (0xEeee…EEeE): the quote of every
+// perp market (core.NativeToken equals it).
+var NativeToken = Address{0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
+
 // Hash is a 32-byte id: orderbook ids, order ids, transaction hashes.
 type Hash [32]byte
 
@@ -217,12 +221,19 @@ type Accounts interface {
 	// Lock reserves amount of the owner's available cash.
 	// REQUIRES: amount ≤ Available(token, owner).
 	Lock(token, owner Address, amount *uint256.Int)
-	// Unlock releases a reservation made by Lock.
+	// Unlock releases a reservation made by Lock; what it frees pays the
+	// owner's debt first.
 	Unlock(token, owner Address, amount *uint256.Int)
 	// SpendLocked removes amount from both the owner's cash and locked.
 	SpendLocked(token, owner Address, amount *uint256.Int)
-	// Credit adds amount to the owner's cash.
+	// Credit adds amount to the owner's cash, paying its debt first.
 	Credit(token, owner Address, amount *uint256.Int)
+	// Debit takes amount out of the owner's cash: its free cash (cash −
+	// locked) first, and the rest becomes debt (perp losses, funding and
+	// fees; docs/perps.md, "Accounts"). Invariant: debt > 0 ⇒ cash = locked.
+	Debit(token, owner Address, amount *uint256.Int)
+	// Holding reads the owner's cash, locked and debt.
+	Holding(token, owner Address) (cash, locked, debt uint256.Int)
 	// CollectFee records a fee taken out of the orderbook (a value sink).
 	CollectFee(token Address, amount *uint256.Int)
 }
@@ -246,7 +257,9 @@ const (
 
 // Event is one outcome of a tick, in the order the engine produced it:
 // books in ascending id order; within a book, intents in admission order,
-// then expiries, then fills in allocation order, then IOC remainders.
+// then expiries, then fills in allocation order, then IOC remainders;
+// then transfers; then the perp pass (liquidations with the cancels they
+// cause, outside every BookTick's event range); then triggers.
 // Amounts are 18-decimal wei.
 type Event struct {
 	Kind    EventKind

@@ -122,6 +122,15 @@ func (a *accounts) Credit(token, owner clob.Address, amount *uint256.Int) {
 	c.Add(c, amount)
 }
 
+// Debit is a perp market's: spot markets never call it.
+func (a *accounts) Debit(token, owner clob.Address, amount *uint256.Int) {
+	a.fail("Debit %s on a spot-only engine", amount.Dec())
+}
+
+func (a *accounts) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
+	return a.get(a.cash, token, owner), a.get(a.locked, token, owner), uint256.Int{}
+}
+
 func (a *accounts) CollectFee(token clob.Address, amount *uint256.Int) {
 	if a.fees[token] == nil {
 		a.fees[token] = new(uint256.Int)

@@ -79,6 +79,42 @@
 // would create an id that is live, i.e. when a (signer, nonce) is admitted
 // twice. The id index trusts ids to be uniform (they are keccak outputs).
 //
+// # Perpetual markets
+//
+// A perp book (docs/perps.md is its rule book) matches exactly as a spot
+// book, but its orders reserve nothing and its fills move positions, not
+// tokens: realized PnL, fees, funding and liquidation penalties go through
+// the native cash with Accounts.Credit and Accounts.Debit (a debit beyond
+// the free cash becomes debt). Admission replaces the reservation with the
+// margin check; native spends anywhere are limited to the withdrawable part.
+//
+// State (perp.go): per perp book a dense array of records, one per
+// (account, book) with a position or live non-reduce-only orders (size S
+// lots, cost C q, and B, A: the remaining lots of its buy and sell orders),
+// split into a hot half (what the tick's scan reads) and a cold half
+// (realized PnL, funding, opening), swap-removed when empty and found
+// through posOf[account]; an account table (index, never iterated as a
+// map) and the list of accounts in the order they first opened a position,
+// which is what liquidation walks. Money inside is in q = unitQuote wei,
+// signed values as two's complement uint256, converted at the Accounts
+// boundary; the scan works in 128-bit integers.
+//
+// Every tick a perp book runs (every interval): drain, expire, clip
+// reduce-only orders, match; then perpTick moves its oracle (walk), mark
+// and funding index, and scans every listed account once: funding paid,
+// equity − maintenance, liquidation to the backstop.
+//
+//   - Invariant: Σ S = 0 per perp book; B and A equal the remaining lots of
+//     the account's live non-reduce-only orders (pending or resting); a
+//     record exists iff S, B or A is non-zero; an account's open count is
+//     its number of records with S ≠ 0.
+//   - Invariant: Σ over accounts of (Cash − Debt) − Σ C·q = issued − fees
+//     (the ledger's CheckSupply, with PerpCost).
+//   - After a tick's scan, no account but the backstop has an open position
+//     with equity below maintenance, or negative Cash − Debt without one.
+//   - Sizes: admission keeps |S + B| and |S − A| ≤ 2^53 lots, so S, B and A
+//     fit int64; the backstop's position is the sum of what it took over.
+//
 // # Triggers
 //
 // A perp book also stores take-profit / stop-loss triggers (trigger.go,
@@ -174,7 +210,14 @@
 //	                cancelTrigger: target id 32 (zero if gone);
 //	                updateTrigger: target id 32 | signed lots u64 | limitSteps u64 | triggerSteps u64
 //	transfer: | owner 20 | token 20 | to 20 | amount 32 | deadlineUs u64 | landUs u64 | seq u64 | tag u64 |
-//	then the perp state (appendPerp), then per perp book, ascending id, its stored triggers:
+//
+// After the transfers, when the engine has a perp book, the perp section
+// (layout in perp_snapshot.go): each perp book's parameters and oracle,
+// mark and funding state; the accounts in the order they first opened a
+// position; each perp book's open positions in that order. B, A and the
+// records of accounts with orders only are rebuilt from the live orders.
+//
+//	then per perp book, ascending id, its stored triggers:
 //	triggers: | n u32 | trigger* (ascending id) |
 //	trigger:  | id 32 | owner 20 | signer 20 | nonce u64 | side u8 | type u8 | grouping u8 | flags u8 |
 //	          | lots u64 | limitSteps u64 | triggerSteps u64 | deadlineUs u64 | ttlUs u64 |

@@ -45,6 +45,7 @@ type Engine struct {
 	adm            admitScratch
 	tk             tickScratch
 	tmp            [5]uint256.Int // ledger call arguments must not escape from the stack
+	pp             perpEngine
 }
 
 // NewEngine returns an engine with no markets. Zero Limits fields take
@@ -68,6 +69,7 @@ func NewEngine(l Limits) *Engine {
 		limits:    l,
 		transfers: newRing[pendingTransfer](l.PendingMax),
 		hasher:    keccak.NewLegacyKeccak256().(keccakState),
+		pp:        perpEngine{ix: make(map[Address]int32)},
 	}
 	e.tk.init(&l)
 	return e
@@ -79,6 +81,13 @@ func (e *Engine) CreateMarket(cfg *MarketConfig) error {
 	if err != nil {
 		return fmt.Errorf("cannot create market %x: %w", cfg.ID[:], err)
 	}
+	c := *cfg
+	if c.Kind == Perp {
+		if c.Perp, err = perpParams(cfg, &u); err != nil {
+			return fmt.Errorf("cannot create market %x: %w", cfg.ID[:], err)
+		}
+	}
+	cfg = &c
 	i, found := e.findBook(cfg.ID)
 	if found {
 		return fmt.Errorf("cannot create market %x: id already exists", cfg.ID[:])
@@ -90,6 +99,7 @@ func (e *Engine) CreateMarket(cfg *MarketConfig) error {
 	e.books = append(e.books, nil)
 	copy(e.books[i+1:], e.books[i:])
 	e.books[i] = b
+	e.pp.listBooks(e.books)
 	return nil
 }
 
@@ -108,6 +118,8 @@ func marketUnits(cfg *MarketConfig) (units, error) {
 		return u, fmt.Errorf("lot size exceeds 2^%d", unitQuoteMaxBits)
 	case !cfg.MakerFee.Lt(wad) || !cfg.TakerFee.Lt(wad):
 		return u, errors.New("fees must be below 1e18")
+	case cfg.Kind == Perp && cfg.Quote != NativeToken:
+		return u, errors.New("a perp market's quote must be the native token")
 	}
 	var prod, den, rem uint256.Int
 	if _, overflow := prod.MulOverflow(&cfg.LotSize, &cfg.TickPrecision); overflow {

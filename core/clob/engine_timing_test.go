@@ -148,6 +148,7 @@ func (a *benchAccounts) Lock(token, owner Address, amount *uint256.Int) {
 func (a *benchAccounts) Unlock(token, owner Address, amount *uint256.Int) {
 	b := &a.bal[token[0]][owner[0]]
 	b.locked.Sub(&b.locked, amount)
+	b.payDebt()
 }
 
 func (a *benchAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
@@ -159,6 +160,16 @@ func (a *benchAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
 func (a *benchAccounts) Credit(token, owner Address, amount *uint256.Int) {
 	b := &a.bal[token[0]][owner[0]]
 	b.cash.Add(&b.cash, amount)
+	b.payDebt()
+}
+
+func (a *benchAccounts) Debit(token, owner Address, amount *uint256.Int) {
+	a.bal[token[0]][owner[0]].debit(amount)
+}
+
+func (a *benchAccounts) Holding(token, owner Address) (cash, locked, debt uint256.Int) {
+	b := &a.bal[token[0]][owner[0]]
+	return b.cash, b.locked, b.debt
 }
 
 func (a *benchAccounts) CollectFee(token Address, amount *uint256.Int) {

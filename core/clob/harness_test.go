@@ -19,9 +19,36 @@ type testAccounts struct {
 	fees    map[Address]*uint256.Int
 	supply  map[Address]*uint256.Int // Σ cash + fees, fixed at funding
 	problem string
+	// engine, when set, is the engine whose perp positions' cost the
+	// native supply check counts (docs/perps.md, "Invariants").
+	engine *Engine
 }
 
-type testBalance struct{ cash, locked uint256.Int }
+type testBalance struct{ cash, locked, debt uint256.Int }
+
+// payDebt moves free cash to pay debt (Credit and Unlock do).
+func (b *testBalance) payDebt() {
+	var free uint256.Int
+	free.Sub(&b.cash, &b.locked)
+	if b.debt.Lt(&free) {
+		free = b.debt
+	}
+	b.cash.Sub(&b.cash, &free)
+	b.debt.Sub(&b.debt, &free)
+}
+
+// debit takes free cash first, the rest becomes debt.
+func (b *testBalance) debit(amount *uint256.Int) {
+	var free uint256.Int
+	free.Sub(&b.cash, &b.locked)
+	if amount.Lt(&free) {
+		b.cash.Sub(&b.cash, amount)
+		return
+	}
+	b.cash.Sub(&b.cash, &free)
+	free.Sub(amount, &free)
+	b.debt.Add(&b.debt, &free)
+}
 
 func newTestAccounts() *testAccounts {
 	return &testAccounts{bal: map[[40]byte]*testBalance{}, fees: map[Address]*uint256.Int{}, supply: map[Address]*uint256.Int{}}
@@ -96,6 +123,7 @@ func (a *testAccounts) Unlock(token, owner Address, amount *uint256.Int) {
 		a.fail("unlock %s > locked %s", amount.Dec(), b.locked.Dec())
 	}
 	b.locked.Sub(&b.locked, amount)
+	b.payDebt()
 }
 
 func (a *testAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
@@ -110,6 +138,16 @@ func (a *testAccounts) SpendLocked(token, owner Address, amount *uint256.Int) {
 func (a *testAccounts) Credit(token, owner Address, amount *uint256.Int) {
 	b := a.get(token, owner)
 	b.cash.Add(&b.cash, amount)
+	b.payDebt()
+}
+
+func (a *testAccounts) Debit(token, owner Address, amount *uint256.Int) {
+	a.get(token, owner).debit(amount)
+}
+
+func (a *testAccounts) Holding(token, owner Address) (cash, locked, debt uint256.Int) {
+	b := a.get(token, owner)
+	return b.cash, b.locked, b.debt
 }
 
 func (a *testAccounts) CollectFee(token Address, amount *uint256.Int) {
@@ -130,6 +168,10 @@ func (a *testAccounts) check() error {
 			sums[token] = new(uint256.Int)
 		}
 		sums[token].Add(sums[token], &b.cash)
+		sums[token].Sub(sums[token], &b.debt)
+		if !b.debt.IsZero() && !b.cash.Eq(&b.locked) {
+			return fmt.Errorf("%x/%x: debt %s beside free cash", token[:2], k[20:22], b.debt.Dec())
+		}
 	}
 	for token, s := range a.supply {
 		got := new(uint256.Int)
@@ -137,8 +179,17 @@ func (a *testAccounts) check() error {
 			got.Set(sums[token])
 		}
 		got.Add(got, a.fee(token))
-		if !got.Eq(s) {
-			return fmt.Errorf("conservation: token %x: Σ cash + fees = %s, supply %s", token[:2], got.Dec(), s.Dec())
+		want := *s
+		if a.engine != nil && token == NativeToken {
+			c := a.engine.PerpCost()
+			if c.Neg {
+				want.Sub(&want, &c.Abs)
+			} else {
+				want.Add(&want, &c.Abs)
+			}
+		}
+		if !got.Eq(&want) {
+			return fmt.Errorf("conservation: token %x: Σ (cash − debt) + fees = %s, supply + Σ cost %s", token[:2], got.Dec(), want.Dec())
 		}
 	}
 	return nil
@@ -210,7 +261,7 @@ func checkBook(b *book, add func(token, owner Address, v *uint256.Int)) error {
 		add(b.u.backing(n.side), o.owner, &o.reserved)
 		var need, tmp uint256.Int
 		b.u.reserve(&need, &tmp, n.side, n.remLots, n.priceSteps)
-		if n.state == stateResting && o.pendingUpdates == 0 && o.reserved.Lt(&need) {
+		if b.perp == nil && n.state == stateResting && o.pendingUpdates == 0 && o.reserved.Lt(&need) {
 			return fmt.Errorf("order %x reserves %s < %s", o.id[:4], o.reserved.Dec(), need.Dec())
 		}
 	}
@@ -450,6 +501,9 @@ func (h *harness) tick(tickUs ...int64) []string {
 		h.t.Fatalf("tick %d: %v", T, err)
 	}
 	if err := checkTick(h.e, &h.out, prices); err != nil {
+		h.t.Fatalf("tick %d: %v", T, err)
+	}
+	if err := checkPerp(h.e, h.acc); err != nil {
 		h.t.Fatalf("tick %d: %v", T, err)
 	}
 	return h.format()

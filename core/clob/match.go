@@ -39,6 +39,9 @@ func (e *Engine) match(b *book, tickUs int64, acc Accounts, out *TickResult, bt 
 		}
 		e.settle(b, p, tickUs, acc, out, bt)
 		b.hasPrice, b.priceHalf = true, p
+		if b.perp != nil {
+			b.perp.tradedUs = tickUs
+		}
 		return
 	}
 }
@@ -183,8 +186,13 @@ func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult,
 		c := &e.tk.chunks[i]
 		b.u.baseOf(base, c.lots)
 		b.u.quoteOf(cost, c.lots, p)
-		e.fillBuy(b, c, base, cost, tickUs, acc, out)
-		e.fillSell(b, c, base, cost, tickUs, acc, out)
+		if b.perp != nil {
+			e.perpFill(b, c.bid, c.bidLevel, c.lots, p, base, cost, tickUs, acc, out)
+			e.perpFill(b, c.ask, c.askLevel, c.lots, p, base, cost, tickUs, acc, out)
+		} else {
+			e.fillBuy(b, c, base, cost, tickUs, acc, out)
+			e.fillSell(b, c, base, cost, tickUs, acc, out)
+		}
 		bt.VolumeBase.Add(&bt.VolumeBase, base)
 		bt.VolumeQuote.Add(&bt.VolumeQuote, cost)
 	}

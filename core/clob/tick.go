@@ -31,12 +31,15 @@ func (t *tickScratch) init(l *Limits) {
 	t.landed = make([]landedTag, 0, l.PendingMax)
 }
 
-// NextTickDue returns the earliest tick time ≤ nowUs at which some book has
-// work (pending intents or due expiries), or the transfer ring has work.
+// NextTickDue returns the earliest tick time at which some book has work
+// (pending intents or due expiries; a perp book every interval), or the
+// transfer ring has work, and whether it is ≤ nowUs. A perp book idle for
+// long is due at the latest grid point ≤ nowUs, not at every missed one:
+// funding is prorated over the time since its last tick.
 func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
 	best := int64(math.MaxInt64)
 	for _, b := range e.books {
-		best = min(best, b.nextDue())
+		best = min(best, b.nextDue(nowUs))
 	}
 	if e.transfers.len() > 0 {
 		best = min(best, max(e.transfers.at(0).landUs, e.transferLastUs+TransferIntervalUs))
@@ -45,9 +48,12 @@ func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
 }
 
 // nextDue is the book's next tick with work, MaxInt64 if none.
-func (b *book) nextDue() int64 {
+func (b *book) nextDue(nowUs int64) int64 {
 	iv := b.cfg.IntervalUs
 	due := int64(math.MaxInt64)
+	if b.perp != nil {
+		due = max(b.lastTickUs+iv, nowUs/iv*iv)
+	}
 	if b.pending.len() > 0 {
 		due = max(b.pending.at(0).landUs, b.lastTickUs+iv)
 	}
@@ -64,7 +70,7 @@ func (b *book) due(tickUs int64) bool {
 		return false
 	}
 	exp, ok := b.expiryTop()
-	return b.pending.len() > 0 || ok && exp <= tickUs
+	return b.perp != nil || b.pending.len() > 0 || ok && exp <= tickUs
 }
 
 // Tick runs the auction of every book due at tickUs, then the transfers.
@@ -104,6 +110,9 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 		}
 		e.removeOrder(b, b.expiry[0], EventExpire, acc, out)
 	}
+	if b.perp != nil {
+		e.clipReduceOnly(b, acc, out)
+	}
 	e.match(b, tickUs, acc, out, &bt)
 	for _, r := range b.tickNew {
 		s := b.deref(r)
@@ -141,6 +150,8 @@ func (e *Engine) discard(b *book, s uint32, acc Accounts) {
 	if n.state == stateResting {
 		b.unlink(s)
 	}
+	e.expose(b, s, -n.remLots)
+	b.countReduceOnly(s, -1)
 	b.expiryRemove(s)
 	if !o.reserved.IsZero() {
 		acc.Unlock(b.u.backing(n.side), o.owner, &o.reserved)
@@ -212,6 +223,7 @@ func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, 
 				b.sides[n.side][li].vol.sub(n.remLots - p.newLots)
 			}
 		}
+		e.expose(b, s, p.newLots-n.remLots)
 		n.remLots, n.priceSteps = p.newLots, p.newSteps
 		b.u.baseOf(&o.sizeBase, p.newLots)
 		o.sizeBase.Add(&o.sizeBase, &o.filledBase)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+
+	"github.com/holiman/uint256"
 )
 
 // Triggers (take-profit / stop-loss) on perp books: docs/perps.md,
@@ -417,7 +419,7 @@ func (b *book) triggerEvent(out *TickResult, s uint32, kind EventKind) *Event {
 // fireTriggers runs, after the liquidation pass, the triggers of every
 // perp book that ran in this tick (books ascending, triggers by id):
 // expired ones are cancelled, then each whose condition holds at the
-// book's new mark (b.perp.markSteps) fires and its group is cancelled.
+// book's new mark (b.perp.mark) fires and its group is cancelled.
 func (e *Engine) fireTriggers(tickUs int64, acc Accounts, out *TickResult) {
 	for _, b := range e.books {
 		if b.perp != nil && b.lastTickUs == tickUs && len(b.trig.byID) > 0 {
@@ -430,7 +432,7 @@ func (e *Engine) fireTriggers(tickUs int64, acc Accounts, out *TickResult) {
 // cost: sequential, 24 bytes a trigger), then handles what it found by id.
 func (e *Engine) runTriggers(b *book, tickUs int64, acc Accounts, out *TickResult) {
 	ts := &b.trig
-	mark := b.perp.markSteps
+	mark := b.perp.mark
 	exp, fire := ts.exp[:0], ts.fire[:0]
 	for s := 1; s < len(ts.hot); s++ {
 		h := &ts.hot[s]
@@ -461,35 +463,26 @@ func (ts *triggers) sortByID(slots []uint32) {
 
 // fire turns the stored trigger at slot s into an order in the book's
 // pending ring, landing in the book's next tick, and cancels its group; a
-// refused order (margin, REDUCE_ONLY, funds, capacity) cancels the trigger
-// alone.
+// refused order (margin, REDUCE_ONLY, capacity) cancels the trigger alone.
 func (e *Engine) fire(b *book, s uint32, tickUs int64, acc Accounts, out *TickResult) {
 	t := &b.trig.arena[s]
-	mark := b.perp.markSteps
+	mark := b.perp.mark
 	typ, flags, steps := Limit, t.flags, t.limitSteps
 	if steps == 0 {
 		typ, flags = Market, flags|FlagIOC
 		steps = triggerCap(t.side, mark)
 	}
 	lots, r := e.marginCheck(t.owner, b, t.side, t.lots, flags, acc)
-	reserve, token := &e.tmp[0], b.u.backing(t.side)
-	if r == OK && lots > 0 {
-		b.u.reserve(reserve, &e.tmp[1], t.side, lots, steps)
-		if avail := acc.Available(token, t.owner); avail.Lt(reserve) {
-			r = ReasonInsufficientBalance
-		}
-	}
 	if r != OK || lots <= 0 || b.live() >= len(b.nodes)-1 || b.pending.len() >= len(b.pending.buf) {
 		e.removeTrigger(b, s, out)
 		return
 	}
 	ev := b.triggerEvent(out, s, EventTriggerFired)
 	b.u.priceWei(&ev.Price, 2*mark)
-	size := &e.tmp[2]
-	b.u.baseOf(size, lots)
 	land := landing(tickUs, b.cfg.IntervalUs)
-	ref := b.newOrder(&t.id, t.owner, t.side, typ, flags, lots, steps, size, uint64(land), 0, reserve)
-	acc.Lock(token, t.owner, reserve)
+	// Triggers live on perp books only, whose orders reserve nothing.
+	ref := b.newOrder(&t.id, t.owner, t.side, typ, flags, lots, steps, uint64(land), 0, &uint256.Int{})
+	e.perpOrderLive(b, ref.slot())
 	// The ring is empty (this tick drained it): the latest envelope's
 	// sequence keeps it in admission order for the snapshot loader.
 	b.pending.push(&pendingIntent{kind: intentFired, ref: ref, deadlineUs: uint64(land), landUs: land, seq: max(e.seq, 1) - 1})

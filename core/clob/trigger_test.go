@@ -9,35 +9,27 @@ import (
 	"github.com/holiman/uint256"
 )
 
-// Perp test market: same units as the spot one (lot 1e15, tick 2e15),
-// native collateral, a synthetic base, oracle at 100 steps.
-var (
-	tPerpID = Hash{0x02}
-	tNative = Address{0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee,
-		0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee, 0xee}
-	tPerpBase = Address{0xBB}
-)
-
-func newPerpHarness(t testing.TB, l Limits) *harness {
+// newTrigHarness returns a harness with the perp market tPerpID on the
+// harness's own interval (the same units as the spot one: lot 1e15, tick
+// 2e15), oracle at 100 steps, leverage 10, MarkClamp 100 % and no premium:
+// the mark follows the oracle at once.
+func newTrigHarness(t testing.TB, l Limits) *harness {
 	h := newHarness(t, l)
-	m := testMarket(tPerpID, h.iv)
-	m.Name, m.Kind, m.Base, m.Quote = "T-PERP", Perp, tPerpBase, tNative
-	// MarkClamp 100 % and no premium: the mark follows the oracle at once.
-	m.Perp = PerpParams{MaxLeverage: 10, OraclePrice: stepsWei(100), MarkClamp: *uint256.NewInt(1e18)}
+	m := perpMarket(tPerpID, 10, 100)
+	m.IntervalUs, m.MakerFee, m.TakerFee = h.iv, testMarket(tPerpID, h.iv).MakerFee, testMarket(tPerpID, h.iv).TakerFee
+	m.Perp.MarkClamp = *uint256.NewInt(1e18)
+	h.acc.engine = h.e
 	if err := h.e.CreateMarket(&m); err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
 
-// fundPerp gives an owner native collateral (and, for the skeleton's
-// spot-like money, base lots of the synthetic base).
+// fundPerp gives an owner native collateral.
 func (h *harness) fundPerp(name string) {
 	a := owner(name)
 	h.owners[a] = name
-	cash, lots := uint256.NewInt(1e18), lotsWei(1000)
-	h.acc.fund(tNative, a, cash)
-	h.acc.fund(tPerpBase, a, &lots)
+	h.acc.fund(NativeToken, a, uint256.NewInt(1e18))
 }
 
 // trigger builds a submitTrigger intent on the perp book (limit 0 = market).
@@ -46,11 +38,9 @@ func (h *harness) trigger(side Side, lots, limit, trig int64, typ, group uint8) 
 		TriggerPrice: stepsWei(trig), TriggerType: typ, Grouping: group, Deadline: h.deadline()}
 }
 
-// perpOrder builds a limit order on the perp book.
-func (h *harness) perpOrder(side Side, lots, steps int64) Intent {
-	in := h.limit(side, lots, steps, 0)
-	in.Book = tPerpID
-	return in
+// trigOrder builds a limit order on the perp book.
+func (h *harness) trigOrder(side Side, lots, steps int64) Intent {
+	return h.perpOrder(tPerpID, side, lots, steps, 0)
 }
 
 // setMark moves the perp book's oracle, and with it the mark its next tick
@@ -71,7 +61,7 @@ func (h *harness) perpTick() []string {
 	if _, ok := h.owners[owner("poke")]; !ok {
 		h.fundPerp("poke")
 	}
-	h.mustAdmit("poke", []string{"poke"}, h.perpOrder(Buy, 1, 1))
+	h.mustAdmit("poke", []string{"poke"}, h.trigOrder(Buy, 1, 1))
 	var got []string
 	for _, l := range h.tick() {
 		if !strings.HasSuffix(l, " poke") {
@@ -138,7 +128,7 @@ func (h *harness) triggers(who string) []TriggerInfo { return h.e.AppendTriggers
 // TestTriggerRefusals: every refusal of a trigger intent has its reason and
 // changes nothing (the snapshot bytes stay the same).
 func TestTriggerRefusals(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 4, PendingMax: 8})
+	h := newTrigHarness(t, Limits{OrdersMax: 4, PendingMax: 8})
 	h.fundPerp("a")
 	h.fundPerp("b")
 	h.mustAdmit("a", []string{"mine"}, h.trigger(Sell, 1, 0, 90, TriggerStopLoss, 0))
@@ -201,7 +191,7 @@ func TestTriggerRefusals(t *testing.T) {
 // intent drains (its envelope landing), updated and cancelled by its owner;
 // a cancel in the same envelope as the submit removes it at the drain.
 func TestTriggerLifecycle(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
+	h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
 	h.fundPerp("a")
 	in := h.trigger(Sell, 2, 0, 90, TriggerStopLoss, 3)
 	in.TTL, in.Flags = 50*uint64(h.iv), FlagReduceOnly
@@ -266,7 +256,7 @@ func containsTag(tags []uint64, tag uint64) bool {
 // transaction of its own and trades there (at its cap, mark − 10 %, as
 // the auction prices a market order against a lone bid).
 func TestTriggerTPSL(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
+	h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
 	h.fundPerp("a")
 	h.fundPerp("b")
 	h.mustAdmit("a", []string{"sl", "tp"},
@@ -277,7 +267,7 @@ func TestTriggerTPSL(t *testing.T) {
 	h.expectEvents(h.perpTick())
 	h.setMark(95) // between the two: nothing fires
 	h.expectEvents(h.perpTick())
-	h.mustAdmit("b", []string{"bid"}, h.perpOrder(Buy, 2, 85))
+	h.mustAdmit("b", []string{"bid"}, h.trigOrder(Buy, 2, 85))
 	h.setMark(89)
 	h.expectEvents(h.perpTick(), "placed bid", "fired sl", "tcancel tp")
 	fired := h.out.Events[len(h.out.Events)-2]
@@ -301,7 +291,7 @@ func TestTriggerTPSL(t *testing.T) {
 // take-profit at or below; a limit price makes a limit order, IOC only when
 // asked.
 func TestTriggerBuySide(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
+	h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
 	h.fundPerp("a")
 	ioc := h.trigger(Buy, 1, 104, 104, TriggerStopLoss, 0)
 	ioc.Flags = FlagIOC
@@ -326,7 +316,7 @@ func TestTriggerBuySide(t *testing.T) {
 // tick; a trigger whose order the book cannot take is cancelled instead of
 // firing, and its group stays.
 func TestTriggerTTLAndRefusedOrder(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 4, PendingMax: 16})
+	h := newTrigHarness(t, Limits{OrdersMax: 4, PendingMax: 16})
 	h.fundPerp("a")
 	ttl := h.trigger(Sell, 1, 0, 50, TriggerStopLoss, 0)
 	ttl.TTL = 2 * uint64(h.iv)
@@ -353,7 +343,7 @@ func TestTriggerTTLAndRefusedOrder(t *testing.T) {
 // one owner, pending or stored, books and ids ascending; the pending
 // submit then drains to nothing.
 func TestCancelTriggersOf(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
+	h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
 	h.fundPerp("a")
 	h.fundPerp("b")
 	h.mustAdmit("a", []string{"x", "y"}, h.trigger(Sell, 1, 0, 90, TriggerStopLoss, 0), h.trigger(Sell, 1, 0, 80, TriggerStopLoss, 0))
@@ -394,7 +384,7 @@ func (h *harness) sortedTriggerLines(lines []string) []string {
 // pending submit, pending cancel and update of stored ones, and an order a
 // trigger became waiting in the ring.
 func triggerScenario(t testing.TB) *harness {
-	h := newPerpHarness(t, Limits{OrdersMax: 32, PendingMax: 32})
+	h := newTrigHarness(t, Limits{OrdersMax: 32, PendingMax: 32})
 	h.fundPerp("a")
 	h.fundPerp("b")
 	ttl := h.trigger(Sell, 1, 0, 50, TriggerStopLoss, 0)
@@ -403,7 +393,7 @@ func triggerScenario(t testing.TB) *harness {
 		h.trigger(Sell, 2, 96, 110, TriggerTakeProfit, 1), ttl)
 	h.mustAdmit("b", []string{"b1", "b2", "b3"}, h.trigger(Buy, 1, 0, 120, TriggerStopLoss, 0),
 		h.trigger(Buy, 3, 130, 125, TriggerStopLoss, 4), h.trigger(Buy, 1, 0, 80, TriggerTakeProfit, 0))
-	h.mustAdmit("b", []string{"bid"}, h.perpOrder(Buy, 2, 85))
+	h.mustAdmit("b", []string{"bid"}, h.trigOrder(Buy, 2, 85))
 	h.perpTick()
 	h.setMark(89)
 	h.perpTick() // sl fires, tp cancelled: its order waits in the ring
@@ -501,7 +491,7 @@ func TestTriggerSnapshotRefuses(t *testing.T) {
 // TestTriggerAllocs: admitting a trigger and ticking with stored triggers
 // (none firing, one firing and its order trading) allocate nothing.
 func TestTriggerAllocs(t *testing.T) {
-	h := newPerpHarness(t, Limits{OrdersMax: 256, PendingMax: 64})
+	h := newTrigHarness(t, Limits{OrdersMax: 256, PendingMax: 64})
 	for _, who := range []string{"a", "b"} {
 		h.fundPerp(who)
 	}
@@ -525,7 +515,7 @@ func TestTriggerAllocs(t *testing.T) {
 			h.e.Tick(T, h.acc, &h.out)
 		}
 	}
-	bid, sl := h.perpOrder(Buy, 1, 75), h.trigger(Sell, 1, 0, 90, TriggerStopLoss, 0)
+	bid, sl := h.trigOrder(Buy, 1, 75), h.trigger(Sell, 1, 0, 90, TriggerStopLoss, 0)
 	prices := [2]uint256.Int{stepsWei(100), stepsWei(80)}
 	mark, fills := 0, 0
 	cycle := func() { // a stop fires and trades in the next tick

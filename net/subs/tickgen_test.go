@@ -340,3 +340,13 @@ func (a *genAccounts) SpendLocked(token, owner clob.Address, v *uint256.Int) {
 func (a *genAccounts) Credit(token, owner clob.Address, v *uint256.Int) { a.credit(token, owner, v) }
 
 func (a *genAccounts) CollectFee(clob.Address, *uint256.Int) {}
+
+// Debit and Holding serve perp markets, which this generator has none of.
+func (a *genAccounts) Debit(token, owner clob.Address, v *uint256.Int) {
+	panic("genAccounts: Debit on a spot-only engine")
+}
+
+func (a *genAccounts) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
+	cash, locked = a.balances(token, owner)
+	return cash, locked, debt
+}

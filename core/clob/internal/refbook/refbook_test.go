@@ -67,6 +67,15 @@ func (l *ledger) Credit(token, owner clob.Address, a *uint256.Int) {
 	c.Add(c, a)
 }
 
+// Debit is a perp market's: the spot reference never calls it.
+func (l *ledger) Debit(token, owner clob.Address, a *uint256.Int) {
+	l.t.Fatalf("Debit %s on a spot-only engine", a.Dec())
+}
+
+func (l *ledger) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
+	return *get(l.cash, token, owner), *get(l.locked, token, owner), debt
+}
+
 func (l *ledger) CollectFee(token clob.Address, a *uint256.Int) {
 	if l.fees[token] == nil {
 		l.fees[token] = new(uint256.Int)

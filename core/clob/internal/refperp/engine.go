@@ -306,6 +306,24 @@ func (a *accounts) Credit(token, owner clob.Address, x *uint256.Int) {
 }
 func (a *accounts) CollectFee(token clob.Address, x *uint256.Int) { a.acc.CollectFee(token, x) }
 
+// Debit is a loss: only native cash carries debt.
+func (a *accounts) Debit(token, owner clob.Address, x *uint256.Int) {
+	if token != a.e.native {
+		panic("BUG: debit of a non-native token")
+	}
+	a.e.change(owner, new(big.Int).Neg(x.ToBig()))
+}
+
+// Holding reads the inner ledger's cash and locked and the reference's own
+// debt.
+func (a *accounts) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
+	cash, locked, _ = a.acc.Holding(token, owner)
+	if d := a.e.debt[owner]; token == a.e.native && d != nil {
+		debt = toU(d)
+	}
+	return cash, locked, debt
+}
+
 func minBig(x, y *big.Int) *big.Int {
 	if x.Cmp(y) < 0 {
 		return new(big.Int).Set(x)

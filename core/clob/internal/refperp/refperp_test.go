@@ -64,6 +64,15 @@ func (l *ledger) Credit(token, owner clob.Address, a *uint256.Int) {
 
 func (l *ledger) CollectFee(token clob.Address, a *uint256.Int) { l.fees.Add(&l.fees, a) }
 
+// Debit is never called: the reference keeps debt itself.
+func (l *ledger) Debit(token, owner clob.Address, a *uint256.Int) {
+	l.t.Fatalf("Debit %s reached the reference's inner ledger", a.Dec())
+}
+
+func (l *ledger) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
+	return *l.slot(l.cash, owner), *l.slot(l.locked, owner), debt
+}
+
 var (
 	native = clob.Address{0xee, 19: 0xee}
 	synth  = clob.Address{0x5e}

@@ -5,11 +5,15 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 )
 
-// SKELETON (helper A replaces this file): the ledger's perp reads.
+// The ledger's perp reads (docs/perps.md, "Accounts").
 
 // Withdrawable is what withdrawableBalance(token, a) and, for the native
-// token, eth_getBalance report (docs/perps.md, "Accounts").
+// token, eth_getBalance report: for native, max(0, Cash − Debt − Locked +
+// Σ unrealized − IMo); for other tokens the cash not locked.
 func (l *Ledger) Withdrawable(token, a Address) uint256.Int {
+	if token == NativeToken {
+		return l.Margin(a).Withdrawable
+	}
 	b := l.Balance(token, a)
 	return b.Available()
 }
@@ -17,7 +21,12 @@ func (l *Ledger) Withdrawable(token, a Address) uint256.Int {
 // BalanceOf is what balanceOf(token, a) reports: cash minus debt (signed).
 func (l *Ledger) BalanceOf(token, a Address) clob.Signed {
 	b := l.Balance(token, a)
-	return clob.Signed{Abs: b.Cash}
+	if b.Debt.Gt(&b.Cash) {
+		var v uint256.Int
+		return clob.Signed{Neg: true, Abs: *v.Sub(&b.Debt, &b.Cash)}
+	}
+	var v uint256.Int
+	return clob.Signed{Abs: *v.Sub(&b.Cash, &b.Debt)}
 }
 
 // Margin is the account's cross-margin summary.
