@@ -129,7 +129,7 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 	}
 	n.perpTick(t, res, owners)
 	for _, a := range sortedOwners(owners) {
-		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Positions: idx.Positions(nil, a, n.balances)})
+		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Data: n.positionsLocked(a)})
 	}
 	return t
 }
@@ -198,10 +198,10 @@ func (n *Node) LastTickUs() int64 {
 
 // Positions answers ob_getPositions data for an account (the hub's
 // svc_positions snapshot for an account no tick has touched yet).
-func (n *Node) Positions(a clob.Address) []obindex.Position {
+func (n *Node) Positions(a clob.Address) obindex.PositionsData {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	return n.market.idx.Positions(nil, a, n.balances)
+	return n.positionsLocked(a)
 }
 
 // Markets answers the ob_getMarkets entries, perp markets with their live

@@ -86,11 +86,11 @@ func appendMarketEntry(dst []byte, m *obindex.Market) []byte {
 }
 
 // appendPositionsUpdate appends {"account":"0x…","data":<ob_getPositions>}.
-func appendPositionsUpdate(dst []byte, account *clob.Address, ps []obindex.Position) []byte {
+func appendPositionsUpdate(dst []byte, account *clob.Address, ps *obindex.PositionsData) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
 	dst = append(dst, `,"data":`...)
-	dst = obindex.AppendPositions(dst, &obindex.PositionsData{Spot: ps})
+	dst = obindex.AppendPositions(dst, ps)
 	return append(dst, '}')
 }
 

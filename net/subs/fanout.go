@@ -352,7 +352,7 @@ func (h *Hub) marketBody(m *marketEnt) []byte {
 func (h *Hub) positionsBody(p *posEnt) []byte {
 	if p.enc == nil {
 		h.stats.Encodings++
-		p.enc = appendPositionsUpdate(nil, &p.p.Account, p.p.Positions)
+		p.enc = appendPositionsUpdate(nil, &p.p.Account, &p.p.Data)
 	}
 	return p.enc
 }
@@ -463,7 +463,7 @@ func (h *Hub) snapshotPositions(s *sub) {
 		return
 	}
 	ps := h.cfgPositions(a)
-	h.deliverFresh(s, appendPositionsUpdate(nil, &a, ps))
+	h.deliverFresh(s, appendPositionsUpdate(nil, &a, &ps))
 }
 
 // snapshotTriggers sends the account's stored triggers: the newest
@@ -484,9 +484,9 @@ func (h *Hub) snapshotTriggers(s *sub) {
 	h.deliverFresh(s, appendTriggersUpdate(nil, &a, ts))
 }
 
-func (h *Hub) cfgPositions(a clob.Address) []obindex.Position {
+func (h *Hub) cfgPositions(a clob.Address) obindex.PositionsData {
 	if h.cfg.Positions == nil {
-		return nil
+		return obindex.PositionsData{}
 	}
 	return h.cfg.Positions(a)
 }

@@ -107,7 +107,7 @@ type Config struct {
 	// Positions, when set, answers an svc_positions snapshot for an account
 	// no published tick has touched. Called with the hub's lock held: it
 	// must not call into the hub.
-	Positions func(account clob.Address) []obindex.Position
+	Positions func(account clob.Address) obindex.PositionsData
 	// Triggers, when set, answers an svc_triggers snapshot for an account
 	// no published tick has covered. Called with the hub's lock held: it
 	// must not call into the hub.

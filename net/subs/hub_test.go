@@ -375,11 +375,11 @@ func TestOrdersV1(t *testing.T) {
 
 func TestStateChannels(t *testing.T) {
 	acct := addr(7)
-	h := New(Config{Positions: func(a clob.Address) []obindex.Position {
-		return []obindex.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}
+	h := New(Config{Positions: func(a clob.Address) obindex.PositionsData {
+		return obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}}
 	}})
 	tk := newTick(1000).book(bookID(1), true, nil).book(bookID(2), true, nil).t
-	tk.Positions = []AccountPositions{{Account: acct, Positions: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}
+	tk.Positions = []AccountPositions{{Account: acct, Data: obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
 	h.PublishTick(tk)
 	h.Pump()
 	c := &fakeConn{}

@@ -77,8 +77,8 @@ type Modification struct {
 
 // AccountPositions is one account's ob_getPositions data.
 type AccountPositions struct {
-	Account   clob.Address
-	Positions []obindex.Position
+	Account clob.Address
+	Data    obindex.PositionsData
 }
 
 // AccountTriggers is one account's stored triggers (the ob_getTriggers

@@ -29,6 +29,7 @@ import (
 //	             nCreated:uv meta*  nTouched:uv meta*  nModified:uv modification*
 //	snapshot   = book:32  nBuys:uv level*  nSells:uv level*  clearingPrice groupingPrice:u256
 //	             timestampUs:vi  newOrdersCount:vi  buysCount:vi  sellsCount:vi
+//	             flags:u8 (0x01 perp state present)  [perpState]
 //	level      = price volume:u256  orders:vi
 //	meta       = id:32  book:32  owner:20  flags:u8 (0x01 signer present: it differs from owner)
 //	             [signer:20]  txHash:32  nonce:uv  side:u8  type:u8  orderFlags:u8
@@ -42,9 +43,15 @@ import (
 //	             walkBps:uv  walkSeed:uv
 //	perpState  = oracle mark:u256  fundingRate fundingIndex:s256  fundingLastUs:vi
 //	             openInterest:u256  walkFrozen:u8   (its book is the market's id)
-//	accountPositions = account:20  nPositions:uv position*
+//	accountPositions = account:20  nPositions:uv position*  nPerps:uv perpPosition*
+//	             flags:u8 (0x01 margin present)  [margin]
 //	position   = book:32  baseSymbol quoteSymbol:str  flags:u8 (0x01 hasMark)
 //	             balance free locked markPrice:u256
+//	perpPosition = book:32  owner:20  baseSymbol quoteSymbol:str  size cost:s256
+//	             entryPrice mark notional:u256  unrealized realized funding:s256
+//	             initialMargin maintenance liquidation:u256  openedTickUs:vi  entryFundingIx:s256
+//	margin     = owner:20  cash equity unrealized realized:s256  notional initialMargin
+//	             maintenance orderMargin withdrawable:u256  positions:vi
 //	withdrawal = account:20  json:str
 //	accountTriggers = account:20  nTriggers:uv trigger*
 //	trigger    = id:32  book:32  owner:20  signer:20  nonce:uv  side:u8  size limitPrice triggerPrice:u256
@@ -101,8 +108,11 @@ const (
 	marketSizeMin   = 32 + 3 + 1 + 20 + 20 + 1 + 4 + 1 + 1 + 3 + 1
 	accountSizeMin  = 20 + 1
 	positionSizeMin = 32 + 2 + 1 + 4
-	withdrawSizeMin = 20 + 1
-	triggerSizeMin  = 32 + 32 + 20 + 20 + 1 + 1 + 3 + 3 + 3 + 1
+	// perpPositionSizeMin: ids, two empty strings, 13 amounts of ≥ 1 byte
+	// and a varint.
+	perpPositionSizeMin = 32 + 20 + 2 + 13 + 1
+	withdrawSizeMin     = 20 + 1
+	triggerSizeMin      = 32 + 32 + 20 + 20 + 1 + 1 + 3 + 3 + 3 + 1
 )
 
 // checkTick verifies what the hub relies on to read a tick without
@@ -176,7 +186,12 @@ func AppendTick(dst []byte, t *Tick) []byte {
 	for i := range t.Positions {
 		p := &t.Positions[i]
 		dst = append(dst, p.Account[:]...)
-		dst = appendList(dst, p.Positions, appendPosition)
+		dst = appendList(dst, p.Data.Spot, appendPosition)
+		dst = appendList(dst, p.Data.Perps, appendPerpPosition)
+		dst = appendFlag(dst, p.Data.HasMargin)
+		if p.Data.HasMargin {
+			dst = appendMargin(dst, &p.Data.Margin)
+		}
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(t.Withdrawals)))
 	for i := range t.Withdrawals {
@@ -305,6 +320,10 @@ func appendBook(dst []byte, bt *clob.BookTick, bu *BookUpdate) []byte {
 	dst = binary.AppendVarint(dst, int64(s.NewOrdersCount))
 	dst = binary.AppendVarint(dst, int64(s.BuysCount))
 	dst = binary.AppendVarint(dst, int64(s.SellsCount))
+	dst = appendFlag(dst, s.HasPerp)
+	if s.HasPerp {
+		dst = appendPerpState(dst, &s.Perp)
+	}
 	dst = appendMetas(dst, bu.Created)
 	dst = appendMetas(dst, bu.Touched)
 	dst = binary.AppendUvarint(dst, uint64(len(bu.Modified)))
@@ -386,7 +405,12 @@ func appendMarket(dst []byte, m *obindex.Market) []byte {
 	if !m.HasPerp {
 		return dst
 	}
-	s := &m.Perp
+	return appendPerpState(dst, &m.Perp)
+}
+
+// appendPerpState appends a perp market's state but its book (the market's
+// or the snapshot's id).
+func appendPerpState(dst []byte, s *clob.PerpInfo) []byte {
 	dst = appendU256(dst, &s.Oracle)
 	dst = appendU256(dst, &s.Mark)
 	dst = appendS256(dst, &s.FundingRate)
@@ -394,6 +418,37 @@ func appendMarket(dst []byte, m *obindex.Market) []byte {
 	dst = binary.AppendVarint(dst, s.FundingLastUs)
 	dst = appendU256(dst, &s.OpenInterest)
 	return appendFlag(dst, s.WalkFrozen)
+}
+
+func appendPerpPosition(dst []byte, p *obindex.PerpPosition) []byte {
+	dst = append(dst, p.Book[:]...)
+	dst = append(dst, p.Owner[:]...)
+	dst = appendStr(dst, p.BaseSymbol)
+	dst = appendStr(dst, p.QuoteSymbol)
+	dst = appendS256(dst, &p.Size)
+	dst = appendS256(dst, &p.Cost)
+	dst = appendU256(dst, &p.EntryPrice)
+	dst = appendU256(dst, &p.Mark)
+	dst = appendU256(dst, &p.Notional)
+	dst = appendS256(dst, &p.Unrealized)
+	dst = appendS256(dst, &p.Realized)
+	dst = appendS256(dst, &p.Funding)
+	dst = appendU256(dst, &p.InitialMargin)
+	dst = appendU256(dst, &p.Maintenance)
+	dst = appendU256(dst, &p.Liquidation)
+	dst = binary.AppendVarint(dst, p.OpenedTickUs)
+	return appendS256(dst, &p.EntryFundingIx)
+}
+
+func appendMargin(dst []byte, m *clob.MarginInfo) []byte {
+	dst = append(dst, m.Owner[:]...)
+	for _, v := range [...]*clob.Signed{&m.Cash, &m.Equity, &m.Unrealized, &m.Realized} {
+		dst = appendS256(dst, v)
+	}
+	for _, v := range [...]*uint256.Int{&m.Notional, &m.InitialMargin, &m.Maintenance, &m.OrderMargin, &m.Withdrawable} {
+		dst = appendU256(dst, v)
+	}
+	return binary.AppendVarint(dst, int64(m.Positions))
 }
 
 func appendPosition(dst []byte, p *obindex.Position) []byte {
@@ -655,7 +710,11 @@ func (d *tickDecoder) tick() *Tick {
 		for i := range t.Positions {
 			p := &t.Positions[i]
 			d.addr(&p.Account)
-			p.Positions = decodeList(d, positionSizeMin, d.position)
+			p.Data.Spot = decodeList(d, positionSizeMin, d.position)
+			p.Data.Perps = decodeList(d, perpPositionSizeMin, d.perpPosition)
+			if p.Data.HasMargin = d.flags(hasOne) != 0; p.Data.HasMargin {
+				d.margin(&p.Data.Margin)
+			}
 		}
 	}
 	if n := d.count(withdrawSizeMin); n > 0 {
@@ -786,6 +845,10 @@ func (d *tickDecoder) book(bt *clob.BookTick, bu *BookUpdate) {
 	s.NewOrdersCount = d.int()
 	s.BuysCount = d.int()
 	s.SellsCount = d.int()
+	if s.HasPerp = d.flags(hasOne) != 0; s.HasPerp {
+		s.Perp.Book = s.Book
+		d.perpState(&s.Perp)
+	}
 	bu.Created = d.metas()
 	bu.Touched = d.metas()
 	if n := d.count(modSizeMin); n > 0 {
@@ -886,7 +949,10 @@ func (d *tickDecoder) market(m *obindex.Market) {
 		return
 	}
 	m.Perp, m.MaxLeverage, m.HasPerp = clob.PerpInfo{Book: c.ID}, c.Perp.MaxLeverage, true
-	s := &m.Perp
+	d.perpState(&m.Perp)
+}
+
+func (d *tickDecoder) perpState(s *clob.PerpInfo) {
 	d.u256(&s.Oracle)
 	d.u256(&s.Mark)
 	d.s256(&s.FundingRate)
@@ -894,6 +960,37 @@ func (d *tickDecoder) market(m *obindex.Market) {
 	s.FundingLastUs = d.vi()
 	d.u256(&s.OpenInterest)
 	s.WalkFrozen = d.flags(hasOne) != 0
+}
+
+func (d *tickDecoder) perpPosition(p *obindex.PerpPosition) {
+	d.hash(&p.Book)
+	d.addr(&p.Owner)
+	p.BaseSymbol = d.str()
+	p.QuoteSymbol = d.str()
+	d.s256(&p.Size)
+	d.s256(&p.Cost)
+	d.u256(&p.EntryPrice)
+	d.u256(&p.Mark)
+	d.u256(&p.Notional)
+	d.s256(&p.Unrealized)
+	d.s256(&p.Realized)
+	d.s256(&p.Funding)
+	d.u256(&p.InitialMargin)
+	d.u256(&p.Maintenance)
+	d.u256(&p.Liquidation)
+	p.OpenedTickUs = d.vi()
+	d.s256(&p.EntryFundingIx)
+}
+
+func (d *tickDecoder) margin(m *clob.MarginInfo) {
+	d.addr(&m.Owner)
+	for _, v := range [...]*clob.Signed{&m.Cash, &m.Equity, &m.Unrealized, &m.Realized} {
+		d.s256(v)
+	}
+	for _, v := range [...]*uint256.Int{&m.Notional, &m.InitialMargin, &m.Maintenance, &m.OrderMargin, &m.Withdrawable} {
+		d.u256(v)
+	}
+	m.Positions = d.int()
 }
 
 func (d *tickDecoder) position(p *obindex.Position) {

@@ -3,6 +3,7 @@ package subs
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -27,8 +28,8 @@ func codecTicks() []*Tick {
 		clob.Event{Kind: clob.EventUpdate, OrderID: orderID(8), Owner: b}).t
 	tk.Books[0].Touched = []obindex.OrderMeta{meta(8, bookID(1), b, clob.Buy)}
 	tk.Books[0].Modified = []Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
-	tk.Positions = []AccountPositions{{Account: a, Positions: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH",
-		QuoteSymbol: "USD", Balance: w(1), Free: w(1), MarkPrice: w(2000), HasMark: true}}}, {Account: b}}
+	tk.Positions = []AccountPositions{{Account: a, Data: obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH",
+		QuoteSymbol: "USD", Balance: w(1), Free: w(1), MarkPrice: w(2000), HasMark: true}}}}, {Account: b}}
 	tk.Withdrawals = []Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
 	tk.Result.Landed = []uint64{0, 7, 1 << 63}
 	out = append(out, tk)
@@ -70,7 +71,7 @@ func roundTrip(t *testing.T, tk *Tick) []byte {
 	want := deepCopy(tk)
 	emptyToNil(reflect.ValueOf(want))
 	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("tick %d: decoded differs:\n got %+v\nwant %+v", tk.TickUs, got, want)
+		t.Fatalf("tick %d: decoded differs: %s", tk.TickUs, firstDiff("", reflect.ValueOf(got), reflect.ValueOf(want)))
 	}
 	if again := AppendTick(nil, got); !bytes.Equal(again, enc) {
 		t.Fatalf("tick %d: re-encoding differs", tk.TickUs)
@@ -185,6 +186,12 @@ func makeValid(rng *rand.Rand, t *Tick) {
 		bt.FirstEvent = rng.IntN(len(t.Result.Events) + 1)
 		bt.EndEvent = bt.FirstEvent + rng.IntN(len(t.Result.Events)-bt.FirstEvent+1)
 		t.Books[i].Kind %= clob.Perp + 1
+		if s := &t.Books[i].Snapshot; !s.HasPerp {
+			s.Perp = clob.PerpInfo{}
+		} else {
+			s.Perp.Book = s.Book
+			noNegativeZero(&s.Perp.FundingRate, &s.Perp.FundingIndex)
+		}
 		for _, ms := range [][]obindex.OrderMeta{t.Books[i].Created, t.Books[i].Touched} {
 			for j := range ms {
 				ms[j].Side %= clob.Sell + 1
@@ -217,6 +224,17 @@ func makeValid(rng *rand.Rand, t *Tick) {
 			m.Perp.Book = m.Config.ID
 			noNegativeZero(&m.Perp.FundingRate, &m.Perp.FundingIndex)
 		}
+	}
+	for i := range t.Positions {
+		d := &t.Positions[i].Data
+		for j := range d.Perps {
+			p := &d.Perps[j]
+			noNegativeZero(&p.Size, &p.Cost, &p.Unrealized, &p.Realized, &p.Funding, &p.EntryFundingIx)
+		}
+		if !d.HasMargin {
+			d.Margin = clob.MarginInfo{}
+		}
+		noNegativeZero(&d.Margin.Cash, &d.Margin.Equity, &d.Margin.Unrealized, &d.Margin.Realized)
 	}
 	for i := range t.Triggers {
 		for j := range t.Triggers[i].Triggers {
@@ -387,4 +405,42 @@ func FuzzDecodeTick(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkCanonical(t, bytes.Clone(b)) // it scribbles on its input
 	})
+}
+
+// firstDiff names the first field where a and b differ (the decoded and
+// the expected tick print as pages of numbers otherwise).
+func firstDiff(path string, a, b reflect.Value) string {
+	if a.Kind() != b.Kind() {
+		return path + " kind"
+	}
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() != b.IsNil() {
+			return path + " nil"
+		}
+		if a.IsNil() {
+			return ""
+		}
+		return firstDiff(path, a.Elem(), b.Elem())
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if d := firstDiff(path+"."+a.Type().Field(i).Name, a.Field(i), b.Field(i)); d != "" {
+				return d
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s len %d vs %d", path, a.Len(), b.Len())
+		}
+		for i := range a.Len() {
+			if d := firstDiff(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i)); d != "" {
+				return d
+			}
+		}
+	default:
+		if fmt.Sprint(a.Interface()) != fmt.Sprint(b.Interface()) {
+			return fmt.Sprintf("%s: %v vs %v", path, a.Interface(), b.Interface())
+		}
+	}
+	return ""
 }

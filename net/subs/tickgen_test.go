@@ -242,7 +242,7 @@ func (g *tickGen) build() *Tick {
 	}
 	slices.SortFunc(sorted, func(a, b clob.Address) int { return bytes.Compare(a[:], b[:]) })
 	for _, a := range sorted {
-		t.Positions = append(t.Positions, AccountPositions{Account: a, Positions: g.idx.Positions(nil, a, g.acc.balances)})
+		t.Positions = append(t.Positions, AccountPositions{Account: a, Data: g.positions(a)})
 	}
 	if g.rng.IntN(3) == 0 { // an account's triggers change
 		a := g.owners[g.rng.IntN(len(g.owners))]
@@ -280,8 +280,8 @@ func containsMetaID(ms []obindex.OrderMeta, id clob.Hash) bool {
 // Config.Triggers: the generator's current state.
 func (g *tickGen) markets() []obindex.Market { return g.idx.Markets(nil) }
 
-func (g *tickGen) positions(a clob.Address) []obindex.Position {
-	return g.idx.Positions(nil, a, g.acc.balances)
+func (g *tickGen) positions(a clob.Address) obindex.PositionsData {
+	return obindex.PositionsData{Spot: g.idx.Positions(nil, a, g.acc.balances)}
 }
 
 // triggers is Config.Triggers: the generator's current triggers.
