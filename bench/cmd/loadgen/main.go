@@ -157,7 +157,7 @@ const (
 
 func main() {
 	o := options{recoveryTxs: recoveryTxs}
-	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs, all (the five) or soak")
+	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs, all (the five), perp (orders on spot, then on a perp market) or soak")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each timed run (soak: of each binary's run, up to 1h)")
 	flag.IntVar(&o.conns, "conns", 16, "keep-alive connections")
 	flag.IntVar(&o.pipeline, "pipeline", 1, "requests in flight per connection")
@@ -193,8 +193,8 @@ func main() {
 
 func (o *options) check() error {
 	switch {
-	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all", "soak"}, o.scenario):
-		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs, all or soak, got %q", o.scenario)
+	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all", "perp", "soak"}, o.scenario):
+		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs, all, perp or soak, got %q", o.scenario)
 	case o.scenario == "soak":
 		if err := o.checkSoak(); err != nil {
 			return err
@@ -274,6 +274,8 @@ func run(ctx context.Context, o *options, w io.Writer) error {
 			err = runTransfers(ctx, w, e, o)
 		case "orders":
 			err = runOrders(ctx, w, e, o)
+		case "perp":
+			err = runPerp(ctx, w, e, o)
 		case "subs":
 			err = runSubs(ctx, w, e, o)
 		}

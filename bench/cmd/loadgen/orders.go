@@ -62,6 +62,21 @@ const (
 // ordersMarket is the market the scenario trades: the WETH/USD dev market.
 func ordersMarket() clob.MarketConfig { return node.DevMarkets()[0] }
 
+// perpMarket is the market the perp scenario trades: the ETH-PERP dev market.
+func perpMarket() clob.MarketConfig { return node.DevPerpMarkets()[0] }
+
+// midSteps is where a market's orders cross: the spot scenario's fixed mid,
+// a perp market's initial oracle price (so that positions open near the
+// mark and no account drifts toward liquidation as the run goes on).
+func midSteps(m *clob.MarketConfig) uint64 {
+	if m.Kind != clob.Perp {
+		return orderMidSteps
+	}
+	var steps uint256.Int
+	steps.Div(&m.Perp.OraclePrice, &m.TickPrecision)
+	return steps.Uint64()
+}
+
 // ordersRun is what one run of the orders scenario measured.
 type ordersRun struct {
 	send     *load.Result // eth_sendRawTransaction of every order
@@ -103,36 +118,71 @@ func (r *ordersRun) problem(format string, args ...any) {
 // runOrders measures admitted orders/s, their send latency, and the
 // submit→tick latency and fill rate of a sample of them.
 func runOrders(ctx context.Context, w io.Writer, e *env, o *options) error {
-	accounts := o.conns * o.pipeline
-	if accounts < 2 {
-		return fmt.Errorf("needs at least 2 accounts (conns x pipeline) to have a buyer and a seller, got %d", accounts)
+	if err := checkAccounts(o); err != nil {
+		return err
 	}
 	m := ordersMarket()
-	fmt.Fprintf(w, "\n== orders: %d accounts (conns x pipeline; %d buyers, %d sellers), limit IOC orders of 1..%d lots on %s "+
-		"at 1..%d steps across a mid of %s, each account sending its orders one after another\n",
-		accounts, (accounts+1)/2, accounts/2, orderLotsMax, m.Name, orderSpreadMax, priceText(&m, orderMidSteps))
 	stop, err := followWallClock(ctx, e)
 	if err != nil {
 		return err
 	}
-	err = ordersRuns(ctx, w, e, o)
+	_, err = ordersRuns(ctx, w, e, o, &m)
 	if serr := stop(); err == nil && serr != nil {
 		err = serr
 	}
 	return err
 }
 
-func ordersRuns(ctx context.Context, w io.Writer, e *env, o *options) error {
-	accounts := o.conns * o.pipeline
-	if e.manual != nil {
-		fmt.Fprintf(w, "  clock manual: moved to the wall time by admin_advanceTime every %v during the scenario\n", clockFollowEvery)
+// runPerp measures the orders scenario on the spot dev market, then on the
+// ETH-PERP dev market, in one run, and prints the ratio of their median
+// rates: what margin, positions and the perp tick cost a write.
+func runPerp(ctx context.Context, w io.Writer, e *env, o *options) error {
+	if err := checkAccounts(o); err != nil {
+		return err
 	}
-	warm, err := ordersOnce(ctx, e, o, 0, warmupOrders, warmupDuration(o.duration), 0)
+	stop, err := followWallClock(ctx, e)
 	if err != nil {
 		return err
 	}
+	spot, perp := ordersMarket(), perpMarket()
+	var rates [2]float64
+	for i, m := range []*clob.MarketConfig{&spot, &perp} {
+		if rates[i], err = ordersRuns(ctx, w, e, o, m); err != nil {
+			break
+		}
+	}
+	if serr := stop(); err == nil && serr != nil {
+		err = serr
+	}
+	if err == nil {
+		fmt.Fprintf(w, "  perp/spot median orders/s: %.0f / %.0f = %.3f\n", rates[1], rates[0], rates[1]/rates[0])
+	}
+	return err
+}
+
+func checkAccounts(o *options) error {
+	if accounts := o.conns * o.pipeline; accounts < 2 {
+		return fmt.Errorf("needs at least 2 accounts (conns x pipeline) to have a buyer and a seller, got %d", accounts)
+	}
+	return nil
+}
+
+// ordersRuns runs the orders scenario on market m and returns the median
+// admitted orders/s of its timed runs.
+func ordersRuns(ctx context.Context, w io.Writer, e *env, o *options, m *clob.MarketConfig) (float64, error) {
+	accounts := o.conns * o.pipeline
+	fmt.Fprintf(w, "\n== orders: %d accounts (conns x pipeline; %d buyers, %d sellers), limit IOC orders of 1..%d lots on %s "+
+		"at 1..%d steps across a mid of %s, each account sending its orders one after another\n",
+		accounts, (accounts+1)/2, accounts/2, orderLotsMax, m.Name, orderSpreadMax, priceText(m, midSteps(m)))
+	if e.manual != nil {
+		fmt.Fprintf(w, "  clock manual: moved to the wall time by admin_advanceTime every %v during the scenario\n", clockFollowEvery)
+	}
+	warm, err := ordersOnce(ctx, e, o, m, 0, warmupOrders, warmupDuration(o.duration), 0)
+	if err != nil {
+		return 0, err
+	}
 	if n := warm.errors(); n > 0 {
-		return fmt.Errorf("warm-up: %d errors: %s", n, strings.Join(append(warm.refused, warm.problemText...), "; "))
+		return 0, fmt.Errorf("warm-up: %d errors: %s", n, strings.Join(append(warm.refused, warm.problemText...), "; "))
 	}
 	perAccount := o.orders
 	if perAccount == 0 {
@@ -141,9 +191,9 @@ func ordersRuns(ctx context.Context, w io.Writer, e *env, o *options) error {
 	var runs []*ordersRun
 	var errs int64
 	for i := range o.runs {
-		r, err := ordersOnce(ctx, e, o, i+1, perAccount, o.duration, o.fillSample)
+		r, err := ordersOnce(ctx, e, o, m, i+1, perAccount, o.duration, o.fillSample)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if i == 0 {
 			fmt.Fprintf(w, "  signed %d orders in %v (client side, before timing); %d per account\n",
@@ -165,9 +215,9 @@ func ordersRuns(ctx context.Context, w io.Writer, e *env, o *options) error {
 	printSummary(w, "median ours", &s)
 	printOrdersSummary(w, runs)
 	if errs > 0 {
-		return fmt.Errorf("%d order errors", errs)
+		return 0, fmt.Errorf("%d order errors", errs)
 	}
-	return nil
+	return s.rate, nil
 }
 
 func printOrdersRun(w io.Writer, r *ordersRun) {
@@ -219,20 +269,19 @@ func printOrdersSummary(w io.Writer, runs []*ordersRun) {
 }
 
 // ordersOnce funds fresh accounts (run index r), pre-signs perAccount
-// orders each and times sending them for up to d; then, if sample > 0, it
-// reads the receipts and fills of up to sample of the admitted orders.
-func ordersOnce(ctx context.Context, e *env, o *options, r, perAccount int, d time.Duration, sample int) (*ordersRun, error) {
+// orders each on m and times sending them for up to d; then, if sample > 0,
+// it reads the receipts and fills of up to sample of the admitted orders.
+func ordersOnce(ctx context.Context, e *env, o *options, m *clob.MarketConfig, r, perAccount int, d time.Duration, sample int) (*ordersRun, error) {
 	accounts := o.conns * o.pipeline
-	m := ordersMarket()
-	keys, addrs := deriveKeys(o.seed+"/orders", r, accounts)
-	if err := depositAll(ctx, e.oursAddr, e.adminHeader(), orderFunding(&m, addrs, perAccount)); err != nil {
+	keys, addrs := deriveKeys(o.seed+"/orders/"+m.Name, r, accounts)
+	if err := depositAll(ctx, e.oursAddr, e.adminHeader(), orderFunding(m, addrs, perAccount)); err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	ahead := min(d+orderDeadlineAhead, orderDeadlineAheadMax)
 	deadline := start.Add(ahead).UnixMicro() / m.IntervalUs * m.IntervalUs
 	bodies, err := signAll(keys, perAccount, func(account int, key *ecdsa.PrivateKey, signer types.Signer, nonce uint64) ([]byte, error) {
-		return signedOrder(key, signer, nonce, orderIntent(&m, account, nonce, uint64(deadline)))
+		return signedOrder(key, signer, nonce, orderIntent(m, account, nonce, uint64(deadline)))
 	})
 	if err != nil {
 		return nil, err
@@ -261,19 +310,21 @@ func ordersOnce(ctx context.Context, e *env, o *options, r, perAccount int, d ti
 		return nil, err
 	}
 	if sample > 0 {
-		err = measureFills(ctx, e, &m, res, pickSample(e, addrs, bodies, sentUs, sample), start)
+		err = measureFills(ctx, e, m, res, pickSample(e, addrs, bodies, sentUs, sample), start)
 	}
 	return res, err
 }
 
 // orderFunding gives every account what perAccount orders can cost at most:
 // buyers the native token for gas and their reservations (the quote amount
-// at their limit plus the larger fee), sellers gas and the base token.
+// at their limit plus the larger fee), sellers gas and the base token. On a
+// perp market both sides get the buyers' native amount: far more than the
+// initial margin (a twentieth of it) and the fees.
 func orderFunding(m *clob.MarketConfig, addrs []common.Address, perAccount int) []deposit {
 	n := big.NewInt(int64(perAccount))
 	gas := new(big.Int).Mul(n, big.NewInt(orderGas*feeCapWei))
 	baseMax := new(big.Int).Mul(big.NewInt(orderLotsMax), m.LotSize.ToBig())
-	priceMax := new(big.Int).Mul(big.NewInt(orderMidSteps+orderSpreadMax), m.TickPrecision.ToBig())
+	priceMax := new(big.Int).Mul(big.NewInt(int64(midSteps(m))+orderSpreadMax), m.TickPrecision.ToBig())
 	one := big.NewInt(1e18)
 	quoteMax := new(big.Int).Div(new(big.Int).Mul(baseMax, priceMax), one)
 	feeRate := m.MakerFee.ToBig()
@@ -287,7 +338,7 @@ func orderFunding(m *clob.MarketConfig, addrs []common.Address, perAccount int) 
 	baseToken := common.Address(m.Base).Hex()
 	var ds []deposit
 	for i, a := range addrs {
-		if isBuyer(i) {
+		if isBuyer(i) || m.Kind == clob.Perp {
 			ds = append(ds, deposit{token: nativeTokenHx, to: a, amount: buyer})
 		} else {
 			ds = append(ds, deposit{token: nativeTokenHx, to: a, amount: gas}, deposit{token: baseToken, to: a, amount: sellerBase})
@@ -307,9 +358,10 @@ func orderIntent(m *clob.MarketConfig, account int, nonce, deadline uint64) *clo
 	spread := 1 + (nonce+uint64(account))%orderSpreadMax
 	in := &clob.Intent{Kind: clob.IntentSubmit, Book: m.ID, Side: clob.Buy, Type: clob.Limit, Flags: clob.FlagIOC,
 		Deadline: deadline}
-	steps := uint64(orderMidSteps) + spread
+	mid := midSteps(m)
+	steps := mid + spread
 	if !isBuyer(account) {
-		in.Side, steps = clob.Sell, orderMidSteps-spread
+		in.Side, steps = clob.Sell, mid-spread
 	}
 	in.Size.Mul(uint256.NewInt(lots), &m.LotSize)
 	in.Price.Mul(uint256.NewInt(steps), &m.TickPrecision)

@@ -32,8 +32,15 @@ func TestOrdersRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.close()
+	spot, perp := ordersMarket(), perpMarket()
+	for _, m := range []*clob.MarketConfig{&spot, &perp} {
+		t.Run(m.Name, func(t *testing.T) { ordersRunOn(t, e, m) })
+	}
+}
+
+func ordersRunOn(t *testing.T, e *env, m *clob.MarketConfig) {
 	o := ordersOptions("wall")
-	r, err := ordersOnce(context.Background(), e, &o, 1, 400, o.duration, o.fillSample)
+	r, err := ordersOnce(context.Background(), e, &o, m, 1, 400, o.duration, o.fillSample)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +61,23 @@ func TestOrdersRun(t *testing.T) {
 	case r.filled == 0 || r.fillRate() < 0.5:
 		t.Fatalf("%d of %d landed orders filled", r.filled, r.landed)
 	}
+}
+
+// TestPerpSmoke runs the perp scenario through run: the orders scenario on
+// the spot market, then on the perp market, and the ratio of their rates.
+func TestPerpSmoke(t *testing.T) {
+	o := ordersOptions("wall")
+	o.scenario, o.duration, o.runs, o.fillSample = "perp", 300*time.Millisecond, 1, 20
+	var out bytes.Buffer
+	if err := run(context.Background(), &o, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"on WETH/USD", "on ETH-PERP", "of 20 sampled orders, 20 landed", "perp/spot median orders/s:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	t.Logf("%s", out.String())
 }
 
 // TestOrdersSmoke runs the scenario through run, on the manual clock that
@@ -77,11 +101,20 @@ func TestOrdersSmoke(t *testing.T) {
 // TestOrderIntent checks the generated orders decode back to themselves and
 // cross: buyers above the mid, sellers below, whole lots and steps, IOC.
 func TestOrderIntent(t *testing.T) {
-	m := ordersMarket()
-	mid := new(uint256.Int).Mul(uint256.NewInt(orderMidSteps), &m.TickPrecision)
+	spot, perp := ordersMarket(), perpMarket()
+	if perp.Kind != clob.Perp || midSteps(&perp) != 300_000 {
+		t.Fatalf("perp market %s: mid %d steps, want the 3000 oracle at the 0.01 step", perp.Name, midSteps(&perp))
+	}
+	for _, m := range []*clob.MarketConfig{&spot, &perp} {
+		orderIntentsOn(t, m)
+	}
+}
+
+func orderIntentsOn(t *testing.T, m *clob.MarketConfig) {
+	mid := new(uint256.Int).Mul(uint256.NewInt(midSteps(m)), &m.TickPrecision)
 	for account := range 4 {
 		for nonce := range uint64(8) {
-			in := orderIntent(&m, account, nonce, 1_000_000_000)
+			in := orderIntent(m, account, nonce, 1_000_000_000)
 			var env clob.Envelope
 			if reason := abi.Decode(abi.AppendSubmitOrder(nil, in), chainID, clob.Address{1}, &env); reason != clob.OK {
 				t.Fatalf("account %d order %d: decode: %v", account, nonce, reason)
