@@ -91,7 +91,17 @@ func (e *Engine) CreateMarket(cfg *clob.MarketConfig) error {
 	if cfg.Kind != clob.Perp {
 		return e.Engine.CreateMarket(cfg)
 	}
+	c := *cfg
+	cfg = &c
 	p := &cfg.Perp
+	// Zero rates take the defaults (docs/perps.md, "Admission of perp
+	// orders", parameters).
+	if p.InterestRate.IsZero() {
+		p.InterestRate.SetUint64(1e14)
+	}
+	if p.MaxFundingRate.IsZero() {
+		p.MaxFundingRate.SetUint64(32e16)
+	}
 	if p.MaxLeverage < 1 {
 		return errors.New("cannot create perp market: max leverage must be ≥ 1")
 	}
@@ -149,16 +159,14 @@ func (e *Engine) Admit(a *clob.Admission, env *clob.Envelope, acc clob.Accounts)
 }
 
 // NextTickDue is refbook's, or the next grid point of a perp market, which
-// ticks every interval whether or not its book has work. (reading) A perp
-// market that never ticked is due at the latest grid point ≤ nowUs.
+// ticks every interval whether or not its book has work: the first
+// positive multiple of its interval after its last tick (0 before the
+// first), or, after an idle stretch, the latest one ≤ nowUs.
 func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
 	best, ok := e.Engine.NextTickDue(nowUs)
 	for _, m := range e.markets {
 		iv := m.cfg.IntervalUs
-		t := nowUs / iv * iv
-		if m.ran {
-			t = m.lastUs + iv
-		}
+		t := max(m.lastUs+iv, nowUs/iv*iv)
 		if t <= nowUs && (!ok || t < best) {
 			best, ok = t, true
 		}
@@ -175,7 +183,7 @@ func (e *Engine) Tick(tickUs int64, acc clob.Accounts, out *clob.TickResult) {
 	e.Engine.Tick(tickUs, w, out)
 	var ticked []*market
 	for _, m := range e.markets {
-		if tickUs%m.cfg.IntervalUs == 0 && (!m.ran || tickUs > m.lastUs) {
+		if tickUs%m.cfg.IntervalUs == 0 && tickUs > m.lastUs {
 			e.marketTick(m, tickUs, out)
 			ticked = append(ticked, m)
 		}

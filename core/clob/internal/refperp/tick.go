@@ -142,9 +142,11 @@ func (e *Engine) marketTick(m *market, tickUs int64, out *clob.TickResult) {
 		c := floorDiv(capx, wad).Int64()
 		m.ema = max(-c, min(c, m.ema))
 		mk := floorDiv(bi(2*P+m.ema), bi(2)).Int64()
-		lim := new(big.Int).Mul(bi(m.mark), pp.MarkClamp.ToBig())
-		l := max(1, floorDiv(lim, wad).Int64())
-		mk = max(m.mark-l, min(m.mark+l, mk))
+		if !pp.MarkClamp.IsZero() { // markClamp = 0: no clamp
+			lim := new(big.Int).Mul(bi(m.mark), pp.MarkClamp.ToBig())
+			l := max(1, floorDiv(lim, wad).Int64())
+			mk = max(m.mark-l, min(m.mark+l, mk))
+		}
 		m.mark = max(1, mk)
 	}
 	// funding

@@ -64,10 +64,16 @@ func (e *Engine) find(book, id clob.Hash) *trigger {
 	return nil
 }
 
-// values checks a trigger's size, limit price and trigger price.
+// values checks the order part of a submitTrigger or updateTrigger: side,
+// flags, trigger type (submit), size, limit price and trigger price.
 func values(m *market, in *clob.Intent) (lots, limit, trig int64, r clob.Reason) {
-	if in.Side != clob.Buy && in.Side != clob.Sell {
+	switch {
+	case in.Side != clob.Buy && in.Side != clob.Sell:
 		return 0, 0, 0, clob.ReasonMalformed
+	case in.Flags&^triggerFlags != 0:
+		return 0, 0, 0, clob.ReasonFlagsUnknown
+	case in.Kind == clob.IntentSubmitTrigger && in.TriggerType != clob.TriggerStopLoss && in.TriggerType != clob.TriggerTakeProfit:
+		return 0, 0, 0, clob.ReasonTriggerType
 	}
 	if lots, r = refbook.Units(&in.Size, &m.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot); r != clob.OK {
 		return
@@ -81,20 +87,15 @@ func values(m *market, in *clob.Intent) (lots, limit, trig int64, r clob.Reason)
 	return
 }
 
-// AdmitTrigger validates a trigger intent (docs/perps.md, "Triggers").
-// (reading) Checks run: flags, trigger type, size, limit price, trigger
-// price, then the per-book bound (Limits.OrdersMax stored or pending
-// triggers; the doc names no bound of its own).
+// AdmitTrigger validates a trigger intent (docs/perps.md, "Triggers"),
+// after refbook's book, perp and deadline checks: for cancel and update
+// the target (live in the book, the signer's account its owner), then the
+// order part (values), then, for a submit, the per-book bound
+// (Limits.OrdersMax stored or pending triggers).
 func (e *Engine) AdmitTrigger(a *clob.Admission, in *clob.Intent, seq uint32, book clob.Hash) (any, clob.Reason) {
 	m := e.market(book)
 	switch in.Kind {
 	case clob.IntentSubmitTrigger:
-		if in.Flags&^triggerFlags != 0 {
-			return nil, clob.ReasonFlagsUnknown
-		}
-		if in.TriggerType != clob.TriggerStopLoss && in.TriggerType != clob.TriggerTakeProfit {
-			return nil, clob.ReasonTriggerType
-		}
 		lots, limit, trig, r := values(m, in)
 		if r != clob.OK {
 			return nil, r
@@ -148,13 +149,17 @@ func (e *Engine) stored(book, id clob.Hash) *trigger {
 	return nil
 }
 
-// DrainTrigger runs a trigger intent at its book's tick. (reading) A
-// dropped trigger intent (deadline passed) does nothing and reports
-// nothing; storing and updating a trigger emit no event (there is no
+// DrainTrigger runs a trigger intent at its book's tick. A late
+// submitTrigger (deadline passed) is cancelled (EventTriggerCancel); a late
+// cancel or update is dropped silently; storing and updating a trigger emit no event (there is no
 // event kind for them; AppendTriggers shows them).
 func (e *Engine) DrainTrigger(payload any, tickUs int64, dropped bool, out *clob.TickResult) {
 	op := payload.(*triggerOp)
 	if dropped {
+		if op.kind == clob.IntentSubmitTrigger { // listed while pending: its end is reported
+			t := op.t
+			out.Events = append(out.Events, clob.Event{Kind: clob.EventTriggerCancel, Book: t.book, OrderID: t.id, Owner: t.owner, Side: t.side})
+		}
 		return
 	}
 	switch op.kind {
@@ -286,8 +291,23 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 
 // AppendTriggers appends the owner's stored triggers, books ascending, then
 // ids ascending.
+// A submitTrigger still pending is listed too, with AdmitTickUs 0.
 func (e *Engine) AppendTriggers(dst []clob.TriggerInfo, owner clob.Address) []clob.TriggerInfo {
-	for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.owner == owner }) {
+	ts := e.sortedTriggers(func(t *trigger) bool { return t.owner == owner })
+	for _, m := range e.markets {
+		for _, x := range e.Engine.PendingPayloads(m.cfg.ID) {
+			if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && op.t.owner == owner {
+				ts = append(ts, op.t)
+			}
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(ts[i].id[:], ts[j].id[:]) < 0
+	})
+	for _, t := range ts {
 		m := e.market(t.book)
 		tick := &m.cfg.TickPrecision
 		var lim, trig, size uint256.Int
