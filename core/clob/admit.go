@@ -304,7 +304,7 @@ func (e *Engine) projected(p *plan) (*uint256.Int, *int64) {
 	o := &s.overlays[s.nOverlays]
 	s.nOverlays++
 	sl := p.target.slot()
-	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[sl].reserved, lots: p.b.nodes[sl].remLots}
+	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[sl].reserved, lots: p.b.exposedLots(sl)}
 	return &o.reserved, &o.lots
 }
 
@@ -438,7 +438,10 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 	if o.pendingUpdates == 0 {
 		o.settled = o.reserved
 	}
+	exposed := p.b.exposedLots(s)
 	o.pendingUpdates++
+	o.projLots = p.lots
+	e.expose(p.b, s, p.lots-exposed)
 	o.reserved = p.newReserve
 	if p.amount.IsZero() {
 		return

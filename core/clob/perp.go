@@ -295,6 +295,16 @@ func (e *Engine) expose(b *book, s uint32, lots int64) {
 	pb.tidy(i)
 }
 
+// exposedLots is what the order at slot s counts in B or A (unless it is
+// reduce-only): the size its last admitted update sets while one is
+// pending, else its remaining size.
+func (b *book) exposedLots(s uint32) int64 {
+	if o := &b.ords[s]; o.pendingUpdates > 0 {
+		return o.projLots
+	}
+	return b.nodes[s].remLots
+}
+
 // countReduceOnly counts the order at slot s going live (+1) or leaving
 // its book (−1) if it is a perp reduce-only order.
 func (b *book) countReduceOnly(s uint32, d int) {
@@ -308,7 +318,7 @@ func (b *book) countReduceOnly(s uint32, d int) {
 // order enters a perp book (a fired trigger too) must call it once; discard
 // undoes it.
 func (e *Engine) perpOrderLive(b *book, s uint32) {
-	e.expose(b, s, b.nodes[s].remLots)
+	e.expose(b, s, b.exposedLots(s))
 	b.countReduceOnly(s, 1)
 }
 
