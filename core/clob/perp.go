@@ -62,11 +62,11 @@ func (pb *perpBook) opened(i int, tickUs int64) {
 // it was opened (q).
 func (pb *perpBook) fundingOf(dst *uint256.Int, i int) {
 	c := &pb.cold[i]
-	var n uint256.Int
-	dst.Sub(&pb.index, &c.ixAt)
+	var n, d uint256.Int // dst may be &c.funding
+	d.Sub(&pb.index, &c.ixAt)
 	mulI64(&n, pb.pos[i].size, 1)
-	dst.Mul(dst, &n)
-	dst.Add(dst, &c.funding)
+	d.Mul(&d, &n)
+	dst.Add(&c.funding, &d)
 }
 
 // perpAccount is an account that ever had a perp order or position.
