@@ -133,7 +133,11 @@ func (e *Engine) perpScan(tickUs int64, acc Accounts, out *TickResult) {
 		net := &pe.t[2]
 		net.Sub(&cash, &debt)
 		net.Add(net, &pe.margin)
-		if net.Sign() < 0 {
+		switch {
+		case net.Sign() >= 0:
+		case a.open == 0: // flat, in debt: only the backstop's cover (step 4)
+			e.coverDebt(a.owner, acc)
+		default:
 			e.liquidate(ai, acc, out)
 		}
 	}
@@ -254,8 +258,14 @@ func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 		acc.Debit(NativeToken, owner, penalty)
 		acc.Credit(NativeToken, BackstopAddress, penalty)
 	}
+	e.coverDebt(owner, acc)
+}
+
+// coverDebt is liquidation step 4: the backstop pays what the owner's
+// cash does not cover.
+func (e *Engine) coverDebt(owner Address, acc Accounts) {
 	if cash, _, debt := acc.Holding(NativeToken, owner); debt.Gt(&cash) {
-		bad := &lq[3]
+		bad := &e.pp.lq[3]
 		bad.Sub(&debt, &cash)
 		acc.Credit(NativeToken, owner, bad)
 		acc.Debit(NativeToken, BackstopAddress, bad)

@@ -256,9 +256,14 @@ func (e *Engine) PerpMarket(book clob.Hash) (clob.PerpInfo, bool) {
 }
 
 // AppendPerpAccounts appends every account with an open position, in the
-// order they opened one.
+// order they first opened one.
 func (e *Engine) AppendPerpAccounts(dst []clob.Address) []clob.Address {
-	return append(dst, e.holders...)
+	for _, owner := range e.holders {
+		if len(e.positionsOf(owner)) > 0 {
+			dst = append(dst, owner)
+		}
+	}
+	return dst
 }
 
 // PerpCost is Σ C over every open position, wei.

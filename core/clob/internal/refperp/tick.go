@@ -3,6 +3,7 @@ package refperp
 import (
 	"bytes"
 	"math/big"
+	"slices"
 	"sort"
 
 	"github.com/holiman/uint256"
@@ -66,7 +67,7 @@ func (e *Engine) applyFill(m *market, owner clob.Address, delta, half int64) *bi
 func (e *Engine) open(m *market, owner clob.Address) *position {
 	p := &position{m: m, owner: owner, C: new(big.Int), realized: new(big.Int), funding: new(big.Int),
 		openedUs: e.nowUs, entryIx: new(big.Int).Set(m.index)}
-	if len(e.positionsOf(owner)) == 0 {
+	if !slices.Contains(e.holders, owner) {
 		e.holders = append(e.holders, owner)
 	}
 	e.pos[posKey{m.cfg.ID, owner}] = p
@@ -79,15 +80,6 @@ func (e *Engine) close(p *position) {
 		panic("BUG: closing an open position")
 	}
 	delete(e.pos, posKey{p.m.cfg.ID, p.owner})
-	if len(e.positionsOf(p.owner)) > 0 {
-		return
-	}
-	for i, a := range e.holders {
-		if a == p.owner {
-			e.holders = append(e.holders[:i], e.holders[i+1:]...)
-			return
-		}
-	}
 }
 
 // splitmix64 is the standard one-step SplitMix64 output for state x.
@@ -197,8 +189,8 @@ func (e *Engine) lastHalf(m *market) int64 {
 func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 	list := append([]clob.Address(nil), e.holders...)
 	for _, owner := range list {
-		if owner == clob.BackstopAddress {
-			continue
+		if owner == clob.BackstopAddress || len(e.positionsOf(owner)) == 0 {
+			continue // a flat account in debt: step 5
 		}
 		eq := e.equity(owner)
 		_, _, mm := e.sums(owner)
