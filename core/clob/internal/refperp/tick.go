@@ -203,7 +203,7 @@ func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 		if eq.Sign() > 0 {
 			penalty = minBig(eq, ceilDiv(mm, bi(2)))
 		}
-		for _, p := range e.positionsOf(owner) {
+		for i, p := range e.positionsOf(owner) {
 			m := p.m
 			P := m.mark
 			S := p.S
@@ -225,7 +225,7 @@ func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 				Base:     toU(new(big.Int).Mul(bi(abs(S)), lot)),
 				Quote:    toU(m.wei(new(big.Int).Mul(bi(abs(S)), bi(2*P)))),
 				Price:    toU(new(big.Int).Mul(bi(P), tick)),
-				Amount:   toU(penalty),
+				Amount:   toU(first(i, penalty)), // the first event carries the penalty
 				Position: toSigned(new(big.Int).Mul(bi(S), lot)),
 				Realized: toSigned(rw),
 			})
@@ -259,4 +259,12 @@ func (e *Engine) badDebt(owner clob.Address) {
 	bad := new(big.Int).Neg(d)
 	d.SetInt64(0)
 	e.change(clob.BackstopAddress, bad)
+}
+
+// first is x for the first item (i = 0), else 0.
+func first(i int, x *big.Int) *big.Int {
+	if i == 0 {
+		return x
+	}
+	return new(big.Int)
 }
