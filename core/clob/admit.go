@@ -324,11 +324,15 @@ func (e *Engine) fundsFor(a *Admission, token Address, acc Accounts) *funds {
 
 // need adds amount to what the envelope locks of token, refusing it when
 // the owner's available cash (plus what earlier intents released) is short.
-// Native spends are limited to the withdrawable part (docs/perps.md).
+// Native spends are limited to min(free cash, withdrawable) (docs/perps.md).
 func (e *Engine) need(a *Admission, token Address, amount *uint256.Int, acc Accounts) Reason {
 	f := e.fundsFor(a, token, acc)
 	if token == NativeToken && len(e.pp.books) > 0 {
+		// at most the free cash: unrealized profit backs margin, not spends
 		f.avail = e.nativeFree(a.Owner, acc)
+		if av := acc.Available(token, a.Owner); av.Lt(&f.avail) {
+			f.avail = av
+		}
 	}
 	if _, overflow := f.lock.AddOverflow(&f.lock, amount); overflow {
 		return ReasonInsufficientBalance

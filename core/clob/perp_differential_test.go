@@ -416,6 +416,7 @@ func (rn *perpRun) admit() {
 	rn.refuse[reasons[1]]++
 	rn.logf("admit now=%d tag=%d signer=%x owner=%x nonce=%d %s -> %q", a.NowUs, a.Tag, a.Signer[:1], a.Owner[:1], a.Nonce, fmtEnvelope(&env), reasons[1])
 	if reasons[0] != reasons[1] {
+		rn.logf("DBG fast %+v\nDBG ref %+v", rn.fast.e.Margin(a.Owner, rn.fast.acc), rn.ref.e.Margin(a.Owner, rn.ref.acc))
 		rn.fatalf("Admit tag %d: %s %q, ref %q", a.Tag, rn.fast.name, reasons[0], reasons[1])
 	}
 	rn.compare("after admit")
