@@ -44,10 +44,6 @@ type triggerOp struct {
 // triggerFlags are the flags a trigger may carry.
 const triggerFlags = clob.FlagReduceOnly | clob.FlagIOC
 
-// fireBuyCapSteps is the price cap of a fired market buy (no limit price):
-// the largest step count; a fired market sell's floor is one step.
-// (reading) The doc does not bound a fired market order's price.
-const fireBuyCapSteps = unitsMax
 
 // find returns the live trigger id on book: stored, or pending submission.
 func (e *Engine) find(book, id clob.Hash) *trigger {
@@ -255,9 +251,10 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 	typ, flags, price := clob.Limit, t.flags, t.limitSteps
 	if price == 0 {
 		typ, flags = clob.Market, flags|clob.FlagIOC
-		price = 1
+		d := max(1, m.mark*clob.TriggerSlippageBps/10_000) // the mark ± 10 % (docs/perps.md, "Triggers")
+		price = max(1, m.mark-d)
 		if t.side == clob.Buy {
-			price = fireBuyCapSteps
+			price = min(m.mark+d, unitsMax)
 		}
 	}
 	lots, r := e.AdmitOrder(t.owner, t.book, t.side, t.lots, flags, 0, nil)
