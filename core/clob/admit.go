@@ -459,7 +459,8 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 
 // checkPerpUpdate applies the margin check to an update of a perp order:
 // its change of size is checked as an order of that many lots (a shrink
-// never raises IMo). A reduce-only order needs no margin.
+// never raises IMo). A reduce-only order needs no margin; its new size is
+// cut to the position as a submit's is.
 func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
 	var flags uint8
 	if p.created >= 0 {
@@ -468,7 +469,9 @@ func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
 		flags = p.b.nodes[p.target.slot()].flags
 	}
 	if flags&FlagReduceOnly != 0 {
-		return OK
+		var r Reason
+		p.lots, r = e.perpAdmit(a.Owner, p.b, p.side, p.lots, flags, true, acc)
+		return r
 	}
 	_, cur := e.projected(p)
 	if _, r := e.perpAdmit(a.Owner, p.b, p.side, p.lots-*cur, 0, true, acc); r != OK {
