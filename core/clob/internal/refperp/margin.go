@@ -276,3 +276,43 @@ func (e *Engine) PerpCost() clob.Signed {
 	}
 	return toSigned(sum)
 }
+
+// LiquidationPrices sets the Liquidation of each of ps (one owner's
+// positions, as AppendPositions returned them): the mark P' at which the
+// account's equity would meet its maintenance, the other marks fixed and
+// MM taken without its rounding up (docs/perps.md, "Reads"). For a long,
+// E + 2·S·(P' − P)·q = MMo + P'·S·q/L gives
+// P' = L·(MMo − E + 2·S·P·q) / ((2L − 1)·S·q); for a short
+// P' = L·(E − MMo + 2·|S|·P·q) / ((2L + 1)·|S|·q); wei = floor(P'·tick);
+// 0 when the numerator is not positive.
+func (e *Engine) LiquidationPrices(ps []clob.PositionInfo, acc clob.Accounts) {
+	if len(ps) == 0 {
+		return
+	}
+	owner := ps[0].Owner
+	e.inner = acc
+	eq := e.equity(owner)
+	_, _, mm := e.sums(owner)
+	for k := range ps {
+		p := e.pos[posKey{ps[k].Book, owner}]
+		m := p.m
+		num := new(big.Int).Sub(mm, m.wei(p.mm()))
+		num.Sub(num, eq)
+		if p.S < 0 {
+			num.Neg(num)
+		}
+		num.Add(num, m.wei(p.notional()))
+		if num.Sign() <= 0 {
+			ps[k].Liquidation = uint256.Int{}
+			continue
+		}
+		l := m.lev()
+		den := new(big.Int).Mul(bi(2), l)
+		den.Add(den, bi(-sign(p.S)))
+		den.Mul(den, bi(abs(p.S)))
+		den.Mul(den, m.q)
+		num.Mul(num, l)
+		num.Mul(num, m.cfg.TickPrecision.ToBig())
+		ps[k].Liquidation = toU(num.Quo(num, den))
+	}
+}
