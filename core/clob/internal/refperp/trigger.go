@@ -29,6 +29,7 @@ type trigger struct {
 	deadlineUs  int64
 	admitTickUs int64
 	expiresUs   int64
+	gone        bool // cancelled while its submitTrigger was pending
 }
 
 // triggerOp is the payload of a pending trigger intent.
@@ -52,12 +53,24 @@ func (e *Engine) find(book, id clob.Hash) *trigger {
 			return t
 		}
 	}
-	for _, x := range e.Engine.PendingPayloads(book) {
-		if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && op.t.id == id {
-			return op.t
+	for _, t := range e.pendingTriggers(book) {
+		if t.id == id {
+			return t
 		}
 	}
 	return nil
+}
+
+// pendingTriggers lists the book's triggers whose submitTrigger waits in
+// its pending ring (not cancelled since).
+func (e *Engine) pendingTriggers(book clob.Hash) []*trigger {
+	var ts []*trigger
+	for _, x := range e.Engine.PendingPayloads(book) {
+		if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && !op.t.gone {
+			ts = append(ts, op.t)
+		}
+	}
+	return ts
 }
 
 // values checks the order part of a submitTrigger or updateTrigger: side,
@@ -102,11 +115,7 @@ func (e *Engine) AdmitTrigger(a *clob.Admission, in *clob.Intent, seq uint32, bo
 				n++
 			}
 		}
-		for _, x := range e.Engine.PendingPayloads(book) {
-			if x.(*triggerOp).kind == clob.IntentSubmitTrigger {
-				n++
-			}
-		}
+		n += len(e.pendingTriggers(book))
 		if n+1 > e.limits.OrdersMax {
 			return nil, clob.ReasonTriggersFull
 		}
@@ -151,6 +160,9 @@ func (e *Engine) stored(book, id clob.Hash) *trigger {
 // event kind for them; AppendTriggers shows them).
 func (e *Engine) DrainTrigger(payload any, tickUs int64, dropped bool, out *clob.TickResult) {
 	op := payload.(*triggerOp)
+	if op.kind == clob.IntentSubmitTrigger && op.t.gone {
+		return // cancelled (liquidation) before its tick
+	}
 	if dropped {
 		if op.kind == clob.IntentSubmitTrigger { // listed while pending: its end is reported
 			t := op.t
@@ -206,11 +218,33 @@ func (e *Engine) sortedTriggers(keep func(*trigger) bool) []*trigger {
 	return ts
 }
 
-// cancelTriggersOf cancels every stored trigger of owner (liquidation).
-// (reading) A submitTrigger still pending is stored at its tick as usual.
+// triggersOf lists owner's triggers, stored or pending, books ascending,
+// then ids ascending.
+func (e *Engine) triggersOf(owner clob.Address) []*trigger {
+	ts := e.sortedTriggers(func(t *trigger) bool { return t.owner == owner })
+	for _, m := range e.markets {
+		for _, t := range e.pendingTriggers(m.cfg.ID) {
+			if t.owner == owner {
+				ts = append(ts, t)
+			}
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool {
+		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
+			return c < 0
+		}
+		return bytes.Compare(ts[i].id[:], ts[j].id[:]) < 0
+	})
+	return ts
+}
+
+// cancelTriggersOf cancels every trigger of owner, stored or pending
+// (liquidation), books ascending, then ids ascending; a pending one's
+// submitTrigger then does nothing at its tick.
 func (e *Engine) cancelTriggersOf(owner clob.Address, out *clob.TickResult) {
-	for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.owner == owner }) {
+	for _, t := range e.triggersOf(owner) {
 		e.removeTrigger(t, out)
+		t.gone = true
 	}
 }
 
@@ -290,21 +324,7 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 // ids ascending.
 // A submitTrigger still pending is listed too, with AdmitTickUs 0.
 func (e *Engine) AppendTriggers(dst []clob.TriggerInfo, owner clob.Address) []clob.TriggerInfo {
-	ts := e.sortedTriggers(func(t *trigger) bool { return t.owner == owner })
-	for _, m := range e.markets {
-		for _, x := range e.Engine.PendingPayloads(m.cfg.ID) {
-			if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && op.t.owner == owner {
-				ts = append(ts, op.t)
-			}
-		}
-	}
-	sort.Slice(ts, func(i, j int) bool {
-		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
-			return c < 0
-		}
-		return bytes.Compare(ts[i].id[:], ts[j].id[:]) < 0
-	})
-	for _, t := range ts {
+	for _, t := range e.triggersOf(owner) {
 		m := e.market(t.book)
 		tick := &m.cfg.TickPrecision
 		var lim, trig, size uint256.Int
