@@ -259,13 +259,12 @@ func (t *trigger) holds(mark int64) bool {
 }
 
 // fireTriggers expires and fires the triggers of the markets that ticked.
-// (reading) Per market, ascending id: first the triggers whose ttl ran
-// out (ascending expiry, then id; EventTriggerCancel), then the firing.
+// Per market, ascending id: first the triggers whose ttl ran out
+// (EventTriggerCancel), then the firing.
 func (e *Engine) fireTriggers(ticked []*market, tickUs int64, acc clob.Accounts, out *clob.TickResult) {
 	for _, m := range ticked {
 		book := m.cfg.ID
 		due := e.sortedTriggers(func(t *trigger) bool { return t.book == book && t.expiresUs > 0 && t.expiresUs <= tickUs })
-		sort.SliceStable(due, func(i, j int) bool { return due[i].expiresUs < due[j].expiresUs })
 		for _, t := range due {
 			e.removeTrigger(t, out)
 		}
