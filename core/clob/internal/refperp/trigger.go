@@ -279,7 +279,7 @@ func (e *Engine) fireTriggers(ticked []*market, tickUs int64, acc clob.Accounts,
 
 // fire turns a trigger into an order in its book's pending ring. A refused
 // order (margin, REDUCE_ONLY, book full) cancels the trigger instead, and
-// (reading) leaves its group alone.
+// leaves its group alone.
 func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult) {
 	typ, flags, price := clob.Limit, t.flags, t.limitSteps
 	if price == 0 {
@@ -292,7 +292,7 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 	}
 	lots, r := e.AdmitOrder(t.owner, t.book, t.side, t.lots, flags, 0, nil)
 	if r == clob.OK {
-		// (reading) the fired order lands in the next tick, and that tick
+		// the fired order lands in the next tick, and that tick
 		// is its deadline.
 		next := uint64(tickUs + m.cfg.IntervalUs)
 		r = e.Engine.Inject(t.book, t.id, t.owner, t.side, typ, flags, lots, price, tickUs, next)
