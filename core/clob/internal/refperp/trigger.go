@@ -45,7 +45,6 @@ type triggerOp struct {
 // triggerFlags are the flags a trigger may carry.
 const triggerFlags = clob.FlagReduceOnly | clob.FlagIOC
 
-
 // find returns the live trigger id on book: stored, or pending submission.
 func (e *Engine) find(book, id clob.Hash) *trigger {
 	for _, t := range e.triggers {
