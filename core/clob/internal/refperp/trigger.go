@@ -208,6 +208,11 @@ func (e *Engine) sortedTriggers(keep func(*trigger) bool) []*trigger {
 			ts = append(ts, t)
 		}
 	}
+	return sortTriggers(ts)
+}
+
+// sortTriggers sorts ts by book, then id, ascending.
+func sortTriggers(ts []*trigger) []*trigger {
 	sort.Slice(ts, func(i, j int) bool {
 		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
 			return c < 0
@@ -228,13 +233,7 @@ func (e *Engine) triggersOf(owner clob.Address) []*trigger {
 			}
 		}
 	}
-	sort.Slice(ts, func(i, j int) bool {
-		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
-			return c < 0
-		}
-		return bytes.Compare(ts[i].id[:], ts[j].id[:]) < 0
-	})
-	return ts
+	return sortTriggers(ts)
 }
 
 // cancelTriggersOf cancels every trigger of owner, stored or pending
