@@ -652,14 +652,15 @@ func (e *Engine) PerpMarket(book Hash) (PerpInfo, bool) {
 	if pb.started {
 		info.FundingLastUs = pb.lastUs
 	}
-	var oi uint64
+	// open interest: Σ 2·P·|S| q over both sides, the notional at the mark
+	var oi, m uint256.Int
 	for i := range pb.pos {
-		if pb.pos[i].size > 0 {
-			oi += uint64(pb.pos[i].size)
-		}
+		m.SetUint64(uint64(abs64(pb.pos[i].size)))
+		oi.Add(&oi, &m)
 	}
-	info.OpenInterest.SetUint64(oi)
-	info.OpenInterest.Mul(&info.OpenInterest, &b.u.lot)
+	m.SetUint64(2 * uint64(pb.mark))
+	oi.Mul(&oi, &m)
+	info.OpenInterest.Mul(&oi, &b.u.unitQuote)
 	return info, true
 }
 

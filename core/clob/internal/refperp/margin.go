@@ -231,10 +231,10 @@ func (e *Engine) PerpMarket(book clob.Hash) (clob.PerpInfo, bool) {
 		return clob.PerpInfo{}, false
 	}
 	tick := m.cfg.TickPrecision.ToBig()
-	oi := new(big.Int)
+	oi := new(big.Int) // Σ 2·P·|S| q: the notional of every open position
 	for _, owner := range e.holders {
-		if p := e.pos[posKey{book, owner}]; p != nil && p.S > 0 {
-			oi.Add(oi, bi(p.S))
+		if p := e.pos[posKey{book, owner}]; p != nil {
+			oi.Add(oi, m.wei(p.notional()))
 		}
 	}
 	info := clob.PerpInfo{
@@ -243,7 +243,7 @@ func (e *Engine) PerpMarket(book clob.Hash) (clob.PerpInfo, bool) {
 		Mark:         toU(new(big.Int).Mul(bi(m.mark), tick)),
 		FundingRate:  toSigned(m.rate),
 		FundingIndex: toSigned(m.indexWei(m.index)),
-		OpenInterest: toU(oi.Mul(oi, m.cfg.LotSize.ToBig())),
+		OpenInterest: toU(oi),
 		WalkFrozen:   m.frozen,
 	}
 	if m.ran {
