@@ -304,7 +304,7 @@ func (e *Engine) projected(p *plan) (*uint256.Int, *int64) {
 	o := &s.overlays[s.nOverlays]
 	s.nOverlays++
 	sl := p.target.slot()
-	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[sl].reserved, lots: p.b.nodes[sl].remLots}
+	*o = overlay{b: p.b, ref: p.target, reserved: p.b.ords[sl].reserved, lots: p.b.exposedLots(sl)}
 	return &o.reserved, &o.lots
 }
 
@@ -324,11 +324,15 @@ func (e *Engine) fundsFor(a *Admission, token Address, acc Accounts) *funds {
 
 // need adds amount to what the envelope locks of token, refusing it when
 // the owner's available cash (plus what earlier intents released) is short.
-// Native spends are limited to the withdrawable part (docs/perps.md).
+// Native spends are limited to min(free cash, withdrawable) (docs/perps.md).
 func (e *Engine) need(a *Admission, token Address, amount *uint256.Int, acc Accounts) Reason {
 	f := e.fundsFor(a, token, acc)
 	if token == NativeToken && len(e.pp.books) > 0 {
+		// at most the free cash: unrealized profit backs margin, not spends
 		f.avail = e.nativeFree(a.Owner, acc)
+		if av := acc.Available(token, a.Owner); av.Lt(&f.avail) {
+			f.avail = av
+		}
 	}
 	if _, overflow := f.lock.AddOverflow(&f.lock, amount); overflow {
 		return ReasonInsufficientBalance
@@ -438,7 +442,10 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 	if o.pendingUpdates == 0 {
 		o.settled = o.reserved
 	}
+	exposed := p.b.exposedLots(s)
 	o.pendingUpdates++
+	o.projLots = p.lots
+	e.expose(p.b, s, p.lots-exposed)
 	o.reserved = p.newReserve
 	if p.amount.IsZero() {
 		return
@@ -452,7 +459,8 @@ func (e *Engine) applyUpdate(a *Admission, s uint32, p *plan, acc Accounts) {
 
 // checkPerpUpdate applies the margin check to an update of a perp order:
 // its change of size is checked as an order of that many lots (a shrink
-// never raises IMo). A reduce-only order needs no margin.
+// never raises IMo). A reduce-only order needs no margin; its new size is
+// cut to the position as a submit's is.
 func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
 	var flags uint8
 	if p.created >= 0 {
@@ -461,7 +469,9 @@ func (e *Engine) checkPerpUpdate(a *Admission, p *plan, acc Accounts) Reason {
 		flags = p.b.nodes[p.target.slot()].flags
 	}
 	if flags&FlagReduceOnly != 0 {
-		return OK
+		var r Reason
+		p.lots, r = e.perpAdmit(a.Owner, p.b, p.side, p.lots, flags, true, acc)
+		return r
 	}
 	_, cur := e.projected(p)
 	if _, r := e.perpAdmit(a.Owner, p.b, p.side, p.lots-*cur, 0, true, acc); r != OK {

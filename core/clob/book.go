@@ -52,6 +52,10 @@ type order struct {
 	// one reconciles the two (see drainUpdate).
 	pendingUpdates uint32
 	settled        uint256.Int
+	// projLots is, while pendingUpdates > 0, the remaining size the last
+	// admitted update sets: what a perp order counts in its owner's B or A
+	// (docs/perps.md, "Accounts"). Derived from the pending ring on load.
+	projLots int64
 }
 
 // level is one price of one side: a FIFO of orders linked through node.

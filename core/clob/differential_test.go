@@ -45,21 +45,38 @@ type engine interface {
 	AppendMarkets(dst []clob.Hash) []clob.Hash
 }
 
-// accounts is a map-backed ledger. It records the first illegal move (a
-// lock beyond available, an unlock or spend beyond locked) instead of
-// letting a balance go negative.
+// accounts is a map-backed ledger with the contract's debt (Debit spends
+// free cash and the rest becomes debt; Credit and Unlock pay debt first).
+// It records the first illegal move (a lock beyond available, an unlock or
+// spend beyond locked) instead of letting a balance go negative.
 type accounts struct {
-	cash, locked map[[2]clob.Address]*uint256.Int
-	fees         map[clob.Address]*uint256.Int
-	err          error
+	cash, locked, debt map[[2]clob.Address]*uint256.Int
+	fees               map[clob.Address]*uint256.Int
+	err                error
 }
 
 func newAccounts() *accounts {
 	return &accounts{
 		cash:   map[[2]clob.Address]*uint256.Int{},
 		locked: map[[2]clob.Address]*uint256.Int{},
+		debt:   map[[2]clob.Address]*uint256.Int{},
 		fees:   map[clob.Address]*uint256.Int{},
 	}
+}
+
+// payDebt pays the owner's debt out of its free cash.
+func (a *accounts) payDebt(token, owner clob.Address) {
+	d := a.slot(a.debt, token, owner)
+	if d.IsZero() {
+		return
+	}
+	x := a.Available(token, owner)
+	if d.Lt(&x) {
+		x = *d
+	}
+	c := a.slot(a.cash, token, owner)
+	c.Sub(c, &x)
+	d.Sub(d, &x)
 }
 
 func (a *accounts) slot(m map[[2]clob.Address]*uint256.Int, token, owner clob.Address) *uint256.Int {
@@ -104,6 +121,7 @@ func (a *accounts) Unlock(token, owner clob.Address, amount *uint256.Int) {
 		return
 	}
 	l.Sub(l, amount)
+	a.payDebt(token, owner)
 }
 
 func (a *accounts) SpendLocked(token, owner clob.Address, amount *uint256.Int) {
@@ -120,15 +138,24 @@ func (a *accounts) SpendLocked(token, owner clob.Address, amount *uint256.Int) {
 func (a *accounts) Credit(token, owner clob.Address, amount *uint256.Int) {
 	c := a.slot(a.cash, token, owner)
 	c.Add(c, amount)
+	a.payDebt(token, owner)
 }
 
-// Debit is a perp market's: spot markets never call it.
+// Debit is a perp market's (spot markets never call it): free cash first,
+// the rest becomes debt.
 func (a *accounts) Debit(token, owner clob.Address, amount *uint256.Int) {
-	a.fail("Debit %s on a spot-only engine", amount.Dec())
+	x := a.Available(token, owner)
+	if amount.Lt(&x) {
+		x = *amount
+	}
+	c, d := a.slot(a.cash, token, owner), a.slot(a.debt, token, owner)
+	c.Sub(c, &x)
+	x.Sub(amount, &x)
+	d.Add(d, &x)
 }
 
 func (a *accounts) Holding(token, owner clob.Address) (cash, locked, debt uint256.Int) {
-	return a.get(a.cash, token, owner), a.get(a.locked, token, owner), uint256.Int{}
+	return a.get(a.cash, token, owner), a.get(a.locked, token, owner), a.get(a.debt, token, owner)
 }
 
 func (a *accounts) CollectFee(token clob.Address, amount *uint256.Int) {

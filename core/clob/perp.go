@@ -62,11 +62,11 @@ func (pb *perpBook) opened(i int, tickUs int64) {
 // it was opened (q).
 func (pb *perpBook) fundingOf(dst *uint256.Int, i int) {
 	c := &pb.cold[i]
-	var n uint256.Int
-	dst.Sub(&pb.index, &c.ixAt)
+	var n, d uint256.Int // dst may be &c.funding
+	d.Sub(&pb.index, &c.ixAt)
 	mulI64(&n, pb.pos[i].size, 1)
-	dst.Mul(dst, &n)
-	dst.Add(dst, &c.funding)
+	d.Mul(&d, &n)
+	dst.Add(&c.funding, &d)
 }
 
 // perpAccount is an account that ever had a perp order or position.
@@ -295,6 +295,16 @@ func (e *Engine) expose(b *book, s uint32, lots int64) {
 	pb.tidy(i)
 }
 
+// exposedLots is what the order at slot s counts in B or A (unless it is
+// reduce-only): the size its last admitted update sets while one is
+// pending, else its remaining size.
+func (b *book) exposedLots(s uint32) int64 {
+	if o := &b.ords[s]; o.pendingUpdates > 0 {
+		return o.projLots
+	}
+	return b.nodes[s].remLots
+}
+
 // countReduceOnly counts the order at slot s going live (+1) or leaving
 // its book (−1) if it is a perp reduce-only order.
 func (b *book) countReduceOnly(s uint32, d int) {
@@ -308,7 +318,7 @@ func (b *book) countReduceOnly(s uint32, d int) {
 // order enters a perp book (a fired trigger too) must call it once; discard
 // undoes it.
 func (e *Engine) perpOrderLive(b *book, s uint32) {
-	e.expose(b, s, b.nodes[s].remLots)
+	e.expose(b, s, b.exposedLots(s))
 	b.countReduceOnly(s, 1)
 }
 
@@ -642,14 +652,15 @@ func (e *Engine) PerpMarket(book Hash) (PerpInfo, bool) {
 	if pb.started {
 		info.FundingLastUs = pb.lastUs
 	}
-	var oi uint64
+	// open interest: Σ 2·P·|S| q over both sides, the notional at the mark
+	var oi, m uint256.Int
 	for i := range pb.pos {
-		if pb.pos[i].size > 0 {
-			oi += uint64(pb.pos[i].size)
-		}
+		m.SetUint64(uint64(abs64(pb.pos[i].size)))
+		oi.Add(&oi, &m)
 	}
-	info.OpenInterest.SetUint64(oi)
-	info.OpenInterest.Mul(&info.OpenInterest, &b.u.lot)
+	m.SetUint64(2 * uint64(pb.mark))
+	oi.Mul(&oi, &m)
+	info.OpenInterest.Mul(&oi, &b.u.unitQuote)
 	return info, true
 }
 

@@ -46,6 +46,7 @@ type perpEngine interface {
 	SetOraclePrice(book clob.Hash, price *uint256.Int) clob.Reason
 	Margin(owner clob.Address, acc clob.Accounts) clob.MarginInfo
 	AppendPositions(dst []clob.PositionInfo, owner clob.Address) []clob.PositionInfo
+	LiquidationPrices(ps []clob.PositionInfo, acc clob.Accounts)
 	PerpMarket(book clob.Hash) (clob.PerpInfo, bool)
 	AppendPerpAccounts(dst []clob.Address) []clob.Address
 	AppendTriggers(dst []clob.TriggerInfo, owner clob.Address) []clob.TriggerInfo
@@ -326,6 +327,8 @@ type perpRun struct {
 	log    []string
 	kinds  map[clob.EventKind]int // events the reference emitted
 	refuse map[clob.Reason]int    // admission reasons
+	// liqPrices counts the nonzero liquidation prices compared
+	liqPrices int
 }
 
 func (rn *perpRun) fatalf(format string, args ...any) {
@@ -410,13 +413,16 @@ func (rn *perpRun) play(steps int, more func() bool) {
 func (rn *perpRun) admit() {
 	a, env := rn.s.envelope()
 	var reasons [2]clob.Reason
+	var before [2]clob.MarginInfo
 	for i, sd := range rn.sides() {
+		before[i] = sd.e.Margin(a.Owner, sd.acc)
 		reasons[i] = sd.e.Admit(&a, &env, sd.acc)
 	}
 	rn.refuse[reasons[1]]++
 	rn.logf("admit now=%d tag=%d signer=%x owner=%x nonce=%d %s -> %q", a.NowUs, a.Tag, a.Signer[:1], a.Owner[:1], a.Nonce, fmtEnvelope(&env), reasons[1])
 	if reasons[0] != reasons[1] {
-		rn.fatalf("Admit tag %d: %s %q, ref %q", a.Tag, rn.fast.name, reasons[0], reasons[1])
+		rn.fatalf("Admit tag %d: %s %q, ref %q\n owner's margin before: %s %+v\n ref %+v", a.Tag, rn.fast.name, reasons[0], reasons[1],
+			rn.fast.name, before[0], before[1])
 	}
 	rn.compare("after admit")
 }
@@ -512,12 +518,13 @@ func (rn *perpRun) compare(when string) {
 		if len(pf) != len(pr) {
 			rn.fatalf("%s: AppendPositions(%x): %s %d positions, ref %d", when, o[:1], rn.fast.name, len(pf), len(pr))
 		}
+		fe.LiquidationPrices(pf, f)
+		re.LiquidationPrices(pr, r)
 		for i := range pf {
-			// (reading) the liquidation price has no rounding rule in
-			// docs/perps.md: not compared.
-			a, b := pf[i], pr[i]
-			a.Liquidation, b.Liquidation = uint256.Int{}, uint256.Int{}
-			if a != b {
+			if !pr[i].Liquidation.IsZero() {
+				rn.liqPrices++
+			}
+			if a, b := pf[i], pr[i]; a != b {
 				rn.fatalf("%s: position %d of %x:\n %s %+v\n ref  %+v", when, i, o[:1], rn.fast.name, a, b)
 			}
 		}
@@ -623,7 +630,7 @@ func perpSeeds(n int) []int64 {
 
 func runPerpDiff(t *testing.T, refOnly bool) {
 	seeds, steps := perpDiffSize()
-	kinds, refuse := map[clob.EventKind]int{}, map[clob.Reason]int{}
+	kinds, refuse, liqPrices := map[clob.EventKind]int{}, map[clob.Reason]int{}, 0
 	for _, seed := range perpSeeds(seeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rn := newPerpRun(t, seed, rand.New(rand.NewPCG(uint64(seed), 0x9e4f)), refOnly)
@@ -634,6 +641,7 @@ func runPerpDiff(t *testing.T, refOnly bool) {
 			for r, n := range rn.refuse {
 				refuse[r] += n
 			}
+			liqPrices += rn.liqPrices
 		})
 	}
 	if t.Failed() || *perpDiffSeed >= 0 {
@@ -653,7 +661,10 @@ func runPerpDiff(t *testing.T, refOnly bool) {
 			t.Errorf("no admission answered %q in %d streams", r, seeds)
 		}
 	}
-	t.Logf("events %v; reasons %v", kinds, refuse)
+	if liqPrices == 0 {
+		t.Errorf("no nonzero liquidation price in %d streams", seeds)
+	}
+	t.Logf("events %v; reasons %v; %d nonzero liquidation prices compared", kinds, refuse, liqPrices)
 }
 
 // TestPerpDifferential: the fast engine against the reference.

@@ -119,9 +119,17 @@ func (e *Engine) loadPerp(r *snapReader) {
 	for _, b := range e.pp.books {
 		e.loadPositions(r, b, n)
 	}
-	// B and A from the live orders; a reduce-only order's owner opened a
-	// position when it was admitted, so it is listed.
+	// B and A from the live orders (an order with pending updates counts
+	// the last one's size); a reduce-only order's owner opened a position
+	// when it was admitted, so it is listed.
 	for _, b := range e.pp.books {
+		for i := 0; i < b.pending.len(); i++ {
+			if p := b.pending.at(i); p.kind == IntentUpdate {
+				if s := b.deref(p.ref); s != 0 {
+					b.ords[s].projLots = p.newLots
+				}
+			}
+		}
 		for s := 1; s <= b.live() && r.Err == nil; s++ {
 			e.perpOrderLive(b, uint32(s))
 			if o := &b.ords[s]; b.nodes[s].flags&FlagReduceOnly != 0 && !e.pp.listed(o.owner) {

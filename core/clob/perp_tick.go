@@ -133,8 +133,12 @@ func (e *Engine) perpScan(tickUs int64, acc Accounts, out *TickResult) {
 		net := &pe.t[2]
 		net.Sub(&cash, &debt)
 		net.Add(net, &pe.margin)
-		if net.Sign() < 0 {
-			e.liquidate(ai, acc, out)
+		switch {
+		case net.Sign() >= 0:
+		case a.open == 0: // flat, in debt: only the backstop's cover (step 4)
+			e.coverDebt(a.owner, acc)
+		default:
+			e.liquidate(ai, tickUs, acc, out)
 		}
 	}
 }
@@ -192,7 +196,7 @@ func (e *Engine) scanAccount(ai int32) {
 // "Liquidation"): its orders and triggers are cancelled, its positions
 // go to the backstop at the mark, it pays the penalty, and the backstop
 // covers what it still owes.
-func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
+func (e *Engine) liquidate(ai int32, tickUs int64, acc Accounts, out *TickResult) {
 	owner := e.pp.accts[ai].owner
 	s := e.sumAccount(owner, nil, nil, Buy, 0, acc)
 	t, lq := &e.pp.t, &e.pp.lq
@@ -244,7 +248,7 @@ func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 		out.Events = append(out.Events, ev)
 		j := pb.slot(bs)
 		before := pb.pos[j].size
-		pb.applyFill(j, sz, 2*m, pb.lastUs, realized, t)
+		pb.applyFill(j, sz, 2*m, tickUs, realized, t)
 		e.pp.resized(bs, before, pb.pos[j].size)
 		pb.tidy(j)
 		v.Mul(realized, &b.u.unitQuote)
@@ -254,8 +258,14 @@ func (e *Engine) liquidate(ai int32, acc Accounts, out *TickResult) {
 		acc.Debit(NativeToken, owner, penalty)
 		acc.Credit(NativeToken, BackstopAddress, penalty)
 	}
+	e.coverDebt(owner, acc)
+}
+
+// coverDebt is liquidation step 4: the backstop pays what the owner's
+// cash does not cover.
+func (e *Engine) coverDebt(owner Address, acc Accounts) {
 	if cash, _, debt := acc.Holding(NativeToken, owner); debt.Gt(&cash) {
-		bad := &lq[3]
+		bad := &e.pp.lq[3]
 		bad.Sub(&debt, &cash)
 		acc.Credit(NativeToken, owner, bad)
 		acc.Debit(NativeToken, BackstopAddress, bad)

@@ -246,6 +246,9 @@ func (a *accounts) clone() *accounts {
 	for k, v := range a.locked {
 		c.locked[k] = new(uint256.Int).Set(v)
 	}
+	for k, v := range a.debt {
+		c.debt[k] = new(uint256.Int).Set(v)
+	}
 	for k, v := range a.fees {
 		c.fees[k] = new(uint256.Int).Set(v)
 	}
@@ -254,7 +257,7 @@ func (a *accounts) clone() *accounts {
 
 // diff compares two ledgers by value (a missing entry is zero).
 func (a *accounts) diff(b *accounts) string {
-	for _, m := range [2][2]map[[2]clob.Address]*uint256.Int{{a.cash, b.cash}, {a.locked, b.locked}} {
+	for _, m := range [3][2]map[[2]clob.Address]*uint256.Int{{a.cash, b.cash}, {a.locked, b.locked}, {a.debt, b.debt}} {
 		for _, pair := range [2][2]map[[2]clob.Address]*uint256.Int{{m[0], m[1]}, {m[1], m[0]}} {
 			for k := range pair[0] {
 				x, y := a.get(m[0], k[0], k[1]), b.get(m[1], k[0], k[1])

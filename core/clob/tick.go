@@ -150,7 +150,7 @@ func (e *Engine) discard(b *book, s uint32, acc Accounts) {
 	if n.state == stateResting {
 		b.unlink(s)
 	}
-	e.expose(b, s, -n.remLots)
+	e.expose(b, s, -b.exposedLots(s))
 	b.countReduceOnly(s, -1)
 	b.expiryRemove(s)
 	if !o.reserved.IsZero() {
@@ -211,6 +211,7 @@ func (e *Engine) place(b *book, s uint32, r orderRef, tickUs int64, out *TickRes
 // was dropped.
 func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, late bool, acc Accounts, out *TickResult) {
 	n, o := &b.nodes[s], &b.ords[s]
+	exposed := b.exposedLots(s)
 	o.pendingUpdates--
 	if !late {
 		if n.state == stateResting {
@@ -223,13 +224,13 @@ func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, 
 				b.sides[n.side][li].vol.sub(n.remLots - p.newLots)
 			}
 		}
-		e.expose(b, s, p.newLots-n.remLots)
 		n.remLots, n.priceSteps = p.newLots, p.newSteps
 		b.u.baseOf(&o.sizeBase, p.newLots)
 		o.sizeBase.Add(&o.sizeBase, &o.filledBase)
 		o.settled = p.reserve
 		b.event(out, s, EventUpdate, false)
 	}
+	e.expose(b, s, b.exposedLots(s)-exposed) // moves only when a dropped update was the last
 	if o.pendingUpdates == 0 && o.reserved != o.settled {
 		e.reconcile(b, s, acc, out)
 	}

@@ -148,6 +148,9 @@ func (s *stage) admit(in *clob.Intent, seq uint32) clob.Reason {
 	if b == nil {
 		return clob.ReasonUnknownBook
 	}
+	if trigger && (b.cfg.Kind != clob.Perp || e.perp == nil) {
+		return clob.ReasonTriggerSpot // every trigger intent, before the deadline (docs/perps.md)
+	}
 	if r := checkDeadline(in.Deadline, b.cfg.IntervalUs, b.ran, b.lastTickUs, s.a.NowUs); r != clob.OK {
 		return r
 	}
@@ -363,12 +366,6 @@ func (s *stage) perpOrder(b *book, side clob.Side, lots int64, flags uint8, repl
 // trigger admits a trigger intent: the perp layer validates it, the pending
 // ring carries its payload to the book's tick.
 func (s *stage) trigger(b *book, in *clob.Intent, seq uint32) clob.Reason {
-	if b.cfg.Kind != clob.Perp || s.e.perp == nil {
-		if in.Kind == clob.IntentSubmitTrigger {
-			return clob.ReasonTriggerSpot
-		}
-		return clob.ReasonUnknownTrigger
-	}
 	payload, r := s.e.perp.AdmitTrigger(s.a, in, seq, b.cfg.ID)
 	if r != clob.OK {
 		return r

@@ -1,7 +1,9 @@
 package refbook
 
 import (
+	"bytes"
 	"math/big"
+	"sort"
 
 	"github.com/holiman/uint256"
 
@@ -129,17 +131,22 @@ func (e *Engine) LastHalf(book clob.Hash) (int64, bool) {
 }
 
 // CancelOrdersOf removes every live order of owner, pending or resting,
-// books ascending, each book's orders in creation order (EventCancel,
+// books ascending, each book's orders by ascending id (EventCancel,
 // terminal): the liquidation's step 1. The order's pending intents find it
 // dead when they drain.
 func (e *Engine) CancelOrdersOf(owner clob.Address, acc clob.Accounts, out *clob.TickResult) {
 	t := &tick{e: e, acc: acc, out: out}
 	for _, b := range e.books {
+		var mine []*order
 		for _, o := range b.orders {
 			if o.live && o.owner == owner {
-				t.remove(o)
-				t.event(clob.EventCancel, o, true)
+				mine = append(mine, o)
 			}
+		}
+		sort.Slice(mine, func(i, j int) bool { return bytes.Compare(mine[i].id[:], mine[j].id[:]) < 0 })
+		for _, o := range mine {
+			t.remove(o)
+			t.event(clob.EventCancel, o, true)
 		}
 		b.compact()
 	}

@@ -20,9 +20,10 @@ type tick struct {
 	landed []landedEnv
 }
 
-// hasWork: pending intents, or a resting order due to expire.
+// hasWork: pending intents, or a resting order due to expire; a perp book
+// runs at every grid point after its last tick (docs/perps.md, "Mark").
 func (b *book) hasWork(T int64) bool {
-	if len(b.pending) > 0 {
+	if len(b.pending) > 0 || b.cfg.Kind == clob.Perp && T > b.lastTickUs {
 		return true
 	}
 	for _, o := range b.orders {

@@ -16,11 +16,12 @@
 // State it adds to refbook's: per (perp book, owner) a position (S lots, C
 // q, and its bookkeeping since it opened), per owner a native debt, per
 // perp market the oracle, mark, premium EMA and funding index, the stored
-// triggers, and the list of accounts with an open position in the order
-// they opened one. Invariants (checked by CheckInvariants): Σ S = 0 per
+// triggers, and the list of accounts that ever opened a position, in the
+// order they first opened one (the liquidation order). Invariants (checked by CheckInvariants): Σ S = 0 per
 // market; Debt > 0 ⇒ Cash = Locked; C has the sign of S and is zero with it.
 //
-// Where the doc is silent the reading chosen is written next to the code,
-// tagged "(reading)", so a disagreement with the fast engine can be traced
-// to the sentence it hinges on.
+// Every rule it follows is docs/perps.md's; the few places where the code
+// had to choose what the doc leaves open are tagged "(reading)", so a
+// disagreement with the fast engine can be traced to the sentence it
+// hinges on (and the doc then gains the rule).
 package refperp

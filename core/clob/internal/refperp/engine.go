@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"slices"
 
 	"github.com/holiman/uint256"
 
@@ -69,10 +70,9 @@ type Engine struct {
 	markets []*market    // perp markets, ascending id
 	pos     map[posKey]*position
 	debt    map[clob.Address]*big.Int
-	// holders: accounts with an open position, in the order they opened
-	// their first one since they last had none (reading of "the order the
-	// accounts first opened a position": an account whose last position
-	// closed goes to the back when it opens again).
+	// holders: every account that ever opened a position, in the order
+	// it first opened one (it keeps its place after closing:
+	// docs/perps.md, "Liquidation").
 	holders  []clob.Address
 	triggers []*trigger // stored, ascending id within a book not required
 	nowUs    int64      // the running tick (fills record it)
@@ -91,7 +91,17 @@ func (e *Engine) CreateMarket(cfg *clob.MarketConfig) error {
 	if cfg.Kind != clob.Perp {
 		return e.Engine.CreateMarket(cfg)
 	}
+	c := *cfg
+	cfg = &c
 	p := &cfg.Perp
+	// Zero rates take the defaults (docs/perps.md, "Admission of perp
+	// orders", parameters).
+	if p.InterestRate.IsZero() {
+		p.InterestRate.SetUint64(1e14)
+	}
+	if p.MaxFundingRate.IsZero() {
+		p.MaxFundingRate.SetUint64(32e16)
+	}
 	if p.MaxLeverage < 1 {
 		return errors.New("cannot create perp market: max leverage must be ≥ 1")
 	}
@@ -149,16 +159,14 @@ func (e *Engine) Admit(a *clob.Admission, env *clob.Envelope, acc clob.Accounts)
 }
 
 // NextTickDue is refbook's, or the next grid point of a perp market, which
-// ticks every interval whether or not its book has work. (reading) A perp
-// market that never ticked is due at the latest grid point ≤ nowUs.
+// ticks every interval whether or not its book has work: the first
+// positive multiple of its interval after its last tick (0 before the
+// first), or, after an idle stretch, the latest one ≤ nowUs.
 func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
 	best, ok := e.Engine.NextTickDue(nowUs)
 	for _, m := range e.markets {
 		iv := m.cfg.IntervalUs
-		t := nowUs / iv * iv
-		if m.ran {
-			t = m.lastUs + iv
-		}
+		t := max(m.lastUs+iv, nowUs/iv*iv)
 		if t <= nowUs && (!ok || t < best) {
 			best, ok = t, true
 		}
@@ -175,7 +183,7 @@ func (e *Engine) Tick(tickUs int64, acc clob.Accounts, out *clob.TickResult) {
 	e.Engine.Tick(tickUs, w, out)
 	var ticked []*market
 	for _, m := range e.markets {
-		if tickUs%m.cfg.IntervalUs == 0 && (!m.ran || tickUs > m.lastUs) {
+		if tickUs%m.cfg.IntervalUs == 0 && tickUs > m.lastUs {
 			e.marketTick(m, tickUs, out)
 			ticked = append(ticked, m)
 		}
@@ -366,8 +374,8 @@ func toU(x *big.Int) uint256.Int {
 func bi(n int64) *big.Int { return big.NewInt(n) }
 
 // CheckInvariants reports the first broken perp invariant: Σ S = 0 per
-// market, C has the sign of S, holders lists exactly the accounts with an
-// open position, and (for the owners named) Debt > 0 ⇒ Cash = Locked.
+// market, C has the sign of S, holders lists every account with an open
+// position once, and (for the owners named) Debt > 0 ⇒ Cash = Locked.
 func (e *Engine) CheckInvariants(acc clob.Accounts, owners ...clob.Address) error {
 	e.inner = acc
 	if err := e.Engine.CheckInvariants(); err != nil {
@@ -388,12 +396,11 @@ func (e *Engine) CheckInvariants(acc clob.Accounts, owners ...clob.Address) erro
 		}
 	}
 	held := 0
-	for _, owner := range e.holders {
-		c := len(e.positionsOf(owner))
-		if c == 0 {
-			return fmt.Errorf("account %x listed with no position", owner[:2])
+	for i, owner := range e.holders {
+		if slices.Contains(e.holders[:i], owner) {
+			return fmt.Errorf("account %x listed twice", owner[:2])
 		}
-		held += c
+		held += len(e.positionsOf(owner))
 	}
 	if held != len(e.pos) {
 		return fmt.Errorf("%d positions, %d reachable from the holders list", len(e.pos), held)

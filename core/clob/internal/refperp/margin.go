@@ -134,7 +134,7 @@ func (e *Engine) equity(owner clob.Address) *big.Int {
 // perp orders", steps 2 and 3).
 func (e *Engine) AdmitOrder(owner clob.Address, book clob.Hash, side clob.Side, lots int64, flags uint8, replaced int64, stagedLock *big.Int) (int64, clob.Reason) {
 	if flags&clob.FlagReduceOnly != 0 {
-		// (reading) an update of a REDUCE_ONLY order is cut the same way.
+		// an update of a REDUCE_ONLY order is cut the same way
 		s := e.Position(book, owner)
 		switch {
 		case side == clob.Sell && s > 0:
@@ -190,10 +190,8 @@ func (e *Engine) Debt(owner clob.Address) uint256.Int {
 	return uint256.Int{}
 }
 
-// AppendPositions appends the owner's open positions, books ascending.
-// (reading) Liquidation, "the mark at which equity would meet maintenance",
-// is left 0 here: the doc gives no rounding for it, so the differential
-// test does not compare it.
+// AppendPositions appends the owner's open positions, books ascending;
+// Liquidation is left 0 (LiquidationPrices fills it), as in core/clob.
 func (e *Engine) AppendPositions(dst []clob.PositionInfo, owner clob.Address) []clob.PositionInfo {
 	for _, p := range e.positionsOf(owner) {
 		m := p.m
@@ -220,8 +218,7 @@ func (e *Engine) AppendPositions(dst []clob.PositionInfo, owner clob.Address) []
 }
 
 // indexWei converts a funding index (q per lot) to quote wei per whole base
-// unit (1e18 base wei), truncated toward zero. (reading) The doc names the
-// unit, not the rounding.
+// unit (1e18 base wei), truncated toward zero (docs/perps.md, "Funding").
 func (m *market) indexWei(ix *big.Int) *big.Int {
 	x := new(big.Int).Mul(m.wei(ix), wad)
 	return x.Quo(x, m.cfg.LotSize.ToBig())
@@ -234,10 +231,10 @@ func (e *Engine) PerpMarket(book clob.Hash) (clob.PerpInfo, bool) {
 		return clob.PerpInfo{}, false
 	}
 	tick := m.cfg.TickPrecision.ToBig()
-	oi := new(big.Int)
+	oi := new(big.Int) // Σ 2·P·|S| q: the notional of every open position
 	for _, owner := range e.holders {
-		if p := e.pos[posKey{book, owner}]; p != nil && p.S > 0 {
-			oi.Add(oi, bi(p.S))
+		if p := e.pos[posKey{book, owner}]; p != nil {
+			oi.Add(oi, m.wei(p.notional()))
 		}
 	}
 	info := clob.PerpInfo{
@@ -246,7 +243,7 @@ func (e *Engine) PerpMarket(book clob.Hash) (clob.PerpInfo, bool) {
 		Mark:         toU(new(big.Int).Mul(bi(m.mark), tick)),
 		FundingRate:  toSigned(m.rate),
 		FundingIndex: toSigned(m.indexWei(m.index)),
-		OpenInterest: toU(oi.Mul(oi, m.cfg.LotSize.ToBig())),
+		OpenInterest: toU(oi),
 		WalkFrozen:   m.frozen,
 	}
 	if m.ran {
@@ -256,9 +253,14 @@ func (e *Engine) PerpMarket(book clob.Hash) (clob.PerpInfo, bool) {
 }
 
 // AppendPerpAccounts appends every account with an open position, in the
-// order they opened one.
+// order they first opened one.
 func (e *Engine) AppendPerpAccounts(dst []clob.Address) []clob.Address {
-	return append(dst, e.holders...)
+	for _, owner := range e.holders {
+		if len(e.positionsOf(owner)) > 0 {
+			dst = append(dst, owner)
+		}
+	}
+	return dst
 }
 
 // PerpCost is Σ C over every open position, wei.
@@ -270,4 +272,44 @@ func (e *Engine) PerpCost() clob.Signed {
 		}
 	}
 	return toSigned(sum)
+}
+
+// LiquidationPrices sets the Liquidation of each of ps (one owner's
+// positions, as AppendPositions returned them): the mark P' at which the
+// account's equity would meet its maintenance, the other marks fixed and
+// MM taken without its rounding up (docs/perps.md, "Reads"). For a long,
+// E + 2·S·(P' − P)·q = MMo + P'·S·q/L gives
+// P' = L·(MMo − E + 2·S·P·q) / ((2L − 1)·S·q); for a short
+// P' = L·(E − MMo + 2·|S|·P·q) / ((2L + 1)·|S|·q); wei = floor(P'·tick);
+// 0 when the numerator is not positive.
+func (e *Engine) LiquidationPrices(ps []clob.PositionInfo, acc clob.Accounts) {
+	if len(ps) == 0 {
+		return
+	}
+	owner := ps[0].Owner
+	e.inner = acc
+	eq := e.equity(owner)
+	_, _, mm := e.sums(owner)
+	for k := range ps {
+		p := e.pos[posKey{ps[k].Book, owner}]
+		m := p.m
+		num := new(big.Int).Sub(mm, m.wei(p.mm()))
+		num.Sub(num, eq)
+		if p.S < 0 {
+			num.Neg(num)
+		}
+		num.Add(num, m.wei(p.notional()))
+		if num.Sign() <= 0 {
+			ps[k].Liquidation = uint256.Int{}
+			continue
+		}
+		l := m.lev()
+		den := new(big.Int).Mul(bi(2), l)
+		den.Add(den, bi(-sign(p.S)))
+		den.Mul(den, bi(abs(p.S)))
+		den.Mul(den, m.q)
+		num.Mul(num, l)
+		num.Mul(num, m.cfg.TickPrecision.ToBig())
+		ps[k].Liquidation = toU(num.Quo(num, den))
+	}
 }

@@ -566,9 +566,11 @@ func TestOracleWalk(t *testing.T) {
 	if x := splitmix64(0); x != 0xe220a8397b1dcdaf {
 		t.Fatalf("splitmix64(0) = %#x", x)
 	}
-	f := newFixture(t, func(p *clob.PerpParams) { p.WalkBps = 100; p.WalkSeed = 0 })
-	// tick 0: x = splitmix64(0) is odd: P = 100000 + floor(100000 × 100 / 10000)
-	f.e.Tick(0, f.l, &f.out)
+	f := newFixture(t, func(p *clob.PerpParams) { p.WalkBps = 100; p.WalkSeed = iv })
+	// the first tick is at iv (a perp market never ticks at 0): x =
+	// splitmix64(seed ⊕ iv) = splitmix64(0) is odd: P = 100000 + floor(100000 × 100 / 10000)
+	f.now = iv
+	f.e.Tick(f.now, f.l, &f.out)
 	if info, _ := f.e.PerpMarket(perpID); info.Oracle.Dec() != "101000000000000000000" || info.Mark.Dec() != info.Oracle.Dec() {
 		t.Fatalf("after one walk step: %+v", info)
 	}
@@ -627,7 +629,7 @@ func TestSpotRefusals(t *testing.T) {
 	in.TriggerPrice = in.Price
 	f.admit(alice, clob.ReasonTriggerSpot, in)
 	in.Kind, in.OrderID = clob.IntentCancelTrigger, clob.Hash{0xde}
-	f.admit(alice, clob.ReasonUnknownTrigger, in)
+	f.admit(alice, clob.ReasonTriggerSpot, in)
 	// a perp market must be margined in the one native token
 	bad := spot
 	bad.ID, bad.Kind, bad.Perp = clob.Hash{0x03}, clob.Perp, clob.PerpParams{MaxLeverage: 2, OraclePrice: *u256(wad)}

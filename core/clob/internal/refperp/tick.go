@@ -3,6 +3,7 @@ package refperp
 import (
 	"bytes"
 	"math/big"
+	"slices"
 	"sort"
 
 	"github.com/holiman/uint256"
@@ -25,7 +26,7 @@ func (e *Engine) Fill(book clob.Hash, owner clob.Address, delta, half int64, fee
 }
 
 // applyFill is the fill rule on (S, C) without fees; it returns the
-// realized PnL in wei, already moved into cash. (reading) A flip closes the
+// realized PnL in wei, already moved into cash. A flip closes the
 // position and opens a new one: its realized PnL, funding, opening time
 // and entry index start afresh.
 func (e *Engine) applyFill(m *market, owner clob.Address, delta, half int64) *big.Int {
@@ -66,7 +67,7 @@ func (e *Engine) applyFill(m *market, owner clob.Address, delta, half int64) *bi
 func (e *Engine) open(m *market, owner clob.Address) *position {
 	p := &position{m: m, owner: owner, C: new(big.Int), realized: new(big.Int), funding: new(big.Int),
 		openedUs: e.nowUs, entryIx: new(big.Int).Set(m.index)}
-	if len(e.positionsOf(owner)) == 0 {
+	if !slices.Contains(e.holders, owner) {
 		e.holders = append(e.holders, owner)
 	}
 	e.pos[posKey{m.cfg.ID, owner}] = p
@@ -79,15 +80,6 @@ func (e *Engine) close(p *position) {
 		panic("BUG: closing an open position")
 	}
 	delete(e.pos, posKey{p.m.cfg.ID, p.owner})
-	if len(e.positionsOf(p.owner)) > 0 {
-		return
-	}
-	for i, a := range e.holders {
-		if a == p.owner {
-			e.holders = append(e.holders[:i], e.holders[i+1:]...)
-			return
-		}
-	}
 }
 
 // splitmix64 is the standard one-step SplitMix64 output for state x.
@@ -102,7 +94,7 @@ func splitmix64(x uint64) uint64 {
 // (docs/perps.md, "Oracle", "Mark", "Funding").
 func (e *Engine) marketTick(m *market, tickUs int64, out *clob.TickResult) {
 	pp := &m.cfg.Perp
-	// (reading) dt is 0 on the market's first tick: no funding accrues
+	// dt is 0 on the market's first tick: no funding accrues
 	// for the time before the market existed.
 	var dt int64
 	if m.ran {
@@ -142,9 +134,11 @@ func (e *Engine) marketTick(m *market, tickUs int64, out *clob.TickResult) {
 		c := floorDiv(capx, wad).Int64()
 		m.ema = max(-c, min(c, m.ema))
 		mk := floorDiv(bi(2*P+m.ema), bi(2)).Int64()
-		lim := new(big.Int).Mul(bi(m.mark), pp.MarkClamp.ToBig())
-		l := max(1, floorDiv(lim, wad).Int64())
-		mk = max(m.mark-l, min(m.mark+l, mk))
+		if !pp.MarkClamp.IsZero() { // markClamp = 0: no clamp
+			lim := new(big.Int).Mul(bi(m.mark), pp.MarkClamp.ToBig())
+			l := max(1, floorDiv(lim, wad).Int64())
+			mk = max(m.mark-l, min(m.mark+l, mk))
+		}
 		m.mark = max(1, mk)
 	}
 	// funding
@@ -195,8 +189,8 @@ func (e *Engine) lastHalf(m *market) int64 {
 func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 	list := append([]clob.Address(nil), e.holders...)
 	for _, owner := range list {
-		if owner == clob.BackstopAddress {
-			continue
+		if owner == clob.BackstopAddress || len(e.positionsOf(owner)) == 0 {
+			continue // a flat account in debt: step 5
 		}
 		eq := e.equity(owner)
 		_, _, mm := e.sums(owner)
@@ -209,7 +203,7 @@ func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 		if eq.Sign() > 0 {
 			penalty = minBig(eq, ceilDiv(mm, bi(2)))
 		}
-		for _, p := range e.positionsOf(owner) {
+		for i, p := range e.positionsOf(owner) {
 			m := p.m
 			P := m.mark
 			S := p.S
@@ -231,7 +225,7 @@ func (e *Engine) liquidate(acc clob.Accounts, out *clob.TickResult) {
 				Base:     toU(new(big.Int).Mul(bi(abs(S)), lot)),
 				Quote:    toU(m.wei(new(big.Int).Mul(bi(abs(S)), bi(2*P)))),
 				Price:    toU(new(big.Int).Mul(bi(P), tick)),
-				Amount:   toU(penalty),
+				Amount:   toU(first(i, penalty)), // the first event carries the penalty
 				Position: toSigned(new(big.Int).Mul(bi(S), lot)),
 				Realized: toSigned(rw),
 			})
@@ -265,4 +259,12 @@ func (e *Engine) badDebt(owner clob.Address) {
 	bad := new(big.Int).Neg(d)
 	d.SetInt64(0)
 	e.change(clob.BackstopAddress, bad)
+}
+
+// first is x for the first item (i = 0), else 0.
+func first(i int, x *big.Int) *big.Int {
+	if i == 0 {
+		return x
+	}
+	return new(big.Int)
 }

@@ -29,6 +29,7 @@ type trigger struct {
 	deadlineUs  int64
 	admitTickUs int64
 	expiresUs   int64
+	gone        bool // cancelled while its submitTrigger was pending
 }
 
 // triggerOp is the payload of a pending trigger intent.
@@ -44,11 +45,6 @@ type triggerOp struct {
 // triggerFlags are the flags a trigger may carry.
 const triggerFlags = clob.FlagReduceOnly | clob.FlagIOC
 
-// fireBuyCapSteps is the price cap of a fired market buy (no limit price):
-// the largest step count; a fired market sell's floor is one step.
-// (reading) The doc does not bound a fired market order's price.
-const fireBuyCapSteps = unitsMax
-
 // find returns the live trigger id on book: stored, or pending submission.
 func (e *Engine) find(book, id clob.Hash) *trigger {
 	for _, t := range e.triggers {
@@ -56,18 +52,36 @@ func (e *Engine) find(book, id clob.Hash) *trigger {
 			return t
 		}
 	}
-	for _, x := range e.Engine.PendingPayloads(book) {
-		if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && op.t.id == id {
-			return op.t
+	for _, t := range e.pendingTriggers(book) {
+		if t.id == id {
+			return t
 		}
 	}
 	return nil
 }
 
-// values checks a trigger's size, limit price and trigger price.
+// pendingTriggers lists the book's triggers whose submitTrigger waits in
+// its pending ring (not cancelled since).
+func (e *Engine) pendingTriggers(book clob.Hash) []*trigger {
+	var ts []*trigger
+	for _, x := range e.Engine.PendingPayloads(book) {
+		if op := x.(*triggerOp); op.kind == clob.IntentSubmitTrigger && !op.t.gone {
+			ts = append(ts, op.t)
+		}
+	}
+	return ts
+}
+
+// values checks the order part of a submitTrigger or updateTrigger: side,
+// flags, trigger type (submit), size, limit price and trigger price.
 func values(m *market, in *clob.Intent) (lots, limit, trig int64, r clob.Reason) {
-	if in.Side != clob.Buy && in.Side != clob.Sell {
+	switch {
+	case in.Side != clob.Buy && in.Side != clob.Sell:
 		return 0, 0, 0, clob.ReasonMalformed
+	case in.Flags&^triggerFlags != 0:
+		return 0, 0, 0, clob.ReasonFlagsUnknown
+	case in.Kind == clob.IntentSubmitTrigger && in.TriggerType != clob.TriggerStopLoss && in.TriggerType != clob.TriggerTakeProfit:
+		return 0, 0, 0, clob.ReasonTriggerType
 	}
 	if lots, r = refbook.Units(&in.Size, &m.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot); r != clob.OK {
 		return
@@ -81,20 +95,15 @@ func values(m *market, in *clob.Intent) (lots, limit, trig int64, r clob.Reason)
 	return
 }
 
-// AdmitTrigger validates a trigger intent (docs/perps.md, "Triggers").
-// (reading) Checks run: flags, trigger type, size, limit price, trigger
-// price, then the per-book bound (Limits.OrdersMax stored or pending
-// triggers; the doc names no bound of its own).
+// AdmitTrigger validates a trigger intent (docs/perps.md, "Triggers"),
+// after refbook's book, perp and deadline checks: for cancel and update
+// the target (live in the book, the signer's account its owner), then the
+// order part (values), then, for a submit, the per-book bound
+// (Limits.OrdersMax stored or pending triggers).
 func (e *Engine) AdmitTrigger(a *clob.Admission, in *clob.Intent, seq uint32, book clob.Hash) (any, clob.Reason) {
 	m := e.market(book)
 	switch in.Kind {
 	case clob.IntentSubmitTrigger:
-		if in.Flags&^triggerFlags != 0 {
-			return nil, clob.ReasonFlagsUnknown
-		}
-		if in.TriggerType != clob.TriggerStopLoss && in.TriggerType != clob.TriggerTakeProfit {
-			return nil, clob.ReasonTriggerType
-		}
 		lots, limit, trig, r := values(m, in)
 		if r != clob.OK {
 			return nil, r
@@ -105,11 +114,7 @@ func (e *Engine) AdmitTrigger(a *clob.Admission, in *clob.Intent, seq uint32, bo
 				n++
 			}
 		}
-		for _, x := range e.Engine.PendingPayloads(book) {
-			if x.(*triggerOp).kind == clob.IntentSubmitTrigger {
-				n++
-			}
-		}
+		n += len(e.pendingTriggers(book))
 		if n+1 > e.limits.OrdersMax {
 			return nil, clob.ReasonTriggersFull
 		}
@@ -148,13 +153,20 @@ func (e *Engine) stored(book, id clob.Hash) *trigger {
 	return nil
 }
 
-// DrainTrigger runs a trigger intent at its book's tick. (reading) A
-// dropped trigger intent (deadline passed) does nothing and reports
-// nothing; storing and updating a trigger emit no event (there is no
+// DrainTrigger runs a trigger intent at its book's tick. A late
+// submitTrigger (deadline passed) is cancelled (EventTriggerCancel); a late
+// cancel or update is dropped silently; storing and updating a trigger emit no event (there is no
 // event kind for them; AppendTriggers shows them).
 func (e *Engine) DrainTrigger(payload any, tickUs int64, dropped bool, out *clob.TickResult) {
 	op := payload.(*triggerOp)
+	if op.kind == clob.IntentSubmitTrigger && op.t.gone {
+		return // cancelled (liquidation) before its tick
+	}
 	if dropped {
+		if op.kind == clob.IntentSubmitTrigger { // listed while pending: its end is reported
+			t := op.t
+			out.Events = append(out.Events, clob.Event{Kind: clob.EventTriggerCancel, Book: t.book, OrderID: t.id, Owner: t.owner, Side: t.side})
+		}
 		return
 	}
 	switch op.kind {
@@ -196,6 +208,11 @@ func (e *Engine) sortedTriggers(keep func(*trigger) bool) []*trigger {
 			ts = append(ts, t)
 		}
 	}
+	return sortTriggers(ts)
+}
+
+// sortTriggers sorts ts by book, then id, ascending.
+func sortTriggers(ts []*trigger) []*trigger {
 	sort.Slice(ts, func(i, j int) bool {
 		if c := bytes.Compare(ts[i].book[:], ts[j].book[:]); c != 0 {
 			return c < 0
@@ -205,11 +222,27 @@ func (e *Engine) sortedTriggers(keep func(*trigger) bool) []*trigger {
 	return ts
 }
 
-// cancelTriggersOf cancels every stored trigger of owner (liquidation).
-// (reading) A submitTrigger still pending is stored at its tick as usual.
+// triggersOf lists owner's triggers, stored or pending, books ascending,
+// then ids ascending.
+func (e *Engine) triggersOf(owner clob.Address) []*trigger {
+	ts := e.sortedTriggers(func(t *trigger) bool { return t.owner == owner })
+	for _, m := range e.markets {
+		for _, t := range e.pendingTriggers(m.cfg.ID) {
+			if t.owner == owner {
+				ts = append(ts, t)
+			}
+		}
+	}
+	return sortTriggers(ts)
+}
+
+// cancelTriggersOf cancels every trigger of owner, stored or pending
+// (liquidation), books ascending, then ids ascending; a pending one's
+// submitTrigger then does nothing at its tick.
 func (e *Engine) cancelTriggersOf(owner clob.Address, out *clob.TickResult) {
-	for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.owner == owner }) {
+	for _, t := range e.triggersOf(owner) {
 		e.removeTrigger(t, out)
+		t.gone = true
 	}
 }
 
@@ -224,13 +257,12 @@ func (t *trigger) holds(mark int64) bool {
 }
 
 // fireTriggers expires and fires the triggers of the markets that ticked.
-// (reading) Per market, ascending id: first the triggers whose ttl ran
-// out (ascending expiry, then id; EventTriggerCancel), then the firing.
+// Per market, ascending id: first the triggers whose ttl ran out
+// (EventTriggerCancel), then the firing.
 func (e *Engine) fireTriggers(ticked []*market, tickUs int64, acc clob.Accounts, out *clob.TickResult) {
 	for _, m := range ticked {
 		book := m.cfg.ID
 		due := e.sortedTriggers(func(t *trigger) bool { return t.book == book && t.expiresUs > 0 && t.expiresUs <= tickUs })
-		sort.SliceStable(due, func(i, j int) bool { return due[i].expiresUs < due[j].expiresUs })
 		for _, t := range due {
 			e.removeTrigger(t, out)
 		}
@@ -245,19 +277,20 @@ func (e *Engine) fireTriggers(ticked []*market, tickUs int64, acc clob.Accounts,
 
 // fire turns a trigger into an order in its book's pending ring. A refused
 // order (margin, REDUCE_ONLY, book full) cancels the trigger instead, and
-// (reading) leaves its group alone.
+// leaves its group alone.
 func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult) {
 	typ, flags, price := clob.Limit, t.flags, t.limitSteps
 	if price == 0 {
 		typ, flags = clob.Market, flags|clob.FlagIOC
-		price = 1
+		d := max(1, m.mark*clob.TriggerSlippageBps/10_000) // the mark ± 10 % (docs/perps.md, "Triggers")
+		price = max(1, m.mark-d)
 		if t.side == clob.Buy {
-			price = fireBuyCapSteps
+			price = min(m.mark+d, unitsMax)
 		}
 	}
 	lots, r := e.AdmitOrder(t.owner, t.book, t.side, t.lots, flags, 0, nil)
 	if r == clob.OK {
-		// (reading) the fired order lands in the next tick, and that tick
+		// the fired order lands in the next tick, and that tick
 		// is its deadline.
 		next := uint64(tickUs + m.cfg.IntervalUs)
 		r = e.Engine.Inject(t.book, t.id, t.owner, t.side, typ, flags, lots, price, tickUs, next)
@@ -286,8 +319,9 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 
 // AppendTriggers appends the owner's stored triggers, books ascending, then
 // ids ascending.
+// A submitTrigger still pending is listed too, with AdmitTickUs 0.
 func (e *Engine) AppendTriggers(dst []clob.TriggerInfo, owner clob.Address) []clob.TriggerInfo {
-	for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.owner == owner }) {
+	for _, t := range e.triggersOf(owner) {
 		m := e.market(t.book)
 		tick := &m.cfg.TickPrecision
 		var lim, trig, size uint256.Int
