@@ -380,9 +380,10 @@ type accountSums struct {
 
 // sumAccount computes owner's sums at the current marks, with env added
 // to B and A, and a candidate order of lots (may be negative: an update
-// that shrinks) on side of book cb.
-func (e *Engine) sumAccount(owner Address, env []bookUse, cb *book, side Side, lots int64, acc Accounts) *accountSums {
-	s, t := &e.pp.sum, &e.pp.t
+// that shrinks) on side of book cb, into s (engine scratch on the write
+// path, a reader's own local on the read path).
+func (e *Engine) sumAccount(s *accountSums, owner Address, env []bookUse, cb *book, side Side, lots int64, acc Accounts) *accountSums {
+	var t [1]uint256.Int
 	*s = accountSums{}
 	cash, locked, debt := acc.Holding(NativeToken, owner)
 	s.net.Sub(&cash, &debt)
@@ -476,7 +477,7 @@ func (e *Engine) perpAdmit(owner Address, b *book, side Side, lots int64, flags 
 	if inEnv {
 		env = e.adm.uses[:e.adm.nUses]
 	}
-	s := e.sumAccount(owner, env, b, side, lots, acc)
+	s := e.sumAccount(&e.pp.sum, owner, env, b, side, lots, acc)
 	if s.tooBig {
 		return 0, ReasonValueRange
 	}
@@ -515,7 +516,7 @@ func (e *Engine) subEnvLocks(free *uint256.Int) {
 // nativeFree is what the envelope may still spend of native: max(0,
 // Cash − Debt − Locked + ΣU − IMo) with its perp orders counted.
 func (e *Engine) nativeFree(owner Address, acc Accounts) uint256.Int {
-	s := e.sumAccount(owner, e.adm.uses[:e.adm.nUses], nil, Buy, 0, acc)
+	s := e.sumAccount(&e.pp.sum, owner, e.adm.uses[:e.adm.nUses], nil, Buy, 0, acc)
 	var v uint256.Int
 	if s.free(&v); v.Sign() < 0 {
 		v.Clear()
@@ -524,8 +525,11 @@ func (e *Engine) nativeFree(owner Address, acc Accounts) uint256.Int {
 }
 
 // Margin returns the account's cross-margin summary.
+// Readers call it concurrently (under the node's read lock): it writes
+// nothing but its own locals.
 func (e *Engine) Margin(owner Address, acc Accounts) MarginInfo {
-	s := e.sumAccount(owner, nil, nil, Buy, 0, acc)
+	var sums accountSums
+	s := e.sumAccount(&sums, owner, nil, nil, Buy, 0, acc)
 	m := MarginInfo{Owner: owner, Cash: signedOf(&s.net), Unrealized: signedOf(&s.u), Realized: signedOf(&s.realized),
 		Notional: s.notional, InitialMargin: s.im, Maintenance: s.mm, OrderMargin: s.imo, Positions: s.positions}
 	var v uint256.Int
@@ -591,7 +595,8 @@ func (e *Engine) LiquidationPrices(ps []PositionInfo, acc Accounts) {
 	if len(ps) == 0 {
 		return
 	}
-	s := e.sumAccount(ps[0].Owner, nil, nil, Buy, 0, acc)
+	var sums accountSums // a reader: no engine scratch (see Margin)
+	s := e.sumAccount(&sums, ps[0].Owner, nil, nil, Buy, 0, acc)
 	var eq, num, den, v uint256.Int
 	eq.Add(&s.net, &s.u)
 	for k := range ps {

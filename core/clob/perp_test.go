@@ -2,8 +2,10 @@ package clob
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/holiman/uint256"
@@ -616,5 +618,41 @@ func TestPerpNextTickDue(t *testing.T) {
 	}
 	if due, ok := e.NextTickDue(100_500_000); ok || due != 101_000_000 {
 		t.Fatalf("after the tick: due %d %v, want 101 s, not yet", due, ok)
+	}
+}
+
+// TestMarginConcurrentReaders: the node answers eth_getBalance and
+// ob_getPositions under a read lock, so Margin and LiquidationPrices run
+// concurrently on one engine; they must write no engine state (they once
+// shared the admission's scratch and returned each other's sums).
+func TestMarginConcurrentReaders(t *testing.T) {
+	h := newPerpHarness(t, Limits{}, perpMarket(tPerpID, 10, 100))
+	names := []string{"a", "b", "c", "d"}
+	for i, n := range names {
+		h.fundNative(n, int64(1_000_000*(i+1)))
+	}
+	h.trade(tPerpID, "a", "b", 2, 100)
+	h.trade(tPerpID, "c", "d", 3, 100)
+	want := make([]MarginInfo, len(names))
+	for i, n := range names {
+		want[i] = h.e.Margin(owner(n), h.acc)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(names))
+	for i, n := range names {
+		wg.Go(func() {
+			for range 2000 {
+				if got := h.e.Margin(owner(n), h.acc); got != want[i] {
+					errs <- fmt.Sprintf("%s: margin %+v, want %+v", n, got, want[i])
+					return
+				}
+				h.e.LiquidationPrices(h.e.AppendPositions(nil, owner(n)), h.acc)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

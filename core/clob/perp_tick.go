@@ -198,7 +198,7 @@ func (e *Engine) scanAccount(ai int32) {
 // covers what it still owes.
 func (e *Engine) liquidate(ai int32, tickUs int64, acc Accounts, out *TickResult) {
 	owner := e.pp.accts[ai].owner
-	s := e.sumAccount(owner, nil, nil, Buy, 0, acc)
+	s := e.sumAccount(&e.pp.sum, owner, nil, nil, Buy, 0, acc)
 	t, lq := &e.pp.t, &e.pp.lq
 	realized, v, penalty := &lq[0], &lq[1], &lq[2]
 	penalty.Add(&s.net, &s.u) // equity
