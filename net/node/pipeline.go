@@ -84,7 +84,9 @@ func (n *Node) writer() {
 		n.mu.Unlock()
 		for _, a := range group {
 			if a.entry != nil && a.entry.publish != nil {
-				pub.PublishTick(a.entry.publish)
+				if pub != nil {
+					pub.PublishTick(a.entry.publish)
+				}
 				a.entry.publish = nil
 			}
 			a.done(a.entry, nil)

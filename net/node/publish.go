@@ -161,11 +161,11 @@ func sortedOwners(set map[clob.Address]bool) []clob.Address {
 	return out
 }
 
-// StoredTicks returns the published ticks stored with their inputs, oldest
-// first, for subs.Hub.Preload: the newest run of them chained by
-// ParentHash, since a tick applied while no publisher was set (at start-up,
-// before the hub) was not stored and breaks the chain. An error (a stored
-// tick that does not decode) means: run without them.
+// StoredTicks returns the ticks stored with their inputs, oldest first,
+// for subs.Hub.Preload: the newest run of them chained by ParentHash. Every
+// tick is stored, with or without a publisher; a data directory written
+// before that rule can have gaps, and a gap cuts the run. An error (a
+// stored tick that does not decode) means: run without them.
 func (n *Node) StoredTicks() ([]*subs.Tick, error) {
 	stored, err := n.log.Ticks()
 	if err != nil {
