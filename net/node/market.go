@@ -144,11 +144,12 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		}
 		n.market.tick(res)
 		n.perp.tick(res, n.ledger.Orderbook())
-		if e != nil {
-			// Built and stored even before a publisher is attached: perp
-			// markets tick every interval, from start-up to shutdown, and a
-			// tick missing from the store would cut the chain a restarted
-			// hub replays `since` from (StoredTicks).
+		if e != nil && !e.durable {
+			// A live tick (a replayed one is durable already) is built and
+			// stored even before a publisher is attached: perp markets tick
+			// every interval, from start-up to shutdown, and a tick missing
+			// from the store would cut the chain a restarted hub replays
+			// `since` from (StoredTicks).
 			e.publish = n.buildTick(res, e) // chains to the previous tick
 		}
 		n.lastTickHash = clob.Hash(rec.Tx.Hash)

@@ -163,7 +163,7 @@ func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Addr
 			moved[p.Book] = true
 		}
 	}
-	if len(moved) > 0 {
+	if len(moved) > 0 && n.pub != nil { // no publisher yet: nobody watches
 		var ps []clob.PositionInfo
 		for _, a := range n.pub.WatchedPositions(nil) {
 			if owners[a] {

@@ -58,7 +58,7 @@ func storedTicksAfterReopen(t *testing.T, n *Node, cfg Config, before int, want 
 // attached), and read back after a restart as one unbroken chain.
 func TestStoredTicks(t *testing.T) {
 	cfg := testConfig(t, t.TempDir())
-	cfg.Markets = DevMarkets()
+	cfg.Markets = append(DevMarkets(), DevPerpMarkets()...) // perp ticks build their marks with no publisher
 	clock := cfg.Clock.(*ManualClock)
 	nonces := map[int]uint64{}
 	n := openNode(t, cfg)
