@@ -116,24 +116,6 @@ func (n *Node) equity(a clob.Address) clob.Signed {
 	return n.ledger.Margin(core.Address(a)).Equity
 }
 
-// setPerp gives a perp market's entry its live state (a copy) and returns
-// it; nil for a spot market.
-func setPerp(ob *clob.Engine, m *obindex.Market) *clob.PerpInfo {
-	p, ok := ob.PerpMarket(m.Config.ID)
-	if !ok {
-		return nil
-	}
-	m.Perp, m.MaxLeverage, m.HasPerp = p, m.Config.Perp.MaxLeverage, true
-	return &m.Perp
-}
-
-// perpRan reports whether perp market id ran in the tick at tickUs (its
-// funding accrued then), whether or not its book had work.
-func perpRan(ob *clob.Engine, id clob.Hash, tickUs int64) bool {
-	p, ok := ob.PerpMarket(id)
-	return ok && p.FundingLastUs == tickUs
-}
-
 // perpTick adds a tick's perp data to t: the live state of the perp
 // markets among t.Markets, the triggers of every account the tick changed
 // (perpViews.tick ran first), and owners, extended with the accounts
@@ -153,10 +135,10 @@ func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Addr
 	}
 	moved := make(map[clob.Hash]bool)
 	for i := range t.Markets {
-		p := setPerp(ob, &t.Markets[i])
-		if p == nil {
+		if !t.Markets[i].HasPerp { // the index read the perp state from the engine
 			continue
 		}
+		p := &t.Markets[i].Perp
 		now := perpMark{mark: p.Mark, index: p.FundingIndex}
 		if pv.marks[p.Book] != now {
 			pv.marks[p.Book] = now

@@ -123,7 +123,9 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 		}
 	}
 	for _, m := range idx.Markets(nil) {
-		if ran[m.Config.ID] || perpRan(ob, m.Config.ID, res.TickUs) {
+		// A perp market runs every interval, whether or not its book had
+		// work: its funding accrued in this tick.
+		if ran[m.Config.ID] || m.HasPerp && m.Perp.FundingLastUs == res.TickUs {
 			t.Markets = append(t.Markets, m)
 		}
 	}
@@ -210,10 +212,5 @@ func (n *Node) Positions(a clob.Address) obindex.PositionsData {
 func (n *Node) Markets() []obindex.Market {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
-	ms := n.market.idx.Markets(nil)
-	ob := n.ledger.Orderbook()
-	for i := range ms {
-		setPerp(ob, &ms[i])
-	}
-	return ms
+	return n.market.idx.Markets(nil)
 }

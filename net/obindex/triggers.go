@@ -47,8 +47,8 @@ func appendTrigger(dst []byte, t *Trigger) []byte {
 	}
 	dst = append(dst, `,"grouping":"`...)
 	dst = strconv.AppendUint(dst, uint64(in.Grouping), 10)
-	dst = appendFlag(dst, `","reduce_only":`, in.Flags&clob.FlagReduceOnly != 0)
-	dst = appendFlag(dst, `,"ioc":`, in.Flags&clob.FlagIOC != 0)
+	dst = strconv.AppendBool(append(dst, `","reduce_only":`...), in.Flags&clob.FlagReduceOnly != 0)
+	dst = strconv.AppendBool(append(dst, `,"ioc":`...), in.Flags&clob.FlagIOC != 0)
 	dst = append(dst, `,"deadline":`...)
 	dst = strconv.AppendInt(dst, in.DeadlineUs, 10)
 	dst = append(dst, `,"end":`...)
@@ -58,12 +58,4 @@ func appendTrigger(dst []byte, t *Trigger) []byte {
 		dst = append(dst, "null"...)
 	}
 	return append(dst, '}')
-}
-
-func appendFlag(dst []byte, key string, v bool) []byte {
-	dst = append(dst, key...)
-	if v {
-		return append(dst, "true"...)
-	}
-	return append(dst, "false"...)
 }
