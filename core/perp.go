@@ -29,6 +29,16 @@ func (l *Ledger) BalanceOf(token, a Address) clob.Signed {
 	return clob.Signed{Abs: *v.Sub(&b.Cash, &b.Debt)}
 }
 
+// Positions appends a's open perp positions, books ascending, with their
+// liquidation prices (which need the account's cash: the engine's
+// AppendPositions leaves them 0).
+func (l *Ledger) Positions(dst []clob.PositionInfo, a Address) []clob.PositionInfo {
+	start := len(dst)
+	dst = l.engine.AppendPositions(dst, clob.Address(a))
+	l.engine.LiquidationPrices(dst[start:], (*ledgerAccounts)(l))
+	return dst
+}
+
 // Margin is the account's cross-margin summary.
 func (l *Ledger) Margin(a Address) clob.MarginInfo {
 	return l.engine.Margin(clob.Address(a), (*ledgerAccounts)(l))

@@ -67,7 +67,7 @@ func (n *Node) BalanceOf(token, a core.Address) clob.Signed {
 func (n *Node) positionsLocked(a clob.Address) obindex.PositionsData {
 	return obindex.PositionsData{
 		Spot:      n.market.idx.Positions(nil, a, n.balances),
-		Perps:     n.market.idx.PerpPositions(nil, a),
+		Perps:     n.market.idx.PerpPositions(nil, n.ledger.Positions(nil, core.Address(a))),
 		Margin:    n.ledger.Margin(core.Address(a)),
 		HasMargin: true,
 	}

@@ -76,7 +76,8 @@
 //   - Positions, PerpPositions / AppendPositions (ob_getPositions): the
 //     account's holding of each market's base token, from a Balances
 //     function the caller passes (the ledger's cash and locked), then its
-//     open perp positions (from the engine), then the account totals from
+//     open perp positions (which the caller reads from the ledger, with their
+//     liquidation prices), then the account totals from
 //     the ledger's margin summary the caller passes in PositionsData
 //     (docs/perps.md, "Reads"); without one the totals are null.
 //   - PageTriggers / AppendTriggers (ob_getTriggers): one page of the

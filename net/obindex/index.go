@@ -129,13 +129,12 @@ type Order struct {
 // Live is what the index reads from the engine instead of keeping it: a
 // live order (its new price after an update), a market's configuration as
 // the engine holds it (the perp parameters, which the snapshot does not
-// carry), and the perp state (oracle, mark, funding, positions), which moves
+// carry), and a perp market's state (oracle, mark, funding), which moves
 // every tick. *clob.Engine implements it.
 type Live interface {
 	Order(id clob.Hash) (clob.OrderInfo, bool)
 	Market(id clob.Hash) (*clob.MarketConfig, bool)
 	PerpMarket(book clob.Hash) (clob.PerpInfo, bool)
-	AppendPositions(dst []clob.PositionInfo, owner clob.Address) []clob.PositionInfo
 }
 
 // book is the index's view of one market.

@@ -71,12 +71,10 @@ type PerpPosition struct {
 	BaseSymbol, QuoteSymbol string
 }
 
-// PerpPositions appends the owner's open perp positions, books ascending.
-func (x *Index) PerpPositions(dst []PerpPosition, owner clob.Address) []PerpPosition {
-	if x.live == nil {
-		return dst
-	}
-	for _, p := range x.live.AppendPositions(nil, owner) {
+// PerpPositions appends the positions ps (one owner's, as the ledger
+// reads them) with their markets' symbols.
+func (x *Index) PerpPositions(dst []PerpPosition, ps []clob.PositionInfo) []PerpPosition {
+	for _, p := range ps {
 		pp := PerpPosition{PositionInfo: p}
 		if b, ok := x.books[p.Book]; ok {
 			pp.BaseSymbol, pp.QuoteSymbol = b.cfg.BaseSymbol, b.cfg.QuoteSymbol

@@ -118,7 +118,7 @@ const idP = "0x0000000000000000000000000000000000000000000000000000000000000003"
 // margin summary fills the totals; account_value adds the spot holdings at
 // their mark.
 func TestPerpPositionsJSON(t *testing.T) {
-	x, _ := newPerpIndex()
+	x, live := newPerpIndex()
 	x.Tick(mkTick(500_000, bookTick{book: bookA, price: "5" + e18[1:], volume: e18}))
 	balances := func(token, owner clob.Address) (cash, locked uint256.Int) {
 		if owner == alice && token == baseA {
@@ -126,7 +126,7 @@ func TestPerpPositionsJSON(t *testing.T) {
 		}
 		return
 	}
-	d := PositionsData{Spot: x.Positions(nil, alice, balances), Perps: x.PerpPositions(nil, alice), HasMargin: true,
+	d := PositionsData{Spot: x.Positions(nil, alice, balances), Perps: x.PerpPositions(nil, live.AppendPositions(nil, alice)), HasMargin: true,
 		Margin: clob.MarginInfo{Owner: alice, Cash: neg("1" + e18[1:]), Equity: neg("3" + e18[1:]), Unrealized: neg("2" + e18[1:]),
 			Realized: pos("5"), Withdrawable: dec("0")}}
 	got := string(AppendPositions(nil, &d))
@@ -144,7 +144,7 @@ func TestPerpPositionsJSON(t *testing.T) {
 		t.Fatalf("positions:\ngot  %s\nwant %s", got, want)
 	}
 	// Perp positions alone, no margin summary: no leading comma, null totals.
-	d = PositionsData{Perps: x.PerpPositions(nil, alice)}
+	d = PositionsData{Perps: x.PerpPositions(nil, live.AppendPositions(nil, alice))}
 	if got := string(AppendPositions(nil, &d)); !strings.HasPrefix(got, `{"positions":[{"kind":"perp"`) ||
 		!strings.Contains(got, `],"total_unrealized_pnl":null,`) {
 		t.Fatalf("perp only: %s", got)

@@ -231,6 +231,7 @@ type perpPosition struct {
 	Side       string       `json:"side"`
 	Size       string       `json:"size"`
 	EntryPrice *hexutil.Big `json:"entry_price"`
+	LiqPrice   *hexutil.Big `json:"liquidation_price"`
 	MarkPrice  *hexutil.Big `json:"mark_price"`
 	Margin     *hexutil.Big `json:"margin"`
 	Leverage   *hexutil.Big `json:"leverage"`
@@ -322,6 +323,14 @@ func TestPerpE2ELeveragedLongToLiquidation(t *testing.T) {
 	}
 	if sp := tn.positions(t, tn.rpc, short.addr()).perpOf(book); sp == nil || sp.Side != "short" || sp.Size != "-"+decimal(eth(50)) {
 		t.Fatalf("short: %+v", sp)
+	}
+	// Equity about 10 000, maintenance 150 000 / 40: the long meets its
+	// maintenance near 2 872, the short near 3 128.
+	if lp := pp.LiqPrice.ToInt(); lp.Cmp(eth(2850)) <= 0 || lp.Cmp(eth(2900)) >= 0 {
+		t.Fatalf("long's liquidation price %v", lp)
+	}
+	if sp := tn.positions(t, tn.rpc, short.addr()).perpOf(book); sp.LiqPrice.ToInt().Cmp(eth(3100)) <= 0 || sp.LiqPrice.ToInt().Cmp(eth(3150)) >= 0 {
+		t.Fatalf("short's liquidation price %v", sp.LiqPrice)
 	}
 
 	tn.setOracle(t, book, eth(3100))
