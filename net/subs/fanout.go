@@ -10,17 +10,38 @@ import (
 // the newest idle slot's header, then receipts, then the newest
 // past-perfect time. The hub goroutine
 // (Start) calls it on every wake-up; tests and benchmarks call it directly.
+//
+// It holds h.mu for one tick at a time: the event loops take h.mu too
+// (Subscribe, Activate, DropConn), and a fan-out that keeps finding new
+// ticks must not hold a loop, and every connection on it, for as long as
+// it runs (under -race on a busy machine that was tens of seconds). A loop
+// waits for one tick's fan-out at most. Between two ticks is the same
+// point as between two Pump calls, so nothing else changes.
 func (h *Hub) Pump() {
+	for {
+		h.mu.Lock()
+		more := !h.closed && h.pumpTick()
+		h.mu.Unlock()
+		if !more {
+			break
+		}
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.closed {
-		h.pumpLocked()
+		h.pumpRest()
 	}
 }
 
 // REQUIRES: h.mu held.
 func (h *Hub) pumpLocked() {
-	h.pumpTicks()
+	for h.pumpTick() {
+	}
+	h.pumpRest()
+}
+
+// pumpRest fans out what follows the ticks. REQUIRES: h.mu held.
+func (h *Hub) pumpRest() {
 	h.pumpIdleSlot()
 	h.pumpReceipts()
 	h.pumpPPT()
@@ -44,35 +65,36 @@ func (h *Hub) pumpIdleSlot() {
 	}
 }
 
-func (h *Hub) pumpTicks() {
+// pumpTick fans out the next tick, or drops the backlog of a fan-out too
+// far behind; it reports whether there may be more. REQUIRES: h.mu held.
+func (h *Hub) pumpTick() bool {
 	mask := uint64(len(h.ticks) - 1)
-	for {
-		h.ringMu.Lock()
-		head, first := h.tickHead, h.tickFirst
-		var r *tickRec
-		if h.tickNext < head && h.tickNext >= first && head-h.tickNext <= LagTicksMax {
-			r = h.ticks[h.tickNext&mask]
-		}
-		var lastUs int64
-		if head > first {
-			lastUs = h.ticks[(head-1)&mask].t.TickUs
-		}
-		h.ringMu.Unlock()
-		if h.tickNext >= head {
-			return
-		}
-		if r == nil {
-			// Too far behind: drop the backlog for the live subscribers
-			// rather than deliver it late (they resume from the replay
-			// buffer), and continue from the newest tick.
-			h.lagTicks(head - h.tickNext)
-			h.tickNext, h.doneUs, h.hasDone = head, lastUs, true
-			return
-		}
-		h.fanTick(r)
-		h.tickNext++
-		h.doneUs, h.hasDone = r.t.TickUs, true
+	h.ringMu.Lock()
+	head, first := h.tickHead, h.tickFirst
+	var r *tickRec
+	if h.tickNext < head && h.tickNext >= first && head-h.tickNext <= LagTicksMax {
+		r = h.ticks[h.tickNext&mask]
 	}
+	var lastUs int64
+	if head > first {
+		lastUs = h.ticks[(head-1)&mask].t.TickUs
+	}
+	h.ringMu.Unlock()
+	if h.tickNext >= head {
+		return false
+	}
+	if r == nil {
+		// Too far behind: drop the backlog for the live subscribers
+		// rather than deliver it late (they resume from the replay
+		// buffer), and continue from the newest tick.
+		h.lagTicks(head - h.tickNext)
+		h.tickNext, h.doneUs, h.hasDone = head, lastUs, true
+		return false
+	}
+	h.fanTick(r)
+	h.tickNext++
+	h.doneUs, h.hasDone = r.t.TickUs, true
+	return true
 }
 
 // lagTicks closes every live tick-driven subscription with -32020.

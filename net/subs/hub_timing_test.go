@@ -3,7 +3,9 @@ package subs
 import (
 	"fmt"
 	"net/netip"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/obindex"
@@ -124,4 +126,63 @@ func BenchmarkPublishTick(b *testing.B) {
 			h.Pump()
 		}
 	}
+}
+
+// slowConn takes delay to accept each notification, like a connection
+// whose sends are slow on a busy machine.
+type slowConn struct {
+	fakeConn
+	mu    sync.Mutex
+	delay time.Duration
+}
+
+func (c *slowConn) Send(head, body, tail []byte) bool {
+	time.Sleep(c.delay)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fakeConn.Send(head, body, tail)
+}
+
+// TestLoopWaitsOneTickAtMost: the event loops' calls into the hub (here
+// DropConn) wait for one tick's fan-out at most, not for a fan-out that
+// keeps finding new ticks. The publisher here is a little faster than the
+// fan-out, so the fan-out never runs out of ticks; when it held the lock
+// until it did, a loop closing a connection waited seconds, and every
+// connection on that loop went unread meanwhile.
+func TestLoopWaitsOneTickAtMost(t *testing.T) {
+	const fanOut = 10 * time.Millisecond
+	h := New(Config{})
+	h.Start()
+	defer h.Close()
+	slow := &slowConn{delay: fanOut}
+	id, err := subscribeErr(h, slow, "svc_orderbook", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Activate(slow, id)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for i := int64(1); ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(fanOut * 8 / 10):
+			}
+			h.PublishTick(newTick(i*1000).book(bookID(1), true, nil).t)
+		}
+	}()
+	time.Sleep(20 * fanOut) // the fan-out is busy and behind
+	var worst time.Duration
+	for range 20 {
+		c := &fakeConn{}
+		start := time.Now()
+		h.DropConn(c)
+		worst = max(worst, time.Since(start))
+		time.Sleep(fanOut * 5)
+	}
+	if worst > 20*fanOut {
+		t.Fatalf("DropConn waited %v behind the fan-out; one tick's fan-out takes %v", worst, fanOut)
+	}
+	t.Logf("DropConn waited %v at most; one tick's fan-out takes %v", worst, fanOut)
 }
