@@ -22,6 +22,11 @@ type Config struct {
 	BaseFee uint256.Int
 	// Orderbook bounds the engine's memory per market.
 	Orderbook clob.Limits
+	// Bridge configures the Bridge application (docs/bridge.md §1).
+	Bridge BridgeConfig
+	// WithdrawalsPerBatchMax bounds the withdrawals one batch executes; the
+	// rest are not_included (0: DefaultWithdrawalsPerBatchMax).
+	WithdrawalsPerBatchMax int
 }
 
 // Balance is an account's holding of one token: its cash, the part of the

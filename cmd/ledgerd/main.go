@@ -88,6 +88,7 @@ func run(f *flags) error {
 		Validators: f.validators, CommitteeSeed: []byte(f.seed), Clock: node.WallClock{}, Logf: log.Printf,
 		CacheEntries: f.historyCache, SnapshotEvery: f.snapshotEvery, SnapshotInterval: f.snapshotInterval,
 		Retain: f.retain, IgnoreSnapshots: f.ignoreSnapshots, TrimMappedEvery: f.trimMapped,
+		Bridge: node.DevBridgeConfig(),
 	}
 	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 || f.trimMapped == 0 {
 		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0, --trim-mapped > 0 or negative")

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"github.com/ledgervenue/node/core/claim"
 	"math/big"
 	"reflect"
 	"testing"
@@ -343,5 +344,20 @@ func TestDigestLayout(t *testing.T) {
 		if d == base {
 			t.Fatalf("input %d does not change the digest", i)
 		}
+	}
+}
+
+// The committee's claim signatures make a proof the bridged chain accepts
+// with n − f signers, and not with fewer.
+func TestSignClaim(t *testing.T) {
+	c := NewCommittee([]byte("claim"), 4, 1)
+	h := [32]byte{1, 2, 3}
+	ok := claim.Proof(c.SignClaim(h, []int{3, 0, 2}))
+	if err := claim.Verify(h, ok, c.Members, c.F); err != nil {
+		t.Fatalf("n - f signers: %v", err)
+	}
+	few := claim.Proof(c.SignClaim(h, []int{1, 2}))
+	if err := claim.Verify(h, few, c.Members, c.F); err != claim.ErrTooFewSigners {
+		t.Fatalf("two signers of four: got %v", err)
 	}
 }

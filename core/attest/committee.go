@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/ledgervenue/node/core/claim"
 )
 
 // MaxCommitteeSize bounds the number of validators. Verify keeps a bitmap of
@@ -102,4 +104,16 @@ func indexOf(members [][20]byte, addr [20]byte) int {
 		}
 	}
 	return -1
+}
+
+// SignClaim has the members at the given indices sign a bridge claim hash
+// (docs/bridge.md §4): the hash itself, no prefix, v in {27, 28}.
+//
+// REQUIRES: every index in [0, N).
+func (c *Committee) SignClaim(h [32]byte, members []int) []claim.Signature {
+	out := make([]claim.Signature, len(members))
+	for i, m := range members {
+		out[i] = claim.Signature{Signer: c.Members[m], Sig: sign(&h, c.keys[m])}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
@@ -124,4 +125,26 @@ func DevPerpMarkets() []clob.MarketConfig {
 // wei returns whole units of an 18-decimal amount.
 func wei(units uint64) *uint256.Int {
 	return new(uint256.Int).Mul(uint256.NewInt(units), uint256.NewInt(1e18))
+}
+
+// DevBridgeConfig is the default bridge configuration (docs/bridge.md §1):
+// anvil's chain id, and the addresses of the contracts dev account 0
+// deploys first on a fresh anvil (the bridge at nonce 0, then one token per
+// bridged ledger token), so that a bridged chain set up that way matches it
+// with no flag.
+func DevBridgeConfig() core.BridgeConfig {
+	pow := func(e uint64) uint256.Int { return *new(uint256.Int).Exp(uint256.NewInt(10), uint256.NewInt(e)) }
+	return core.BridgeConfig{
+		ClaimChainID:   31337,
+		SourceContract: core.Address(common.HexToAddress("0x5FbDB2315678afecb367f032d93F642f64180aa3")),
+		Version:        1,
+		Tokens: []core.BridgeToken{
+			{Token: core.NativeToken, L1Token: core.Address(common.HexToAddress("0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512")),
+				Decimals: 6, Min: pow(6), Max: pow(12)},
+			{Token: DevWETH, L1Token: core.Address(common.HexToAddress("0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0")),
+				Decimals: 18, Min: pow(15), Max: pow(24)},
+			{Token: DevWBTC, L1Token: core.Address(common.HexToAddress("0xCf7Ed3AccA5a467e9e704C703E8D87F634fB0Fc9")),
+				Decimals: 8, Min: pow(4), Max: pow(10)},
+		},
+	}
 }

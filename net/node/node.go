@@ -73,6 +73,8 @@ type Config struct {
 	Genesis []Alloc
 	// Markets are created at genesis, before the log is replayed.
 	Markets []clob.MarketConfig
+	// Bridge is the bridge configuration (docs/bridge.md §1).
+	Bridge core.BridgeConfig
 	// Orderbook bounds the engine's memory per market.
 	Orderbook clob.Limits
 	// CacheEntries bounds the attested records kept in RAM (0: the
@@ -99,6 +101,11 @@ type Config struct {
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
+}
+
+// ledgerConfig is the ledger's genesis configuration.
+func (cfg *Config) ledgerConfig() core.Config {
+	return core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook, Bridge: cfg.Bridge}
 }
 
 // Node is the running ledger service. Its methods are safe for concurrent use.
@@ -220,7 +227,7 @@ func Open(cfg Config) (*Node, error) {
 		clock:      &monotonic{src: cfg.Clock},
 		committee:  attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
 		log:        lg,
-		ledger:     core.NewLedger(core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook}),
+		ledger:     core.NewLedger(cfg.ledgerConfig()),
 		entries:    make(map[core.Hash]*Entry),
 		recent:     newRing(cfg.CacheEntries),
 		awaiting:   make(map[uint64]awaitRef),

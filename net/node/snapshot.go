@@ -270,7 +270,7 @@ func (n *Node) decodeSnapshot(b []byte) (*snapState, error) {
 		return nil, errSnapCorrupt
 	}
 	var err error
-	st.ledger, err = core.LoadSnapshot(core.Config{ChainID: n.cfg.ChainID, BaseFee: n.cfg.BaseFee, Orderbook: n.cfg.Orderbook}, b[:ledgerLen])
+	st.ledger, err = core.LoadSnapshot(n.cfg.ledgerConfig(), b[:ledgerLen])
 	if err != nil {
 		return nil, fmt.Errorf("ledger: %w", err)
 	}
