@@ -9,7 +9,7 @@ BENCHTIME ?= 300ms
 BENCHCOUNT ?= 6
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients
+.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge
 
 # run starts the dev venue with --compat: its users point ethers, viem and
 # go-ethereum at it, and ethers cannot decode a receipt in the spec's shapes
@@ -25,10 +25,10 @@ build:
 # again under the race detector.
 test: lint clients test-unit test-race
 
-test-unit: clients
+test-unit: clients bridge-tools
 	CGO_ENABLED=0 $(GO) test -count=1 -timeout 15m $(PKGS)
 
-test-race: clients
+test-race: clients bridge-tools
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 # clients installs the pinned ethers and viem the client matrix runs
@@ -38,6 +38,20 @@ clients: $(CLIENTS_JS)/node_modules/.package-lock.json
 
 $(CLIENTS_JS)/node_modules/.package-lock.json: $(CLIENTS_JS)/package.json $(CLIENTS_JS)/package-lock.json
 	npm ci --prefix $(CLIENTS_JS) --no-audit --no-fund
+
+# bridge-tools installs the bridged chain of the bridge tests (bench/bridge):
+# anvil and solc, pinned, from npm (anvil's binary comes in its platform
+# package, so no install script runs).
+BRIDGE_NPM := bench/bridge/npm
+bridge-tools: $(BRIDGE_NPM)/node_modules/.package-lock.json
+
+$(BRIDGE_NPM)/node_modules/.package-lock.json: $(BRIDGE_NPM)/package.json $(BRIDGE_NPM)/package-lock.json
+	npm ci --prefix $(BRIDGE_NPM) --no-audit --no-fund --ignore-scripts
+
+# e2e-bridge runs the whole bridge loop against anvil: deposit, trade,
+# withdraw, claim (bench/bridge, TestBridgeLoop).
+e2e-bridge: bridge-tools
+	CGO_ENABLED=0 $(GO) test -count=1 -v -timeout 5m -run 'TestBridgeLoop' ./bench/bridge
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
@@ -75,4 +89,4 @@ stress: build
 	CGO_ENABLED=0 $(GO) run ./bench/cmd/loadgen -duration 10s
 
 clean:
-	rm -rf bin data $(CLIENTS_JS)/node_modules
+	rm -rf bin data $(CLIENTS_JS)/node_modules $(BRIDGE_NPM)/node_modules

@@ -15,6 +15,8 @@
 //	bench/cmd/histbench builds histories of N inputs and measures a restart
 //	                    of the real binary over them, and old-record reads
 //	bench/durability    kills and restarts the real binary under load
+//	bench/bridge        the bridge contract (Solidity) and its tests against
+//	                    anvil: claims, deposits over --l1, make e2e-bridge
 //
 // Running:
 //

@@ -22,6 +22,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/l1"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
@@ -32,6 +33,7 @@ const ChainID = 0x50d
 
 type flags struct {
 	addr, datadir, adminToken, clock, seed, pprof string
+	l1                                            string // the bridged chain's JSON-RPC endpoint (net/l1)
 	dev, compat, ignoreSnapshots                  bool
 	validators, historyCache, snapshotEvery       int
 	baseFee                                       uint64
@@ -56,6 +58,7 @@ func main() {
 	flag.StringVar(&f.seed, "committee-seed", "ledgerd committee", "seed the validator keys derive from")
 	flag.Uint64Var(&f.baseFee, "base-fee", 1_000_000_000, "initial base fee per gas, wei")
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
+	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
 	flag.IntVar(&f.historyCache, "history-cache", node.DefaultCacheEntries, "attested records kept in RAM; older ones are read from disk")
 	flag.IntVar(&f.snapshotEvery, "snapshot-every", node.DefaultSnapshotEvery, "take a state snapshot after this many inputs (-1: never)")
@@ -117,6 +120,14 @@ func run(f *flags) error {
 		}
 		f.adminToken = hex.EncodeToString(b[:])
 	}
+	var chain *l1.Chain
+	if f.l1 != "" { // checked before the node opens: a wrong chain refuses to start
+		var err error
+		if chain, err = l1.Dial(context.Background(), f.l1, &cfg.Bridge); err != nil {
+			return err
+		}
+		defer chain.Close()
+	}
 	n, err := node.Open(cfg)
 	if err != nil {
 		return err
@@ -137,10 +148,20 @@ func run(f *flags) error {
 		go func() { log.Println(http.ListenAndServe(f.pprof, nil)) }()
 	}
 	printBanner(f, srv.Addr(), n)
+	stopPoller := func() {}
+	if chain != nil {
+		fmt.Printf("bridged chain %s (chain id %d): crediting the Deposit events of %s\n",
+			f.l1, cfg.Bridge.ClaimChainID, common.Address(cfg.Bridge.SourceContract).Hex())
+		ctx, cancel := context.WithCancel(context.Background())
+		polled := make(chan struct{})
+		go func() { chain.Run(ctx, n, log.Printf); close(polled) }()
+		stopPoller = func() { cancel(); <-polled }
+	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	log.Println("shutting down")
+	stopPoller()
 	hub.Close() // subscribers get -32021 while the connections are still up
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
