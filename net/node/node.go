@@ -156,9 +156,9 @@ type Node struct {
 	nextBatchSeq uint64
 	snap         snapshotter
 	// faults are the committee's injected faults (faults.go): not logged.
-	faults faultBox
-	batches      batchCache
-	logScanMax   int // LogScanMax; tests lower it
+	faults     faultBox
+	batches    batchCache
+	logScanMax int // LogScanMax; tests lower it
 	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
