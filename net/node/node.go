@@ -155,13 +155,14 @@ type Node struct {
 	// one after the newest stored batch, so none is ever signed twice.
 	nextBatchSeq uint64
 	snap         snapshotter
-	// faults are the committee's injected faults (faults.go): not logged.
-	faults     faultBox
-	batches    batchCache
-	logScanMax int // LogScanMax; tests lower it
+	batches      batchCache
+	logScanMax   int // LogScanMax; tests lower it
 	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
+
+	// faults are the committee's injected faults (faults.go): not logged.
+	faults faultBox
 
 	admitQ    *queue[admission]
 	attestQ   *queue[*Entry]
