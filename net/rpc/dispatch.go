@@ -58,6 +58,8 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.syncSendRawTransaction(dst)
 	case "svc_getTxStatus":
 		return c.txStatus(dst)
+	case "svc_getProcessedDeposits":
+		return c.processedDeposits(dst)
 	case "eth_call":
 		return c.ethCall(dst)
 	case "eth_estimateGas":

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 )
@@ -335,5 +336,38 @@ func TestRestartClearsFaults(t *testing.T) {
 	tn.waitReceipt(tx.Hash())
 	if n := tn.receiptSignatures(tx.Hash()); n != 4 {
 		t.Fatalf("%d signatures", n)
+	}
+}
+
+// TestProcessedDeposits: svc_getProcessedDeposits is the live network's
+// replay-protection set: with ids 1 and 2 processed (0 is never an id) the
+// watermark is 3; the ids above it (5, and a derived one) are listed
+// ascending.
+func TestProcessedDeposits(t *testing.T) {
+	tn := startNode(t)
+	ctx := context.Background()
+	var derived struct {
+		TxHash common.Hash `json:"tx_hash"`
+	}
+	for _, id := range []any{common.Hash{31: 5}, common.Hash{31: 2}, common.Hash{31: 1}, nil} {
+		arg := map[string]any{"token": common.Address(core.NativeToken), "to": devAddr(3), "amount": "0x1"}
+		if id != nil {
+			arg["tx_hash"] = id
+		}
+		if err := tn.admin.CallContext(ctx, &derived, "admin_deposit", arg); err != nil {
+			t.Fatalf("deposit %v: %v", id, err)
+		}
+	}
+	tn.waitReceipt(derived.TxHash)
+	var got struct {
+		Watermark hexutil.Big   `json:"watermark"`
+		Above     []hexutil.Big `json:"above_watermark"`
+	}
+	if err := json.Unmarshal(tn.rawCall("svc_getProcessedDeposits"), &got); err != nil {
+		t.Fatal(err)
+	}
+	d := new(big.Int).SetBytes(derived.TxHash[:])
+	if got.Watermark.ToInt().Int64() != 3 || len(got.Above) != 2 || got.Above[0].ToInt().Int64() != 5 || got.Above[1].ToInt().Cmp(d) != 0 {
+		t.Fatalf("processed deposits: watermark %v, above %v (derived id %x)", got.Watermark.ToInt(), got.Above, d)
 	}
 }

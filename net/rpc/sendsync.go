@@ -1,10 +1,12 @@
 package rpc
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"time"
 
+	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
@@ -121,4 +123,36 @@ func (c *call) txStatus(dst []byte) ([]byte, *jsonrpc.Error) {
 	}
 	dst = strconv.AppendInt(append(dst, `]}],"bot_voters":[],"total_tx_votes":`...), int64(len(voters)), 10)
 	return append(append(append(dst, `,"quorum":`...), quorum...), "}}"...), nil
+}
+
+// processedDeposits answers svc_getProcessedDeposits: {"watermark",
+// "above_watermark"}, the live network's replay-protection set. Ids are
+// 256-bit numbers: every id below watermark is processed (watermark is the
+// lowest unprocessed id; 0 is never an id, so it counts as processed),
+// above_watermark lists the processed ids above it, ascending. A bridged chain that numbers its deposits 0, 1, 2, … keeps the
+// list short; admin_deposit's derived ids all land in it.
+func (c *call) processedDeposits(dst []byte) ([]byte, *jsonrpc.Error) {
+	ids, err := c.s.node.ProcessedDeposits()
+	switch {
+	case errors.Is(err, node.ErrTooManyDeposits):
+		return dst, jsonrpc.LimitExceeded("bridge records in the history", node.ProcessedDepositsScanMax)
+	case err != nil:
+		return dst, internalError(err)
+	}
+	w := uint256.NewInt(1) // 0 is no deposit id: a zero id asks the node to derive one
+	for len(ids) > 0 && ids[0] == w.Bytes32() {
+		w.AddUint64(w, 1)
+		ids = ids[1:]
+	}
+	dst = jsonrpc.AppendQuantityU256(append(dst, `{"watermark":`...), w)
+	dst = append(dst, `,"above_watermark":[`...)
+	for i := range ids {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var id uint256.Int
+		id.SetBytes32(ids[i][:])
+		dst = jsonrpc.AppendQuantityU256(dst, &id)
+	}
+	return append(dst, "]}"...), nil
 }
