@@ -36,9 +36,14 @@ func (c *call) syncSendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 		if err != nil {
 			return dst, err
 		}
-		timeout = time.Duration(min(secs, uint64(SyncSendTimeoutMax/time.Second))) * time.Second
+		timeout = syncTimeout(secs)
 	}
 	return c.send(dst, &tx, timeout, true)
+}
+
+// syncTimeout is the wait a timeout_secs parameter asks for, clamped.
+func syncTimeout(secs uint64) time.Duration {
+	return time.Duration(min(secs, uint64(SyncSendTimeoutMax/time.Second))) * time.Second
 }
 
 // appendVotes appends svc_sendRawTransaction's result for h: successes are
