@@ -113,15 +113,7 @@ func TestAttesterWaitsForQuorum(t *testing.T) {
 		t.Fatal(err)
 	}
 	tx := devTransfer(0, 1)
-	durable := make(chan error, 1)
-	if rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err }); err != nil || !rej.OK() {
-		t.Fatal(err, rej)
-	}
-	if err := <-durable; err != nil {
-		t.Fatal(err)
-	}
-	attested := make(chan struct{})
-	n.OnAttested(tx.Hash, func() { close(attested) })
+	attested := submitDurable(t, n, tx)
 	select {
 	case <-attested:
 		t.Fatal("attested by 2 of 4")

@@ -27,17 +27,22 @@ func submitError(err error) *jsonrpc.Error {
 	case errors.Is(err, node.ErrBlacklisted):
 		return validationError(node.ErrBlacklisted.Error())
 	case errors.As(err, &rejected):
-		data := []byte{'['}
-		for i, r := range rejected.Reasons {
-			if i > 0 {
-				data = append(data, ',')
-			}
-			data = jsonrpc.AppendString(append(data, `{"error":`...), r)
-			data = append(data, '}')
-		}
-		return &jsonrpc.Error{Code: CodeRejected, Message: rejected.Error(), Data: append(data, ']')}
+		return &jsonrpc.Error{Code: CodeRejected, Message: rejected.Error(), Data: appendRejections(nil, rejected.Reasons)}
 	}
 	return internalError(err)
+}
+
+// appendRejections appends [{"error": reason}, …], one per validator.
+func appendRejections(dst []byte, reasons []string) []byte {
+	dst = append(dst, '[')
+	for i, r := range reasons {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonrpc.AppendString(append(dst, `{"error":`...), r)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
 }
 
 // adminFaults runs admin_blacklist and admin_setValidatorFaults

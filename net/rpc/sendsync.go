@@ -63,15 +63,8 @@ func appendVotes(dst []byte, n *node.Node, h core.Hash, dissent []string) []byte
 	}
 	dst = jsonrpc.AppendData(append(dst, `{"tx_hash":`...), h[:])
 	dst = strconv.AppendInt(append(dst, `,"successes":`...), int64(successes), 10)
-	dst = append(dst, `,"errors":[`...)
-	for i, e := range dissent {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonrpc.AppendString(append(dst, `{"error":`...), e)
-		dst = append(dst, '}')
-	}
-	return append(dst, "]}"...)
+	dst = appendRejections(append(dst, `,"errors":`...), dissent)
+	return append(dst, '}')
 }
 
 // txStatus answers svc_getTxStatus([tx_hash]) in the live network's
