@@ -223,24 +223,22 @@ func (n *Node) SigningValidators() []int { return n.signingValidators() }
 // It reports false when the node closes meanwhile (the records are durable:
 // a restart attests them).
 func (n *Node) awaitSigners() ([]int, bool) {
-	var tick *time.Ticker
+	s := n.faults.cur.Load()
+	if len(s.signers) >= n.committee.Quorum {
+		return s.signers, true
+	}
+	n.observeWaiting(len(s.signers))
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
 	for {
-		s := n.faults.cur.Load()
-		if len(s.signers) >= n.committee.Quorum {
-			if tick != nil {
-				tick.Stop()
-			}
-			return s.signers, true
-		}
-		n.observeWaiting(len(s.signers))
-		if tick == nil {
-			tick = time.NewTicker(time.Second)
-		}
 		select {
 		case <-s.changed:
+			if s = n.faults.cur.Load(); len(s.signers) >= n.committee.Quorum {
+				return s.signers, true
+			}
 		case <-tick.C:
+			n.observeWaiting(len(n.faults.cur.Load().signers))
 		case <-n.quit:
-			tick.Stop()
 			return nil, false
 		}
 	}
