@@ -31,7 +31,8 @@ type ValidatorSig struct {
 // it back to Attest to reuse its memory.
 //
 // Invariant: len(nodes) == 2 << depth, nodes[1] == Root, and Sigs holds one
-// signature per committee member, in key order.
+// signature per signing member (every member, or those AttestBy named), in
+// key order.
 type Batch struct {
 	Epoch     uint64
 	Seq       uint64
@@ -56,6 +57,17 @@ type Batch struct {
 //
 // REQUIRES: 1 <= len(leaves) <= MaxBatchLeaves.
 func (c *Committee) Attest(dst *Batch, seq uint64, ts int64, leaves [][32]byte) *Batch {
+	return c.AttestBy(dst, seq, ts, leaves, nil)
+}
+
+// AttestBy is Attest signed by the members at the given indices only (nil:
+// every member): the validators that are not silent (a committee fault). A
+// batch with fewer than Quorum signatures does not verify, so the caller
+// waits for a quorum of signers before it attests.
+//
+// REQUIRES: 1 <= len(leaves) <= MaxBatchLeaves; members ascending, each in
+// [0, N).
+func (c *Committee) AttestBy(dst *Batch, seq uint64, ts int64, leaves [][32]byte, members []int) *Batch {
 	if len(leaves) < 1 || len(leaves) > MaxBatchLeaves {
 		panic("BUG: attest.Committee.Attest: leaf count out of [1, MaxBatchLeaves]")
 	}
@@ -70,8 +82,18 @@ func (c *Committee) Attest(dst *Batch, seq uint64, ts int64, leaves [][32]byte) 
 
 	dst.Digest = c.h.digest(c.Epoch, seq, ts, &dst.Root)
 	dst.Sigs = dst.Sigs[:0]
-	for i, key := range c.keys {
-		dst.Sigs = append(dst.Sigs, ValidatorSig{Validator: c.Members[i], Signature: sign(&dst.Digest, key)})
+	signers := len(members)
+	if members == nil {
+		signers = c.N
+	}
+	for k := range signers {
+		i := k
+		if members != nil {
+			if i = members[k]; i < 0 || i >= c.N || (k > 0 && i <= members[k-1]) {
+				panic("BUG: attest.Committee.AttestBy: members not ascending indices in [0, N)")
+			}
+		}
+		dst.Sigs = append(dst.Sigs, ValidatorSig{Validator: c.Members[i], Signature: sign(&dst.Digest, c.keys[i])})
 	}
 	return dst
 }
@@ -132,7 +154,7 @@ func (b *Batch) Proof(i int) Proof {
 }
 
 // Attestations returns what receipt i of the batch carries: one attestation
-// per committee member, in key order. It allocates the slice.
+// per signing member, in key order. It allocates the slice.
 //
 // REQUIRES: 0 <= i < b.Len().
 func (b *Batch) Attestations(i int) []Attestation {

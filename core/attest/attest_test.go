@@ -361,3 +361,41 @@ func TestSignClaim(t *testing.T) {
 		t.Fatalf("two signers of four: got %v", err)
 	}
 }
+
+// TestAttestBySubset: a batch signed by a subset carries those members'
+// signatures only, in key order; it verifies with a quorum of signers and
+// fails with fewer, and the subset's signatures equal the full batch's.
+func TestAttestBySubset(t *testing.T) {
+	c := NewCommittee(testSeed, 4, 9)
+	c1, c2 := sampleCommitment(1), sampleCommitment(2)
+	leaves := [][32]byte{c1.Leaf(), c2.Leaf()}
+	full := c.Attest(nil, 5, 1_700_000_000_000_000, leaves)
+	for _, tc := range []struct {
+		members []int
+		want    error
+	}{{[]int{0, 2, 3}, nil}, {[]int{1, 2, 3}, nil}, {[]int{0, 3}, ErrNotEnoughAttestations}, {[]int{}, ErrNotEnoughAttestations}} {
+		b := c.AttestBy(nil, 5, 1_700_000_000_000_000, leaves, tc.members)
+		if len(b.Sigs) != len(tc.members) {
+			t.Fatalf("members %v: %d signatures", tc.members, len(b.Sigs))
+		}
+		for k, i := range tc.members {
+			if b.Sigs[k] != full.Sigs[i] {
+				t.Fatalf("members %v: signature %d is not member %d's", tc.members, k, i)
+			}
+		}
+		err := Verify(c.Info(), leaves[1], b.Proof(1), b.Root, b.Attestations(1))
+		if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
+			t.Fatalf("members %v: verify %v, want %v", tc.members, err, tc.want)
+		}
+	}
+	for _, bad := range [][]int{{2, 1, 3}, {0, 0, 1}, {0, 1, 4}, {-1, 0, 1}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("members %v: no panic", bad)
+				}
+			}()
+			c.AttestBy(nil, 5, 0, leaves, bad)
+		}()
+	}
+}

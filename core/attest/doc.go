@@ -74,6 +74,10 @@
 // transaction type, 0x01..0x04 today), and EIP-191/712 messages start with
 // 0x19. A signature is 65 bytes r || s || v with v in {27, 28}.
 //
+// AttestBy signs with a subset of the members (the node leaves out silent
+// validators): a batch then carries fewer signatures, and verifies as long
+// as a quorum signed.
+//
 // Verify counts validators, not signature bytes: a second signature from the
 // same validator (including a malleated copy with s' = N - s) is rejected as
 // a duplicate and can never add to the quorum.

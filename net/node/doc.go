@@ -11,6 +11,8 @@
 //	                            │ marks durable, settles the sender, answers
 //	                            ▼ attest queue
 //	                        attester: committee signs a Merkle root per group
+//	                            │ (its signers: not the silent validators; it
+//	                            │ waits while they are fewer than a quorum)
 //	                            │ receipts become visible, waiters wake
 //
 // Groups form by themselves: each stage takes everything that queued up while
@@ -32,6 +34,11 @@
 //     idle slots and the past-perfect time all come from one monotonic clock
 //     (clock.go), which holds its last time while the wall clock is behind
 //     it and resumes at least where the restored state left off.
+//   - Committee faults (faults.go: blacklist, rejecting and silent
+//     validators) are test-venue controls outside the ledger and the log:
+//     they refuse transactions before the ledger sees them, and hold the
+//     attester while fewer than a quorum sign. A restart clears them; a
+//     held batch's records are durable, so the restart attests them.
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
 //   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input

@@ -161,6 +161,9 @@ type Node struct {
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
 
+	// faults are the committee's injected faults (faults.go): not logged.
+	faults faultBox
+
 	admitQ    *queue[admission]
 	attestQ   *queue[*Entry]
 	quit      chan struct{}
@@ -236,6 +239,7 @@ func Open(cfg Config) (*Node, error) {
 		quit:       make(chan struct{}),
 		logScanMax: LogScanMax,
 	}
+	n.initFaults()
 	n.market = newMarketViews(n.ledger.Orderbook())
 	n.market.idx.SetEquity(n.equity)
 	n.perp = newPerpViews()
@@ -427,8 +431,10 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 
 // SubmitTx applies a signed transaction. On acceptance done runs once it is
 // durable; the returned Reject says why it was refused otherwise.
+// The committee's faults may refuse it first (ErrBlacklisted,
+// *RejectedError).
 func (n *Node) SubmitTx(tx *core.Tx, done func(*Entry, error)) (core.Reject, error) {
-	return n.submit(&core.Input{Kind: core.InputTx, Tx: *tx}, done)
+	return n.SubmitTxVotes(tx, nil, done)
 }
 
 // Deposit credits a deposit observed on the bridged chain; a zero id derives

@@ -38,6 +38,17 @@ func devTransfer(nonce uint64, value uint64) *core.Tx {
 // submitWait submits tx and waits until it is attested.
 func submitWait(t *testing.T, n *Node, tx *core.Tx) {
 	t.Helper()
+	select {
+	case <-submitDurable(t, n, tx):
+	case <-time.After(5 * time.Second):
+		t.Fatal("not attested")
+	}
+}
+
+// submitDurable submits tx, waits until it is durable, and returns a
+// channel closed once it is attested.
+func submitDurable(t *testing.T, n *Node, tx *core.Tx) <-chan struct{} {
+	t.Helper()
 	durable := make(chan error, 1)
 	rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err })
 	if err != nil || !rej.OK() {
@@ -48,11 +59,7 @@ func submitWait(t *testing.T, n *Node, tx *core.Tx) {
 	}
 	attested := make(chan struct{})
 	n.OnAttested(tx.Hash, func() { close(attested) })
-	select {
-	case <-attested:
-	case <-time.After(5 * time.Second):
-		t.Fatal("not attested")
-	}
+	return attested
 }
 
 func TestSubmitAttestVerify(t *testing.T) {

@@ -135,8 +135,12 @@ func (n *Node) attester() {
 		// Attestation times never decrease (the node's clock does not, and
 		// start-up raised it to the restored batches' newest time): the
 		// history indexes search them.
+		signers, ok := n.awaitSigners() // fewer than a quorum sign: the batch waits
+		if !ok {
+			return
+		}
 		ts := n.clock.NowMicros()
-		b := n.committee.Attest(nil, seq, ts, leaves) // receipts keep their batch: no reuse
+		b := n.committee.AttestBy(nil, seq, ts, leaves, signers) // receipts keep their batch: no reuse
 		// The batch and its records' history are stored before any of its
 		// receipts is served: after a crash they are read back, never
 		// signed again over other records.

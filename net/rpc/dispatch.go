@@ -54,6 +54,12 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.getReceipt(dst)
 	case "eth_sendRawTransaction":
 		return c.sendRawTransaction(dst)
+	case "svc_sendRawTransaction":
+		return c.syncSendRawTransaction(dst)
+	case "svc_getTxStatus":
+		return c.txStatus(dst)
+	case "svc_getProcessedDeposits":
+		return c.processedDeposits(dst)
 	case "eth_call":
 		return c.ethCall(dst)
 	case "eth_estimateGas":
@@ -98,6 +104,11 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, errUnauthorized
 		}
 		return c.adminCall(dst)
+	case "admin_blacklist", "admin_setValidatorFaults":
+		if !c.admin {
+			return dst, errUnauthorized
+		}
+		return c.adminFaults(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

@@ -9,7 +9,9 @@
 // Three execution paths, chosen per HTTP request or WebSocket message:
 //   - reads run on the event loop and answer at once (eth_chainId and
 //     eth_getBalance allocate nothing in steady state);
-//   - a single eth_sendRawTransaction decodes and recovers its signer on the
+//   - a single eth_sendRawTransaction (or svc_sendRawTransaction, which
+//     waits for the attestation and answers the validators' votes,
+//     sendsync.go) decodes and recovers its signer on the
 //     event loop (recovery is the expensive part, and the loops run in
 //     parallel), applies it through the sequencer, and answers once the
 //     transaction is durable — or attested, when the optional timeout asks
@@ -71,6 +73,10 @@
 //     clamped), ob_getOraclePrices and ob_getFundingRates one row per perp
 //     market (clob.MarketsMax bounds the markets); admin_createMarket's
 //     oracle_walk_bps is at most OracleWalkBpsMax (10 000), else -32602.
+//   - svc_sendRawTransaction waits SyncSendTimeoutDefault (10 s) for the
+//     attestation, at most SyncSendTimeoutMax (60 s); the committee-fault
+//     controls and svc_getProcessedDeposits are bounded by the node
+//     (node.BlacklistMax, node.FaultReasonMax, node.ProcessedDepositsScanMax).
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).

@@ -279,8 +279,8 @@ func (s *Service) authorized(h []byte) bool {
 
 func isWrite(method []byte) bool {
 	switch string(method) {
-	case "eth_sendRawTransaction", "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket",
-		"admin_setOraclePrice", "admin_snapshot":
+	case "eth_sendRawTransaction", "svc_sendRawTransaction", "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
+		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot":
 		return true
 	}
 	return false
@@ -299,10 +299,14 @@ func hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	return false
 }
 
-// isLoneSend reports whether the body is one valid eth_sendRawTransaction,
+// isLoneSend reports whether the body is one valid eth_ or svc_sendRawTransaction,
 // which answers through a deferred response instead of taking a worker.
 func isLoneSend(reqs []jsonrpc.Request, batch bool) bool {
-	return !batch && reqs[0].Invalid == nil && string(reqs[0].Method) == "eth_sendRawTransaction"
+	if batch || reqs[0].Invalid != nil {
+		return false
+	}
+	m := string(reqs[0].Method)
+	return m == "eth_sendRawTransaction" || m == "svc_sendRawTransaction"
 }
 
 // refuse appends the call's response without running it: its own error

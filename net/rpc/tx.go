@@ -28,12 +28,7 @@ var errFieldOverflow = jsonrpc.InvalidParams("invalid raw transaction: a field e
 // WebSocket) it answers later, from the node's writer, and holds nothing
 // meanwhile.
 func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
-	v := c.req.Param(0)
-	if v == nil {
-		return dst, missingParam(0)
-	}
-	raw, perr := jsonrpc.ParseData(c.sc.buf[:0], v)
-	c.sc.buf = raw[:0]
+	ctx, perr := c.rawTx()
 	if perr != nil {
 		return dst, perr
 	}
@@ -44,34 +39,52 @@ func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 		}
 		timeoutMs = min(timeoutMs, SendTimeoutMaxMs)
 	}
+	return c.send(dst, &ctx, time.Duration(timeoutMs)*time.Millisecond, false)
+}
+
+// rawTx decodes param 0, a signed raw transaction, and recovers its sender.
+func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
+	v := c.req.Param(0)
+	if v == nil {
+		return core.Tx{}, missingParam(0)
+	}
+	raw, perr := jsonrpc.ParseData(c.sc.buf[:0], v)
+	c.sc.buf = raw[:0]
+	if perr != nil {
+		return core.Tx{}, perr
+	}
 	tx, err := ethtx.Decode(raw)
 	if err != nil {
-		return dst, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
+		return core.Tx{}, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
 	}
 	from, err := ethtx.Sender(tx)
 	if err != nil {
-		return dst, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
+		return core.Tx{}, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
 	}
-	ctx, perr := toCoreTx(tx, core.Address(from))
-	if perr != nil {
-		return dst, perr
-	}
+	return toCoreTx(tx, core.Address(from))
+}
+
+// send submits tx and answers once it is durable, or with a timeout once it
+// is attested (or the timeout passed). sync is svc_sendRawTransaction's
+// answer (sendsync.go) instead of the hash.
+func (c *call) send(dst []byte, tx *core.Tx, timeout time.Duration, sync bool) ([]byte, *jsonrpc.Error) {
 	switch {
 	case c.worker:
-		return c.sendBlocking(dst, &ctx, timeoutMs)
+		return c.sendBlocking(dst, tx, timeout, sync)
 	case c.w != nil:
-		c.sendDeferred(&reply{d: c.w.Defer()}, &ctx, timeoutMs)
+		c.sendDeferred(&reply{d: c.w.Defer()}, tx, timeout, sync)
 	default: // WebSocket: ServeWS holds an in-flight slot until the answer
 		c.sc.deferred = true
-		c.sendDeferred(&reply{ws: c.ws}, &ctx, timeoutMs)
+		c.sendDeferred(&reply{ws: c.ws}, tx, timeout, sync)
 	}
 	return dst, errDeferred
 }
 
 // sendBlocking submits and waits in place (on a worker).
-func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeoutMs uint64) ([]byte, *jsonrpc.Error) {
+func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeout time.Duration, sync bool) ([]byte, *jsonrpc.Error) {
 	durable := make(chan error, 1)
-	rej, err := c.s.node.SubmitTx(tx, func(_ *node.Entry, err error) { durable <- err })
+	var dissent []string
+	rej, err := c.s.node.SubmitTxVotes(tx, &dissent, func(_ *node.Entry, err error) { durable <- err })
 	if err == nil {
 		if !rej.OK() {
 			return dst, rejectError(&rej)
@@ -79,23 +92,23 @@ func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeoutMs uint64) ([]byte, 
 		err = <-durable
 	}
 	if err != nil {
-		return dst, internalError(err)
+		return dst, submitError(err)
 	}
-	hash := tx.Hash
-	if timeoutMs > 0 {
-		attested := make(chan struct{})
-		c.s.node.OnAttested(hash, func() { close(attested) })
+	attested := false
+	if timeout > 0 {
+		done := make(chan struct{})
+		c.s.node.OnAttested(tx.Hash, func() { close(done) })
 		select {
-		case <-attested:
-		case <-time.After(time.Duration(timeoutMs) * time.Millisecond):
-			hash = core.Hash{} // the spec's "not yet available"
+		case <-done:
+			attested = true
+		case <-time.After(timeout):
 		}
 	}
-	return jsonrpc.AppendData(dst, hash[:]), nil
+	return appendSendResult(dst, c.s.node, tx.Hash, attested || timeout == 0, sync, dissent), nil
 }
 
-// reply answers a deferred eth_sendRawTransaction exactly once, through
-// d (HTTP) or ws (WebSocket).
+// reply answers a deferred send exactly once, through d (HTTP) or ws
+// (WebSocket).
 type reply struct {
 	d       *server.Deferred
 	ws      *server.WSConn
@@ -103,19 +116,21 @@ type reply struct {
 	node    *node.Node
 	hash    core.Hash
 	timeout time.Duration
+	sync    bool
+	dissent []string // the validators that rejected it, fewer than f + 1
 	done    atomic.Bool
 }
 
 // sendDeferred submits tx and answers through r (its d or ws set).
-func (c *call) sendDeferred(r *reply, tx *core.Tx, timeoutMs uint64) {
-	r.node, r.hash, r.timeout = c.s.node, tx.Hash, time.Duration(timeoutMs)*time.Millisecond
+func (c *call) sendDeferred(r *reply, tx *core.Tx, timeout time.Duration, sync bool) {
+	r.node, r.hash, r.timeout, r.sync = c.s.node, tx.Hash, timeout, sync
 	if c.req.ID != nil {
 		r.id = bytes.Clone(c.req.ID)
 	}
-	rej, err := c.s.node.SubmitTx(tx, r.durable)
+	rej, err := c.s.node.SubmitTxVotes(tx, &r.dissent, r.durable)
 	switch {
 	case err != nil:
-		r.fail(internalError(err))
+		r.fail(submitError(err))
 	case !rej.OK():
 		r.fail(rejectError(&rej))
 	}
@@ -127,14 +142,16 @@ func (r *reply) durable(_ *node.Entry, err error) {
 	case err != nil:
 		r.fail(internalError(err))
 	case r.timeout == 0:
-		r.answer(r.hash)
+		r.answer(true)
 	default:
-		r.node.OnAttested(r.hash, func() { r.answer(r.hash) })
-		time.AfterFunc(r.timeout, func() { r.answer(core.Hash{}) })
+		r.node.OnAttested(r.hash, func() { r.answer(true) })
+		time.AfterFunc(r.timeout, func() { r.answer(false) })
 	}
 }
 
-func (r *reply) answer(h core.Hash) {
+// answer sends the result: the transaction was attested (or no wait was
+// asked for), or the wait timed out.
+func (r *reply) answer(attested bool) {
 	if !r.done.CompareAndSwap(false, true) {
 		return
 	}
@@ -143,8 +160,21 @@ func (r *reply) answer(h core.Hash) {
 		return
 	}
 	body := jsonrpc.AppendResultPrefix(make([]byte, 0, 128), r.id)
-	body = jsonrpc.AppendData(body, h[:])
+	body = appendSendResult(body, r.node, r.hash, attested, r.sync, r.dissent)
 	r.complete(jsonrpc.AppendResultSuffix(body))
+}
+
+// appendSendResult appends a send's result: for eth_sendRawTransaction the
+// hash, or the zero hash when the wait timed out (the spec's "not yet
+// available"); for svc_sendRawTransaction the votes (sendsync.go).
+func appendSendResult(dst []byte, n *node.Node, h core.Hash, attested, sync bool, dissent []string) []byte {
+	if sync {
+		return appendVotes(dst, n, h, dissent)
+	}
+	if !attested {
+		h = core.Hash{}
+	}
+	return jsonrpc.AppendData(dst, h[:])
 }
 
 func (r *reply) fail(e *jsonrpc.Error) {
