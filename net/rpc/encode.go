@@ -152,11 +152,14 @@ func appendBlockRef(dst []byte, r *node.Receipt, compat bool) []byte {
 // blockRef is the block a record is in, by its time in µs and its hash
 // (docs/decisions.md, "Time and blocks"). An auction tick is its own block.
 // An orderbook intent is in the block of the tick it landed in, and in no
-// block until that tick has run and is durable (the spec). Every other
-// record is in the block of its attestation batch: the batch's time, and
-// the digest its validators signed; ok is false until it is attested.
+// block until that tick has run and is durable (the spec). A recovery
+// transaction is in no block (the spec). Every other record is in the block
+// of its attestation batch: the batch's time, and the digest its validators
+// signed; ok is false until it is attested.
 func blockRef(r *node.Receipt) (timeUs int64, hash [32]byte, ok bool) {
 	switch {
+	case r.Rec.Kind == core.RecordTx && r.Rec.Tx.To == core.RecoveryAddress:
+		return 0, zeroHash, false
 	case r.Rec.Kind == core.RecordTick:
 		return r.Rec.TickUs, r.Rec.Tx.Hash, true
 	case r.Rec.Kind == core.RecordTx && r.Rec.Tx.To == core.OrderbookAddress:

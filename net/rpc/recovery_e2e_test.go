@@ -154,7 +154,17 @@ func TestLockAndRecover(t *testing.T) {
 		err = w.eth.SendTransaction(ctx, recoverTx(t, key, 1, target, big.NewInt(1)))
 		wantRPCError(t, err, -32000, "transaction validation failed", "Recovery validation failed: value must be zero")
 
-		w.send(t, tn, recoverTx(t, key, 1, target, nil))
+		rec := recoverTx(t, key, 1, target, nil)
+		w.send(t, tn, rec)
+		// A recovery transaction is in no block (the spec).
+		var raw struct {
+			BlockNumber, BlockHash *string
+			Status                 string
+		}
+		w.call(t, w.rpc, &raw, "eth_getTransactionReceipt", rec.Hash())
+		if raw.BlockNumber != nil || raw.BlockHash != nil || raw.Status != "0x1" {
+			t.Fatalf("%s: recovery receipt %+v, want status 1 in no block", w.name, raw)
+		}
 		w.call(t, w.rpc, &none, "svc_getRecoveryTargetTx", from)
 		if string(none) != "null" {
 			t.Fatalf("%s: recovery target after the recovery %s, want null", w.name, none)
