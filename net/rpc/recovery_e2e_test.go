@@ -238,6 +238,28 @@ func TestEquivocationLocks(t *testing.T) {
 		t.Fatalf("recovery target after a restart %+v %v, want %+v", target, err, want)
 	}
 	w := wire{"HTTP", tn.rpc, tn.admin, tn.eth}
+	var last uint64 // replayed from the log: attested before the restart
+	if w.call(t, w.rpc, &last, "svc_getLastFinalizedNonce", from); last != 0 {
+		t.Fatalf("last finalized nonce after a restart %d, want 0", last)
+	}
 	w.send(t, tn, recoverTx(t, key, 1, target, nil))
-	w.send(t, tn, dynTx(t, key, chainID, 2, to, big.NewInt(1), gwei, fee))
+	transfer := dynTx(t, key, chainID, 2, to, big.NewInt(1), gwei, fee)
+	w.send(t, tn, transfer)
+
+	// After a restart from a snapshot the account is open, and its newest
+	// transaction (in the snapshot, not replayed) is its last finalized.
+	var seq json.RawMessage
+	w.call(t, w.admin, &seq, "admin_snapshot")
+	tn.stop()
+	tn = startNode(t, func(c *node.Config) { c.DataDir = dir })
+	w = wire{"HTTP", tn.rpc, tn.admin, tn.eth}
+	var info struct {
+		Next     uint64      `json:"next_finalized_nonce"`
+		Expected uint64      `json:"expected_nonce"`
+		Last     common.Hash `json:"last_finalized_tx"`
+	}
+	if w.call(t, w.rpc, &info, "svc_getAccountInfo", from); info.Next != 3 || info.Expected != 3 || info.Last != transfer.Hash() {
+		t.Fatalf("account info after a restart from a snapshot %+v, want 3, 3, %s", info, transfer.Hash())
+	}
+	w.send(t, tn, dynTx(t, key, chainID, 3, to, big.NewInt(1), gwei, fee))
 }
