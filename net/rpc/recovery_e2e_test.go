@@ -263,3 +263,20 @@ func TestEquivocationLocks(t *testing.T) {
 	}
 	w.send(t, tn, dynTx(t, key, chainID, 3, to, big.NewInt(1), gwei, fee))
 }
+
+// TestRecoveryBlockCompat: with --compat a recovery's receipt is in its
+// attestation batch's block (strict decoders refuse a receipt in no block,
+// and would wait for it forever).
+func TestRecoveryBlockCompat(t *testing.T) {
+	tn := startNodeWith(t, nodeSetup{compat: true})
+	w := wire{"HTTP", tn.rpc, tn.admin, tn.eth}
+	key, from, fee := devKey(t, 6), devAddr(6), new(big.Int).Mul(gwei, big.NewInt(3))
+	w.send(t, tn, dynTx(t, key, chainID, 0, devAddr(9), big.NewInt(1), gwei, fee))
+	var target targetTx
+	w.call(t, w.admin, &target, "admin_lockAccount", map[string]any{"address": from})
+	rec := recoverTx(t, key, 1, target, nil)
+	w.send(t, tn, rec)
+	if r := tn.waitReceipt(rec.Hash()); r.BlockNumber == nil || r.BlockNumber.Sign() == 0 || r.BlockHash == (common.Hash{}) {
+		t.Fatalf("compat recovery receipt in block %v %s", r.BlockNumber, r.BlockHash)
+	}
+}
