@@ -16,7 +16,9 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 //
 // Checks run in the spec's order: chain id, past nonce, future nonce,
 // pending transaction, balance, base fee; then the ledger's own gas rules
-// and, last, application-level reverts for enshrined addresses.
+// and, last, application-level reverts for enshrined addresses. A locked
+// account and an equivocation (recovery.go) are refused right after the
+// chain id: whatever its nonce, nothing but a recovery passes a lock.
 func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
@@ -43,6 +45,8 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	acc.Native.Cash.Sub(&acc.Native.Cash, &tx.Value)
 	acc.Nonce++
 	acc.pendingSeq = l.seq
+	// Only a recovery passes validate from a locked account: it opens it.
+	acc.newest, acc.locked = tx.Hash, false
 	to := &l.account(tx.To).Native
 	to.Cash.Add(&to.Cash, &tx.Value)
 	l.feesBurned.Add(&l.feesBurned, &fee)
@@ -64,6 +68,9 @@ func (l *Ledger) validate(tx *Tx) Reject {
 		return Reject{Code: RejectChainID, Have: tx.ChainID, Want: l.chainID}
 	}
 	acc := l.accounts[tx.From]
+	if rej := l.checkLock(acc, tx); !rej.OK() {
+		return rej
+	}
 	var nonce uint64
 	if acc != nil {
 		nonce = acc.Nonce
@@ -95,10 +102,13 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 	if !tx.HasTo {
 		return Reject{Code: RejectContractCreation}
 	}
-	if tx.To == BridgeAddress || tx.To == RecoveryAddress {
+	if tx.To == BridgeAddress {
 		// These enshrined applications are not built into this ledger yet:
 		// revert rather than silently accept value sent to them.
 		return Reject{Code: RejectApp, App: tx.To}
+	}
+	if tx.To == RecoveryAddress {
+		return l.checkRecovery(tx)
 	}
 	return Reject{}
 }

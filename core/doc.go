@@ -26,6 +26,14 @@
 //     take at most the withdrawable part (Withdrawable).
 //   - A rejected input changes nothing.
 //
+// Locks (recovery.go, docs/bridge.md §7). Each account keeps the hash of its
+// newest transaction and a lock bit. A transaction that conflicts with the
+// newest one while that is not yet durable is refused as an equivocation;
+// the sequencer then applies an InputLockAccount (logged like any input, so
+// a replay locks at the same place). A locked account's newest transaction
+// is its recovery target, and nothing but a recover call to the Recovery
+// application naming it is accepted from the account until one is.
+//
 // Snapshots. AppendSnapshot writes the whole state as canonical bytes
 // (layout in snapshot.go, the orderbook's in core/clob/doc.go), so that
 // the node can persist it at a tick boundary and, at start-up, load the

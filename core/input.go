@@ -22,6 +22,9 @@ const (
 	// InputSetOracle sets a perp market's oracle price (Book, Price) and
 	// freezes its walk (a test-venue control).
 	InputSetOracle
+	// InputLockAccount locks the account To (an equivocation, or
+	// admin_lockAccount): docs/bridge.md §7.
+	InputLockAccount
 )
 
 // Input is one entry of the sequencer's log: everything that changes the
@@ -33,7 +36,8 @@ type Input struct {
 	// orderbook checks deadlines against it), or the tick time of an
 	// InputTick. Time reaches the ledger only this way.
 	TimeUs int64
-	// InputDeposit: the deposit's id, token, recipient and amount.
+	// InputDeposit: the deposit's id, token, recipient and amount;
+	// InputLockAccount: the account (To).
 	DepositID Hash
 	Token     Address
 	To        Address
@@ -47,9 +51,9 @@ type Input struct {
 	Price uint256.Int
 }
 
-// Apply applies one input. Transactions and market creations may be
+// Apply applies one input. Transactions, market creations and locks may be
 // rejected (rec nil, rej set); deposits, base-fee changes and ticks always
-// apply. Base-fee changes and market creations produce no record.
+// apply. Base-fee changes, market creations and locks produce no record.
 func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 	switch in.Kind {
 	case InputTx:
@@ -72,6 +76,8 @@ func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 		}
 		l.seq++
 		return nil, Reject{}
+	case InputLockAccount:
+		return nil, l.LockAccount(in.To)
 	}
 	panic("BUG: unknown input kind")
 }

@@ -81,6 +81,11 @@ type Account struct {
 	// pendingSeq is the Seq of an applied, not yet durable transaction, 0 if
 	// none. Transient: not part of the snapshot.
 	pendingSeq uint64
+	// newest is the hash of the account's newest transaction (nonce
+	// Nonce − 1); locked says it is locked with newest as its recovery
+	// target (recovery.go).
+	newest Hash
+	locked bool
 }
 
 // Ledger is the state machine. It is not safe for concurrent use: the

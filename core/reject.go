@@ -26,12 +26,25 @@ const (
 	RejectApp
 	// RejectMarket refuses a market creation (Detail says why).
 	RejectMarket
+	// RejectLocked refuses a transaction from a locked account (Target is
+	// its recovery target; docs/bridge.md §7).
+	RejectLocked
+	// RejectEquivocation refuses a transaction that conflicts with the
+	// account's newest, not yet durable transaction (Target). The sequencer
+	// then locks the account with an InputLockAccount and answers
+	// RejectLocked.
+	RejectEquivocation
+	// RejectNoTransaction refuses to lock an account that never sent a
+	// transaction: it has no recovery target.
+	RejectNoTransaction
 )
 
 // Reject describes a refused input. Which fields are meaningful depends on
 // Code: Have/Want for chain id, nonces and gas; Fee/BaseFee for underpriced
 // transactions; App and Reason for RejectApp (Reason is clob.OK when the
-// application is not built on this node); Detail for RejectMarket.
+// application is not built on this node, Detail the reason of an application
+// without clob reasons); Detail for RejectMarket; Target for RejectLocked
+// and RejectEquivocation.
 type Reject struct {
 	Code    RejectCode
 	Have    uint64
@@ -41,6 +54,7 @@ type Reject struct {
 	App     Address
 	Reason  clob.Reason
 	Detail  string
+	Target  TxRef
 }
 
 // OK reports whether the input was accepted.

@@ -21,15 +21,17 @@ import (
 //	+---------+---------+-----+----------+-------------+---------+----------+
 //	| issued: tokenAmounts | obFees: tokenAmounts | engine (clob.Engine.AppendSnapshot) |
 //	+----------------------+----------------------+-------------------------------------+
-//	account:      | address 20 B | nonce u64 | native balance | nTokens u32 | (token 20 B | balance)* |
+//	account:      | address 20 B | nonce u64 | newest 32 B | locked u8 | native balance | nTokens u32 | (token 20 B | balance)* |
 //	balance:      | cash 32 B | locked 32 B |   (the native balance adds | debt 32 B |)
 //	tokenAmounts: | n u32 | (token 20 B | amount 32 B)* |
 //
+// newest is the hash of the account's newest transaction (zero, and locked
+// 0, for an account that never sent one); locked is 0 or 1 (recovery.go).
 // The pending marks are not part of it (see the package doc). Nor is the
 // orderbook's configuration (Config.Orderbook): LoadSnapshot takes it from
 // its caller. No token list holds NativeToken except issued and obFees
 // (an account's native balance has its own field).
-const snapshotMagic = "LSNAP3"
+const snapshotMagic = "LSNAP4"
 
 // AppendSnapshot appends the canonical encoding of the state to dst.
 // Besides dst's growth it allocates only its sort buffers (the accounts,
@@ -53,6 +55,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 		a, acc := &accts[i].addr, accts[i].acc
 		dst = append(dst, a[:]...)
 		dst = binary.BigEndian.AppendUint64(dst, acc.Nonce)
+		dst = appendLock(dst, acc)
 		dst = appendU256(appendBalance(dst, &acc.Native), &acc.Native.Debt)
 		tokens = appendSortedKeys(tokens[:0], acc.tokens)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(tokens)))
@@ -249,7 +252,7 @@ type holding struct {
 // Encoded sizes of the smallest account and token entry, to bound counts
 // by the bytes left before allocating for them.
 const (
-	accountSizeMin = 20 + 8 + 96 + 4
+	accountSizeMin = 20 + 8 + 33 + 96 + 4
 	tokenSizeMin   = 20 + 32
 	balanceSize    = 64
 	// balanceSlabSize is how many token balances a loader allocates at once.
@@ -275,6 +278,7 @@ func (l *Ledger) loadAccounts(r *snapReader) []holding {
 		}
 		prev = a
 		acc.Nonce = r.U64()
+		r.lock(acc)
 		r.balance(&acc.Native)
 		r.U256(&acc.Native.Debt)
 		holdings = append(holdings, holding{NativeToken, a, &acc.Native})

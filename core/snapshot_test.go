@@ -319,8 +319,10 @@ func TestLoadSnapshotRefuses(t *testing.T) {
 		return b
 	}
 	// Offsets: magic 6, chain id 8, seq 8, base fee 32, fees burned 32,
-	// account count 4, then the first account: address 20, nonce 8, cash 32.
-	const nAccts, cash = 6 + 8 + 8 + 32 + 32, 6 + 8 + 8 + 32 + 32 + 4 + 20 + 8
+	// account count 4, then the first account: address 20, nonce 8, newest
+	// transaction 32, lock bit 1, cash 32.
+	const nAccts, lock = 6 + 8 + 8 + 32 + 32, 6 + 8 + 8 + 32 + 32 + 4 + 20 + 8 + 32
+	const cash = lock + 1
 	f("magic", w.cfg, edit(func(b []byte) { b[0] = 'X' }), "magic")
 	other := w.cfg
 	other.ChainID++
@@ -329,6 +331,7 @@ func TestLoadSnapshotRefuses(t *testing.T) {
 	f("account count", w.cfg, edit(func(b []byte) { b[nAccts] = 0xff }), "entries of ≥")
 	f("accounts out of order", w.cfg, edit(func(b []byte) { b[nAccts+4] = 0xff }), "after")
 	f("cash", w.cfg, edit(func(b []byte) { b[cash+31] ^= 1 }), "do not add up")
+	f("lock bit", w.cfg, edit(func(b []byte) { b[lock] = 2 }), "lock bit 2")
 	f("locked above cash", w.cfg, edit(func(b []byte) { b[cash] = 0; b[cash+32] = 1 }), "do not add up")
 	if booked(l) < 2 {
 		t.Fatal("the state has fewer than 2 orders in a book")

@@ -119,6 +119,9 @@ func (w *workload) tick(l *Ledger) (*Input, bool) {
 // next draws one input that is not a tick.
 func (w *workload) next(l *Ledger) *Input {
 	w.serial++
+	if w.chance(3) {
+		return w.lockOrRecover(l)
+	}
 	switch x := w.r.IntN(100); {
 	case x < 55:
 		return w.orderbookTx(l)
@@ -142,6 +145,31 @@ func (w *workload) next(l *Ledger) *Input {
 		w.mids = append(w.mids, int64(100+w.r.IntN(3000)))
 	}
 	return &Input{Kind: InputCreateMarket, Market: m}
+}
+
+// lockOrRecover locks an account (now and then one that never sent a
+// transaction: refused), or sends a recovery for a locked one, mostly a
+// valid one.
+func (w *workload) lockOrRecover(l *Ledger) *Input {
+	for _, a := range w.accts {
+		target, locked := l.RecoveryTarget(a)
+		if !locked {
+			continue
+		}
+		tx := w.tx(l, a)
+		tx.To = RecoveryAddress
+		switch x := w.r.IntN(100); {
+		case x < 5:
+			target.Nonce++
+		case x < 10:
+			target.Hash[0] ^= 1
+		case x < 13:
+			tx.Value.SetUint64(1)
+		}
+		tx.Data = recoverCall(target)
+		return &Input{Kind: InputTx, Tx: tx, TimeUs: w.nowUs}
+	}
+	return &Input{Kind: InputLockAccount, To: w.account()}
 }
 
 // account is a known account, now and then one the ledger has never seen.

@@ -43,6 +43,7 @@
 //	|      4      |     u256     |      u256      |    u256    |   u256    |    u256     |    4    |    8     |
 //	+-------------+--------------+----------------+------------+-----------+-------------+---------+----------+
 //	kind 7, oracle price: | book 32 | price u256 |
+//	kind 8, account lock: | account 20 |
 //
 //	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
 //	value: (below)                                 no gaps (Append, Batches, Batch)
@@ -53,9 +54,10 @@
 //
 // A batch covers the records at places firstPlace … firstPlace+leaves-1. A
 // record's place is its position in log order among the inputs that produce
-// a record (all but base-fee changes, market creations and oracle prices): the order the
-// attester signs them in, and the order of the history listings. The leaves
-// rebuild the Merkle tree (every receipt's proof) without the records.
+// a record (all but base-fee changes, market creations, oracle prices and
+// account locks): the order the attester signs them in, and the order of the
+// history listings. The leaves rebuild the Merkle tree (every receipt's
+// proof) without the records.
 //
 // History, written with the batch that attests it (Append, in the same
 // group commit), read without any lock of the node's:

@@ -33,6 +33,7 @@ func sampleInputs() []*core.Input {
 			LotSize: *uint256.NewInt(1e15), MakerFee: *uint256.NewInt(1e14), TakerFee: *uint256.NewInt(3e14)}},
 		{Kind: core.InputCreateMarket, Market: perpMarket()},
 		{Kind: core.InputSetOracle, Book: clob.Hash{3}, Price: *uint256.NewInt(1_000e16)},
+		{Kind: core.InputLockAccount, To: core.Address{6, 19: 6}},
 	}
 }
 

@@ -25,6 +25,7 @@ const (
 	// unchanged).
 	kindPerpMarket byte = 6
 	kindSetOracle  byte = 7
+	kindLock       byte = 8
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -56,6 +57,8 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 	case core.InputSetOracle:
 		dst = append(append(dst, kindSetOracle), in.Book[:]...)
 		return appendU256(dst, &in.Price)
+	case core.InputLockAccount:
+		return append(append(dst, kindLock), in.To[:]...)
 	}
 	panic("BUG: unknown input kind")
 }
@@ -185,6 +188,9 @@ func DecodeRecord(b []byte) (core.Input, error) {
 	case kindBaseFee:
 		in.Kind = core.InputSetBaseFee
 		r.u256(&in.BaseFee)
+	case kindLock:
+		in.Kind = core.InputLockAccount
+		r.bytes(in.To[:])
 	default:
 		return in, ErrCorrupt
 	}

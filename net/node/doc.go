@@ -46,8 +46,13 @@
 //     balances, positions and the ranking closest to liquidation read the
 //     ledger's margin under the read lock. The ranking is kept with the
 //     ledger sequence it was computed at and is recomputed once that moves.
+//   - Account locks (recovery.go): the ledger reports an equivocation and
+//     the sequencer turns it into a logged lock input under the same lock,
+//     so a replay locks at the same place; the equivocating transaction
+//     itself is refused (999) and never logged.
 //
-// Memory: RAM holds the ledger, the books, the market index (with its
+// Memory: RAM holds the ledger, each account's newest attested transaction
+// (recovery.go), the books, the market index (with its
 // bounded fills and backstop histories), the perp publishing views
 // (perpsubs.go: a tx hash per live trigger, the trigger intents not yet
 // landed, a mark per perp market), the records in

@@ -160,6 +160,8 @@ type Node struct {
 	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
+	// finalized is each account's newest attested transaction (recovery.go).
+	finalized map[core.Address]core.TxRef
 
 	// faults are the committee's injected faults (faults.go): not logged.
 	faults faultBox
@@ -234,6 +236,7 @@ func Open(cfg Config) (*Node, error) {
 		entries:    make(map[core.Hash]*Entry),
 		recent:     newRing(cfg.CacheEntries),
 		awaiting:   make(map[uint64]awaitRef),
+		finalized:  make(map[core.Address]core.TxRef),
 		admitQ:     newQueue[admission](),
 		attestQ:    newQueue[*Entry](),
 		quit:       make(chan struct{}),
@@ -325,6 +328,7 @@ func (n *Node) restore() error {
 			if last != nil && place >= last.FirstPlace && Commitment(rec).Leaf() != last.LeafHashes[place-last.FirstPlace] {
 				return fmt.Errorf("attestation batch %d does not attest the log's record at place %d: the data directory is damaged", last.Seq, place)
 			}
+			n.finalize(rec)
 			n.afterApply(in, rec, nil)
 			return nil
 		}
@@ -414,6 +418,9 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	}
 	rec, rej := n.ledger.Apply(in)
 	if !rej.OK() {
+		if rej.Code == core.RejectEquivocation {
+			return n.equivocated(in.Tx.From, rej.Target)
+		}
 		return rej, nil
 	}
 	var e *Entry

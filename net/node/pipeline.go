@@ -191,6 +191,7 @@ func (n *Node) attester() {
 func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 	for i, e := range group {
 		e.batch, e.index = b, i
+		n.finalize(e.Rec)
 		if old := n.recent.push(e); old != nil && n.entries[old.Rec.Tx.Hash] == old {
 			delete(n.entries, old.Rec.Tx.Hash)
 		}

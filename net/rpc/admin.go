@@ -46,6 +46,8 @@ func (c *call) adminCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.adminCreateMarket(dst)
 	case "admin_setOraclePrice":
 		return c.adminSetOraclePrice(dst)
+	case "admin_lockAccount":
+		return c.adminLockAccount(dst)
 	case "admin_stateHash":
 		// {seq, hash}: the inputs applied and the state hash after them,
 		// to compare a node's state with a replay of its log.

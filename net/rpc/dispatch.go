@@ -94,12 +94,14 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.listReceipts(dst, true)
 	case "svc_listConfirmedReceipts":
 		return c.listReceipts(dst, false)
+	case "svc_getRecoveryTargetTx", "svc_getAccountInfo", "svc_getLastFinalizedNonce":
+		return c.accountRead(dst)
 	case "ob_getMarkets", "ob_getOrderbook", "ob_getOrders", "ob_getCandles", "ob_getPositions",
 		"ob_getTriggers", "ob_getOraclePrices", "ob_getFundingRates", "ob_getRankedPositions",
 		"ob_getFills", "ob_getBackstopTransfers":
 		return c.orderbookRead(dst)
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime", "admin_createMarket", "admin_setOraclePrice",
-		"admin_stateHash", "admin_snapshot":
+		"admin_stateHash", "admin_snapshot", "admin_lockAccount":
 		if !c.admin {
 			return dst, errUnauthorized
 		}

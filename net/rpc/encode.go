@@ -139,7 +139,7 @@ func appendTxIndex(dst []byte, compat bool) []byte {
 // appendBlockRef appends ,"blockHash":…,"blockNumber":… from blockRef, both
 // null for a record in no block.
 func appendBlockRef(dst []byte, r *node.Receipt, compat bool) []byte {
-	timeUs, hash, ok := blockRef(r)
+	timeUs, hash, ok := blockRef(r, compat)
 	if !ok {
 		return append(dst, `,"blockHash":null,"blockNumber":null`...)
 	}
@@ -152,11 +152,15 @@ func appendBlockRef(dst []byte, r *node.Receipt, compat bool) []byte {
 // blockRef is the block a record is in, by its time in µs and its hash
 // (docs/decisions.md, "Time and blocks"). An auction tick is its own block.
 // An orderbook intent is in the block of the tick it landed in, and in no
-// block until that tick has run and is durable (the spec). Every other
-// record is in the block of its attestation batch: the batch's time, and
-// the digest its validators signed; ok is false until it is attested.
-func blockRef(r *node.Receipt) (timeUs int64, hash [32]byte, ok bool) {
+// block until that tick has run and is durable (the spec). A recovery
+// transaction is in no block (the spec), except in compat mode, where
+// strict decoders need one: there it is in its attestation batch's. Every
+// other record is in the block of its attestation batch: the batch's time,
+// and the digest its validators signed; ok is false until it is attested.
+func blockRef(r *node.Receipt, compat bool) (timeUs int64, hash [32]byte, ok bool) {
 	switch {
+	case !compat && r.Rec.Kind == core.RecordTx && r.Rec.Tx.To == core.RecoveryAddress:
+		return 0, zeroHash, false
 	case r.Rec.Kind == core.RecordTick:
 		return r.Rec.TickUs, r.Rec.Tx.Hash, true
 	case r.Rec.Kind == core.RecordTx && r.Rec.Tx.To == core.OrderbookAddress:

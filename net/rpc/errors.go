@@ -83,11 +83,12 @@ func rejectError(rej *core.Reject) *jsonrpc.Error {
 		if rej.App == core.OrderbookAddress {
 			return revertError(appReason(rej.App) + rej.Reason.String())
 		}
-		reason := appReason(rej.App) + "application not available on this node"
 		if rej.App == core.RecoveryAddress { // recovery failures are protocol-level in the spec
-			return validationError(reason)
+			return validationError(appReason(rej.App) + rej.Detail)
 		}
-		return revertError(reason)
+		return revertError(appReason(rej.App) + "application not available on this node")
+	case core.RejectLocked, core.RejectEquivocation:
+		return lockedError(rej.Target)
 	}
 	panic("BUG: unmapped reject code " + strconv.Itoa(int(rej.Code)))
 }

@@ -36,7 +36,7 @@ func (c *call) getReceipt(dst []byte) ([]byte, *jsonrpc.Error) {
 	if !ok || !r.Attested {
 		return append(dst, "null"...), nil
 	}
-	if _, _, inBlock := blockRef(&r); c.s.cfg.Compat && !inBlock {
+	if _, _, inBlock := blockRef(&r, c.s.cfg.Compat); c.s.cfg.Compat && !inBlock {
 		return append(dst, "null"...), nil
 	}
 	return appendReceipt(dst, &r, c.s.cfg.Compat), nil

@@ -280,7 +280,7 @@ func (s *Service) authorized(h []byte) bool {
 func isWrite(method []byte) bool {
 	switch string(method) {
 	case "eth_sendRawTransaction", "svc_sendRawTransaction", "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
-		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot":
+		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
 	}
 	return false
