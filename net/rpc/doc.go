@@ -21,6 +21,11 @@
 //     turn. Over HTTP the connection's later requests wait behind it, so
 //     answers never reorder; over WebSocket answers may reorder.
 //
+// The bridge's REST surface (rest.go, docs/bridge.md §5) shares the port:
+// every request to a path under /v1/, and every GET or HEAD, is REST,
+// hand-routed and answered on the event loop from the node's disk reads;
+// POST elsewhere is JSON-RPC.
+//
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
 // they answer -32600 at once, on the event loop: they never take a worker.
 //
@@ -71,6 +76,8 @@
 //     clamped), ob_getOraclePrices and ob_getFundingRates one row per perp
 //     market (clob.MarketsMax bounds the markets); admin_createMarket's
 //     oracle_walk_bps is at most OracleWalkBpsMax (10 000), else -32602.
+//   - The REST withdrawal listings return ListLimitDefault (500) rows, at
+//     most ListLimitMax (1000) with `limit` (400 beyond).
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).
