@@ -13,6 +13,10 @@
 //	                        attester: committee signs a Merkle root per group
 //	                            │ receipts become visible, waiters wake
 //
+//	writer ──durable withdrawal batch──▶ claimer: signs the pending claims
+//	                                     (withdrawals.go) and stores the
+//	                                     proofs through the writer
+//
 // Groups form by themselves: each stage takes everything that queued up while
 // it was busy, so one fsync and one set of signatures cover more inputs as
 // the load grows, and an idle node answers at once.
@@ -34,6 +38,11 @@
 //     it and resumes at least where the restored state left off.
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
+//   - Bridge withdrawals (withdrawals.go): a tick's outcome rows are stored
+//     in the tick's group commit and published only once durable; a claim
+//     is signed only over a durable row, with at least n − f signers, and
+//     served only once its proof is durable. A restart signs what was left
+//     pending.
 //   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input
 //     like a market creation, so a replay sets the oracle at the same place;
 //     balances, positions and the ranking closest to liquidation read the
@@ -43,7 +52,9 @@
 // Memory: RAM holds the ledger, the books, the market index (with its
 // bounded fills and backstop histories), the perp publishing views
 // (perpsubs.go: a tx hash per live trigger, the trigger intents not yet
-// landed, a mark per perp market), the records in
+// landed, a mark per perp market), a live tick's withdrawal outcomes until
+// its group commit (the rows and the pending claims live on disk; the
+// claimer reads at most ClaimSignMax at a time), the records in
 // flight (MaxInflight bounds them: beyond it Submit refuses with
 // ErrOverloaded rather than queue without bound) and the newest
 // Config.CacheEntries attested records. Everything older is read from the
