@@ -132,3 +132,26 @@ func TestWithdrawalRowCorrupt(t *testing.T) {
 		t.Fatal("a listing over a corrupt row succeeded")
 	}
 }
+
+// TestWithdrawalErrMax: an outcome error longer than WithdrawalErrMax is a
+// bug of the caller, refused before anything is written.
+func TestWithdrawalErrMax(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ok := testRow(1, 500, 0, 1, strings.Repeat("e", WithdrawalErrMax))
+	if err := l.Append(&Group{Withdrawals: []WithdrawalRow{ok}}); err != nil {
+		t.Fatal(err)
+	}
+	if r, _, _, err := l.Withdrawal(ok.Out.TxHash); err != nil || r != ok {
+		t.Fatalf("longest error read back %q (%v)", r.Out.Error, err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("an error of WithdrawalErrMax+1 bytes was stored")
+		}
+	}()
+	l.Append(&Group{Withdrawals: []WithdrawalRow{testRow(2, 500, 1, 1, strings.Repeat("e", WithdrawalErrMax+1))}})
+}

@@ -185,3 +185,23 @@ func TestWithdrawalPendingUntilSigners(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawalClaimPasses: a batch of more than ClaimSignMax executed rows
+// is signed in several passes, every row claimable in the end.
+func TestWithdrawalClaimPasses(t *testing.T) {
+	var in injector
+	n := openNode(t, withdrawalConfig(t, t.TempDir(), &in))
+	defer n.Close()
+	outs := make([]core.WithdrawalOutcome, ClaimSignMax+1)
+	for i := range outs {
+		outs[i] = outcome(0, DevAddress(i%10), core.NativeToken, 1e6, "")
+		outs[i].TxHash[2], outs[i].TxHash[3] = byte(i>>8), byte(i)
+	}
+	in.add(outs...)
+	tickNow(t, n)
+	waitStatus(t, n, outs[0].TxHash, StatusClaimable)
+	waitStatus(t, n, outs[ClaimSignMax].TxHash, StatusClaimable)
+	if left, err := n.log.PendingClaims(nil, 1); err != nil || len(left) != 0 {
+		t.Fatalf("pending after the passes: %d (%v)", len(left), err)
+	}
+}
