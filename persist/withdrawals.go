@@ -138,15 +138,7 @@ func (l *Log) Withdrawal(h core.Hash) (row WithdrawalRow, c *Claim, found bool, 
 		if len(place) != 12 {
 			return ErrCorrupt
 		}
-		key := append([]byte{withdrawalPrefix, wdRow}, place...)
-		v, err := getValue(txn, key)
-		if err != nil {
-			return err
-		}
-		if v == nil {
-			return ErrCorrupt // an index row without its row
-		}
-		if err := decodeWithdrawal(key, v, &row); err != nil {
+		if row, err = readRow(txn, place); err != nil {
 			return err
 		}
 		found = true
@@ -164,6 +156,21 @@ func (l *Log) Withdrawal(h core.Hash) (row WithdrawalRow, c *Claim, found bool, 
 		return WithdrawalRow{}, nil, false, fmt.Errorf("withdrawal %x: %w", h, err)
 	}
 	return row, c, found, nil
+}
+
+// readRow reads the row at place (tick time 8 | position 4), which an
+// index names: a missing row is corruption.
+func readRow(txn *badger.Txn, place []byte) (WithdrawalRow, error) {
+	var w WithdrawalRow
+	key := append([]byte{withdrawalPrefix, wdRow}, place...)
+	item, err := txn.Get(key)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return w, ErrCorrupt // an index row without its row
+	}
+	if err != nil {
+		return w, err
+	}
+	return w, item.Value(func(v []byte) error { return decodeWithdrawal(key, v, &w) })
 }
 
 // getValue copies the value at key; nil, nil when there is none.
@@ -190,23 +197,14 @@ func (l *Log) Withdrawals(dst []WithdrawalRow, account *core.Address, from Withd
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: account == nil, PrefetchSize: min(limit, 100), Prefix: prefix})
 		defer it.Close()
 		for it.Seek(wdPlace(bytes.Clone(prefix), from.TickUs, from.Pos)); it.Valid() && limit > 0; it.Next() {
-			key := it.Item().Key()
-			var v []byte
+			var w WithdrawalRow
 			var err error
-			if account == nil {
-				v, err = it.Item().ValueCopy(nil)
+			if key := it.Item().Key(); account == nil {
+				err = it.Item().Value(func(v []byte) error { return decodeWithdrawal(key, v, &w) })
 			} else {
-				key = append([]byte{withdrawalPrefix, wdRow}, key[len(prefix):]...)
-				v, err = getValue(txn, key)
-				if v == nil && err == nil {
-					err = ErrCorrupt // an index row without its row
-				}
+				w, err = readRow(txn, key[len(prefix):])
 			}
 			if err != nil {
-				return err
-			}
-			var w WithdrawalRow
-			if err := decodeWithdrawal(key, v, &w); err != nil {
 				return err
 			}
 			dst = append(dst, w)
@@ -228,16 +226,8 @@ func (l *Log) PendingClaims(dst []WithdrawalRow, limit int) ([]WithdrawalRow, er
 		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix}) // keys only
 		defer it.Close()
 		for it.Rewind(); it.Valid() && limit > 0; it.Next() {
-			key := append([]byte{withdrawalPrefix, wdRow}, it.Item().Key()[2:]...)
-			v, err := getValue(txn, key)
-			if v == nil && err == nil {
-				err = ErrCorrupt
-			}
+			w, err := readRow(txn, it.Item().Key()[2:])
 			if err != nil {
-				return err
-			}
-			var w WithdrawalRow
-			if err := decodeWithdrawal(key, v, &w); err != nil {
 				return err
 			}
 			dst = append(dst, w)
