@@ -289,7 +289,8 @@ func TestBridgeRESTErrors(t *testing.T) {
 }
 
 // TestBridgeChannelMatchesREST: svc_withdrawals carries, for a batch, the
-// very bytes the REST listing serves for it, all accounts and one account.
+// very bytes the REST listing serves for it, all accounts and one account,
+// live and caught up from since.
 func TestBridgeChannelMatchesREST(t *testing.T) {
 	var q outcomeQueue
 	tn := bridgeNode(t, &q)
@@ -305,6 +306,11 @@ func TestBridgeChannelMatchesREST(t *testing.T) {
 	}
 	if got, want := recv(t, oneCh, oneSub), restOK(t, tn, "/v1/bridge/withdrawals/"+devAddr(1).Hex()+since); !bytes.Equal(got, want) {
 		t.Fatalf("account channel %s\nREST %s", got, want)
+	}
+	// A late subscriber catches up from since: the same bytes again.
+	lateCh, lateSub := tn.ethSubscribe(t, tn.dialWS(t), "svc_withdrawals", map[string]any{"since": tick - 1})
+	if got, want := recv(t, lateCh, lateSub), restOK(t, tn, "/v1/bridge/withdrawals"+since); !bytes.Equal(got, want) {
+		t.Fatalf("caught-up channel %s\nREST %s", got, want)
 	}
 }
 
