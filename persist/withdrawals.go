@@ -189,17 +189,30 @@ func getValue(txn *badger.Txn, key []byte) ([]byte, error) {
 // order, at most limit of them: every withdrawer's, or only account's when
 // it is not nil. It reads one consistent view, beside Append.
 func (l *Log) Withdrawals(dst []WithdrawalRow, account *core.Address, from WithdrawalCursor, limit int) ([]WithdrawalRow, error) {
+	if account == nil {
+		return l.scanRows(dst, []byte{withdrawalPrefix, wdRow}, from, limit, "withdrawal listing")
+	}
+	return l.scanRows(dst, append([]byte{withdrawalPrefix, wdAccount}, account[:]...), from, limit, "withdrawal listing")
+}
+
+// PendingClaims appends to dst the oldest executed rows that have no claim
+// yet, at most limit of them, in (TickUs, Pos) order.
+func (l *Log) PendingClaims(dst []WithdrawalRow, limit int) ([]WithdrawalRow, error) {
+	return l.scanRows(dst, []byte{withdrawalPrefix, wdPending}, WithdrawalCursor{}, limit, "pending withdrawal claims")
+}
+
+// scanRows appends up to limit rows of the family under prefix, whose keys
+// end in a place, from `from` on: the rows themselves, or the rows an index
+// names; what names the read in an error.
+func (l *Log) scanRows(dst []WithdrawalRow, prefix []byte, from WithdrawalCursor, limit int, what string) ([]WithdrawalRow, error) {
+	rows := prefix[1] == wdRow
 	err := l.db.View(func(txn *badger.Txn) error {
-		prefix := []byte{withdrawalPrefix, wdRow}
-		if account != nil {
-			prefix = append([]byte{withdrawalPrefix, wdAccount}, account[:]...)
-		}
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: account == nil, PrefetchSize: min(limit, 100), Prefix: prefix})
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: rows, PrefetchSize: min(max(limit, 1), 100), Prefix: prefix})
 		defer it.Close()
 		for it.Seek(wdPlace(bytes.Clone(prefix), from.TickUs, from.Pos)); it.Valid() && limit > 0; it.Next() {
 			var w WithdrawalRow
 			var err error
-			if key := it.Item().Key(); account == nil {
+			if key := it.Item().Key(); rows {
 				err = it.Item().Value(func(v []byte) error { return decodeWithdrawal(key, v, &w) })
 			} else {
 				w, err = readRow(txn, key[len(prefix):])
@@ -213,30 +226,7 @@ func (l *Log) Withdrawals(dst []WithdrawalRow, account *core.Address, from Withd
 		return nil
 	})
 	if err != nil {
-		return dst, fmt.Errorf("withdrawal listing: %w", err)
-	}
-	return dst, nil
-}
-
-// PendingClaims appends to dst the oldest executed rows that have no claim
-// yet, at most limit of them, in (TickUs, Pos) order.
-func (l *Log) PendingClaims(dst []WithdrawalRow, limit int) ([]WithdrawalRow, error) {
-	err := l.db.View(func(txn *badger.Txn) error {
-		prefix := []byte{withdrawalPrefix, wdPending}
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix}) // keys only
-		defer it.Close()
-		for it.Rewind(); it.Valid() && limit > 0; it.Next() {
-			w, err := readRow(txn, it.Item().Key()[2:])
-			if err != nil {
-				return err
-			}
-			dst = append(dst, w)
-			limit--
-		}
-		return nil
-	})
-	if err != nil {
-		return dst, fmt.Errorf("pending withdrawal claims: %w", err)
+		return dst, fmt.Errorf("%s: %w", what, err)
 	}
 	return dst, nil
 }
