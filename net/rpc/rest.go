@@ -51,7 +51,7 @@ func (s *Service) serveREST(req *http1.Request, w *server.Response) {
 		w.Allow = restAllow
 		restError(w, 405, "method not allowed: "+restAllow)
 	case r == routeConfig:
-		if _, msg := parseQuery(req.Query, nil); msg != "" {
+		if msg := parseQuery(req.Query, nil); msg != "" {
 			restError(w, 400, msg)
 			return
 		}
@@ -128,7 +128,7 @@ type listQuery struct {
 // parseQuery parses a query of name=value pairs into set, which takes each
 // known name once; an unknown name, a repeated one or a pair without '='
 // is an error message (empty pieces between '&' are skipped).
-func parseQuery(q []byte, set func(name, value string) string) (map[string]bool, string) {
+func parseQuery(q []byte, set func(name, value string) string) string {
 	seen := make(map[string]bool)
 	for len(q) > 0 {
 		var pair []byte
@@ -138,10 +138,10 @@ func parseQuery(q []byte, set func(name, value string) string) (map[string]bool,
 		}
 		name, value, ok := bytes.Cut(pair, []byte("="))
 		if !ok {
-			return nil, "malformed query parameter " + strconv.Quote(string(pair)) + ": want name=value"
+			return "malformed query parameter " + strconv.Quote(string(pair)) + ": want name=value"
 		}
 		if seen[string(name)] {
-			return nil, "query parameter " + strconv.Quote(string(name)) + " given twice"
+			return "query parameter " + strconv.Quote(string(name)) + " given twice"
 		}
 		seen[string(name)] = true
 		msg := "unknown query parameter " + strconv.Quote(string(name))
@@ -149,16 +149,16 @@ func parseQuery(q []byte, set func(name, value string) string) (map[string]bool,
 			msg = set(string(name), string(value))
 		}
 		if msg != "" {
-			return nil, msg
+			return msg
 		}
 	}
-	return seen, ""
+	return ""
 }
 
 // parseListQuery parses since, since_id and limit.
 func parseListQuery(raw []byte) (listQuery, string) {
 	q := listQuery{limit: ListLimitDefault}
-	_, msg := parseQuery(raw, func(name, value string) string {
+	msg := parseQuery(raw, func(name, value string) string {
 		switch name {
 		case "since":
 			v, err := strconv.ParseInt(value, 10, 64)
@@ -233,7 +233,7 @@ func (s *Service) serveListing(req *http1.Request, account *core.Address, w *ser
 
 // serveByID answers a withdrawal's status and, once claimable, its proof.
 func (s *Service) serveByID(req *http1.Request, id string, w *server.Response) {
-	if _, msg := parseQuery(req.Query, nil); msg != "" {
+	if msg := parseQuery(req.Query, nil); msg != "" {
 		restError(w, 400, msg)
 		return
 	}
