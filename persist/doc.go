@@ -80,6 +80,19 @@
 // node's subs tick codec; opaque here), written with the tick's input. Only
 // the newest KeepTicks stay: Append deletes older ones in the same write.
 //
+// Bridge withdrawals (withdrawals.go): 'w' and a family byte. The rows and
+// indexes are written with the tick's input that executed them; a claim
+// with the group commit after the committee signed it, which also takes
+// the row out of the pending set (in one write). Retention leaves them.
+//
+//	'w' 'r' | tick time 8 | position 4         → tx hash 32 | seq 8 | withdrawer 20 |
+//	                                              to 20 | token 20 | amount u256 |
+//	                                              errLen 1 | error
+//	'w' 'h' | tx hash 32                       → tick time 8 | position 4
+//	'w' 'a' | withdrawer 20 | tick time 8 | position 4 → (empty)
+//	'w' 'q' | tick time 8 | position 4         → (empty): executed, no claim yet
+//	'w' 'c' | tx hash 32                       → claim hash 32 | proof
+//
 // A value that does not decode exactly (wrong length, unknown kind, a u256
 // with a leading zero byte) is corruption: Replay and Batches stop with an
 // error rather than guess.

@@ -137,6 +137,10 @@ type Group struct {
 	// Ticks are stored in the inputs' transaction, keeping the newest
 	// KeepTicks (ticks.go).
 	Ticks []StoredTick
+	// Withdrawals are the outcome rows of the ticks among the inputs
+	// (withdrawals.go), Claims the claim proofs signed since the last group.
+	Withdrawals []WithdrawalRow
+	Claims      []Claim
 	// Snapshot, when set, is stored once every input up to its Seq is.
 	Snapshot *Snapshot
 }
@@ -144,6 +148,7 @@ type Group struct {
 // Reset empties g for reuse.
 func (g *Group) Reset() {
 	g.Inputs, g.Batches, g.Links, g.Ticks, g.Snapshot = g.Inputs[:0], g.Batches[:0], g.Links[:0], g.Ticks[:0], nil
+	g.Withdrawals, g.Claims = g.Withdrawals[:0], g.Claims[:0]
 }
 
 // Append makes a group durable with one synced write (more only if the group
@@ -176,6 +181,16 @@ func (l *Log) Append(g *Group) error {
 	}
 	for i := range g.Links {
 		if err := s.putLink(&g.Links[i]); err != nil {
+			return err
+		}
+	}
+	for i := range g.Withdrawals {
+		if err := s.putWithdrawal(&g.Withdrawals[i]); err != nil {
+			return err
+		}
+	}
+	for i := range g.Claims {
+		if err := s.putClaim(&g.Claims[i]); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A short tour of the API with curl against make run. Every POST to any path
-# is JSON-RPC (single or batch); the path is cosmetic. Each call is followed
+# A short tour of the API with curl against make run. Every POST outside
+# /v1/ is JSON-RPC (single or batch; the path is cosmetic; /v1/bridge/… is
+# the bridge's REST surface, GET only). Each call is followed
 # by the answer a fresh dev node gives ("…" ends an answer shown in part);
 # bench/clients checks them.
 set -euo pipefail

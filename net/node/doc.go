@@ -15,6 +15,10 @@
 //	                            │ waits while they are fewer than a quorum)
 //	                            │ receipts become visible, waiters wake
 //
+//	writer ──durable withdrawal batch──▶ claimer: signs the pending claims
+//	                                     (withdrawals.go) and stores the
+//	                                     proofs through the writer
+//
 // Groups form by themselves: each stage takes everything that queued up while
 // it was busy, so one fsync and one set of signatures cover more inputs as
 // the load grows, and an idle node answers at once.
@@ -41,6 +45,11 @@
 //     held batch's records are durable, so the restart attests them.
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
+//   - Bridge withdrawals (withdrawals.go): a tick's outcome rows are stored
+//     in the tick's group commit and published only once durable; a claim
+//     is signed only over a durable row, with at least n − f signers, and
+//     served only once its proof is durable. A restart signs what was left
+//     pending.
 //   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input
 //     like a market creation, so a replay sets the oracle at the same place;
 //     balances, positions and the ranking closest to liquidation read the
@@ -55,7 +64,9 @@
 // (recovery.go), the books, the market index (with its
 // bounded fills and backstop histories), the perp publishing views
 // (perpsubs.go: a tx hash per live trigger, the trigger intents not yet
-// landed, a mark per perp market), the records in
+// landed, a mark per perp market), a live tick's withdrawal outcomes until
+// its group commit (the rows and the pending claims live on disk; the
+// claimer reads at most ClaimSignMax at a time), the records in
 // flight (MaxInflight bounds them: beyond it Submit refuses with
 // ErrOverloaded rather than queue without bound) and the newest
 // Config.CacheEntries attested records. Everything older is read from the

@@ -151,6 +151,7 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 			// from the store would cut the chain a restarted hub replays
 			// `since` from (StoredTicks).
 			e.publish = n.buildTick(res, e) // chains to the previous tick
+			n.recordWithdrawals(e)
 		}
 		n.lastTickHash = clob.Hash(rec.Tx.Hash)
 		return links

@@ -98,6 +98,14 @@ type Config struct {
 	// to fail a group commit as a failing disk would: an error it returns
 	// is the commit's.
 	BeforeAppend func() error
+	// InjectWithdrawals, when set, replaces the ledger's withdrawal
+	// outcomes of each live tick (Ledger.LastWithdrawals) with what it
+	// returns for the tick's time: tests drive the withdrawal pipeline
+	// with it.
+	InjectWithdrawals func(tickUs int64) []core.WithdrawalOutcome
+	// ClaimSigners, when set, replaces signingValidators for claims: tests
+	// take signers away to keep withdrawals pending.
+	ClaimSigners func() []int
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
@@ -166,8 +174,11 @@ type Node struct {
 	// faults are the committee's injected faults (faults.go): not logged.
 	faults faultBox
 
-	admitQ    *queue[admission]
-	attestQ   *queue[*Entry]
+	admitQ  *queue[admission]
+	attestQ *queue[*Entry]
+	// claimWake wakes the claimer (withdrawals.go) after a durable
+	// withdrawal batch.
+	claimWake chan struct{}
 	quit      chan struct{}
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -182,15 +193,16 @@ type awaitRef struct {
 }
 
 // admission is what the writer stores with its next group commit: an
-// applied input (with the tick links of a tick), an attestation batch, or a
-// snapshot.
+// applied input (with the tick links of a tick), an attestation batch,
+// withdrawal claims, or a snapshot.
 type admission struct {
-	in    *core.Input
-	entry *Entry // nil for inputs without a record (base-fee changes)
-	links []persist.TickLink
-	batch *persist.Batch
-	snap  *persist.Snapshot
-	done  func(*Entry, error)
+	in     *core.Input
+	entry  *Entry // nil for inputs without a record (base-fee changes)
+	links  []persist.TickLink
+	batch  *persist.Batch
+	claims []persist.Claim
+	snap   *persist.Snapshot
+	done   func(*Entry, error)
 }
 
 // Open replays the log in cfg.DataDir and starts the pipeline.
@@ -239,6 +251,7 @@ func Open(cfg Config) (*Node, error) {
 		finalized:  make(map[core.Address]core.TxRef),
 		admitQ:     newQueue[admission](),
 		attestQ:    newQueue[*Entry](),
+		claimWake:  make(chan struct{}, 1),
 		quit:       make(chan struct{}),
 		logScanMax: LogScanMax,
 	}
@@ -269,10 +282,11 @@ func Open(cfg Config) (*Node, error) {
 			time.Since(start).Round(time.Millisecond), n.replayedFrom, lg.Len()-n.replayedFrom, n.inflight)
 	}
 	n.snap.init(n)
-	n.wg.Add(3)
+	n.wg.Add(4)
 	go n.writer()
 	go n.attester()
 	go n.snapshotter()
+	go n.claimer()
 	if _, manual := cfg.Clock.(*ManualClock); !manual {
 		n.wg.Add(1)
 		go n.ticker()

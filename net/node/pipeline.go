@@ -29,6 +29,8 @@ type Entry struct {
 	// publish is a tick's subscription data, handed to the publisher once
 	// the tick is durable.
 	publish *subs.Tick
+	// withdrawals are a live tick's withdrawal outcomes, for the writer.
+	withdrawals []persist.WithdrawalRow
 }
 
 // writer makes applied inputs durable in groups, then hands records to the
@@ -55,8 +57,13 @@ func (n *Node) writer() {
 					t := a.entry.publish
 					g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: subs.AppendTick(nil, t)})
 				}
+				if a.entry != nil {
+					g.Withdrawals = append(g.Withdrawals, a.entry.withdrawals...)
+				}
 			case a.batch != nil:
 				g.Batches = append(g.Batches, a.batch)
+			case a.claims != nil:
+				g.Claims = append(g.Claims, a.claims...)
 			default:
 				g.Snapshot = a.snap // at most one: the snapshotter waits for each
 			}
@@ -82,7 +89,13 @@ func (n *Node) writer() {
 			}
 		}
 		n.mu.Unlock()
+		if len(g.Withdrawals) > 0 {
+			n.wakeClaimer()
+		}
 		for _, a := range group {
+			if a.entry != nil {
+				a.entry.withdrawals = nil
+			}
 			if a.entry != nil && a.entry.publish != nil {
 				if pub != nil {
 					pub.PublishTick(a.entry.publish)
@@ -198,12 +211,16 @@ func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 	}
 }
 
-// storeBatch hands b to the writer and waits until it is durable. It
-// reports false when it is not: the node is closing (the writer is gone) or
-// the log write failed (fail already stopped the node).
-func (n *Node) storeBatch(b *persist.Batch) bool {
+// storeBatch hands b to the writer and waits until it is durable (store).
+func (n *Node) storeBatch(b *persist.Batch) bool { return n.store(admission{batch: b}) }
+
+// store hands a (a batch or claims) to the writer and waits until it is
+// durable. It reports false when it is not: the node is closing (the writer
+// is gone) or the log write failed (fail already stopped the node).
+func (n *Node) store(a admission) bool {
 	stored := make(chan error, 1)
-	if !n.admitQ.push(admission{batch: b, done: func(_ *Entry, err error) { stored <- err }}) {
+	a.done = func(_ *Entry, err error) { stored <- err }
+	if !n.admitQ.push(a) {
 		return false
 	}
 	return <-stored == nil

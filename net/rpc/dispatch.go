@@ -86,6 +86,8 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.unsubscribe(dst)
 	case "svc_getCommittee":
 		return c.getCommittee(dst), nil
+	case "svc_getBridgeClaimProof":
+		return c.bridgeClaimProof(dst)
 	case "svc_metrics":
 		return c.metrics(dst), nil
 	case "svc_pastPerfectTime":

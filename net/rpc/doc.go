@@ -23,6 +23,11 @@
 //     turn. Over HTTP the connection's later requests wait behind it, so
 //     answers never reorder; over WebSocket answers may reorder.
 //
+// The bridge's REST surface (rest.go, docs/bridge.md §5) shares the port:
+// every request to a path under /v1/, and every GET or HEAD, is REST,
+// hand-routed and answered on the event loop from the node's disk reads;
+// POST elsewhere is JSON-RPC.
+//
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
 // they answer -32600 at once, on the event loop: they never take a worker.
 //
@@ -77,6 +82,8 @@
 //     attestation, at most SyncSendTimeoutMax (60 s); the committee-fault
 //     controls and svc_getProcessedDeposits are bounded by the node
 //     (node.BlacklistMax, node.FaultReasonMax, node.ProcessedDepositsScanMax).
+//   - The REST withdrawal listings return ListLimitDefault (500) rows, at
+//     most ListLimitMax (1000) with `limit` (400 beyond).
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).

@@ -187,7 +187,7 @@ type origin struct {
 
 // Serve implements server.Handler.
 func (s *Service) Serve(req *http1.Request, w *server.Response) {
-	if string(req.Method) != "POST" {
+	if isREST(req) {
 		s.serveREST(req, w)
 		return
 	}

@@ -279,7 +279,9 @@ func (cs *connState) dispatch(req *http1.Request) step {
 			w.Body = w.Body[:0]
 			return stepWait
 		}
-		cs.out = appendResponse(cs.out, w.Status, w.ContentType, w.Body, cs.meta)
+		m := cs.meta
+		m.allow = w.Allow
+		cs.out = appendResponse(cs.out, w.Status, w.ContentType, w.Body, m)
 		if cap(w.Body) > bufRetainMax {
 			w.Body = nil
 		}

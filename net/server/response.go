@@ -26,6 +26,9 @@ type Response struct {
 	Status      int    // 200..999; 204 and 304 need an empty Body
 	ContentType string // must not contain CR or LF
 	Body        []byte // reset to [:0] before each Serve; for HEAD only its length is sent
+	// Allow, when set, is sent as an Allow header (a 405's methods); it
+	// must not contain CR or LF. Not kept by Defer.
+	Allow string
 
 	cs       *connState
 	deferred *Deferred
@@ -35,6 +38,7 @@ func (w *Response) reset() {
 	w.Status = 200
 	w.ContentType = "application/json"
 	w.Body = w.Body[:0]
+	w.Allow = ""
 	w.deferred = nil
 }
 
@@ -124,6 +128,8 @@ type respMeta struct {
 	// origin is the request's Origin the policy admits, granted with
 	// Access-Control-Allow-Origin; nil when the request has none.
 	origin []byte
+	// allow is the handler's Allow header value (Response.Allow).
+	allow string
 }
 
 func metaOf(req *http1.Request) respMeta {
@@ -145,6 +151,9 @@ func (m respMeta) appendExtra(dst []byte) []byte {
 		dst = append(dst, "Access-Control-Allow-Origin: "...)
 		dst = append(dst, m.origin...) // the parser admits no CR, LF or other controls
 		dst = append(dst, "\r\nVary: Origin\r\n"...)
+	}
+	if m.allow != "" {
+		dst = append(append(append(dst, "Allow: "...), m.allow...), "\r\n"...)
 	}
 	return dst
 }

@@ -62,7 +62,7 @@ func (e *env) start(clock string) error {
 	e.token = hex.EncodeToString(token[:])
 	cfg := node.Config{DataDir: e.dir, ChainID: chainID, BaseFee: *uint256.NewInt(baseFeeWei),
 		Validators: validators, CommitteeSeed: []byte("loadgen"), Clock: node.WallClock{}, Genesis: node.DevGenesis(),
-		Markets: append(node.DevMarkets(), node.DevPerpMarkets()...), BeforeAppend: func() error { e.groups.Add(1); return nil }}
+		Markets: append(node.DevMarkets(), node.DevPerpMarkets()...), Bridge: node.DevBridgeConfig(), BeforeAppend: func() error { e.groups.Add(1); return nil }}
 	var manual *node.ManualClock
 	if clock == "manual" {
 		manual = node.NewManualClock(time.Now().UnixMicro())

@@ -32,7 +32,13 @@
 //	          followed by one of the same size against bench/baseline's
 //	          net/http + gorilla/websocket broadcaster fed the same payload,
 //	          and the ratios are printed (about a minute at the defaults)
-//	all       the five in turn
+//	withdraw  bridge withdrawals (one native unit each) from conns*pipeline
+//	          fresh accounts, each sending its pre-signed withdraw
+//	          transactions one after another, each run followed by a
+//	          transfer run of the same size: withdrawals/s, their ratio to
+//	          transfers/s, and for up to -fill-sample of them the time from
+//	          their batch to claimable (withdraw.go)
+//	all       the five in turn (not withdraw)
 //	soak      (not part of all) the real ledgerd process under endless
 //	          transfers, for its memory: see below
 //
@@ -157,7 +163,7 @@ const (
 
 func main() {
 	o := options{recoveryTxs: recoveryTxs}
-	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs, all (the five), perp (orders on spot, then on a perp market) or soak")
+	flag.StringVar(&o.scenario, "scenario", "transfer", "chainid, balance, transfer, orders, subs, all (the five), perp (orders on spot, then on a perp market), withdraw (bridge withdrawals, then transfers) or soak")
 	flag.DurationVar(&o.duration, "duration", 5*time.Second, "length of each timed run (soak: of each binary's run, up to 1h)")
 	flag.IntVar(&o.conns, "conns", 16, "keep-alive connections")
 	flag.IntVar(&o.pipeline, "pipeline", 1, "requests in flight per connection")
@@ -193,8 +199,8 @@ func main() {
 
 func (o *options) check() error {
 	switch {
-	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all", "perp", "soak"}, o.scenario):
-		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs, all, perp or soak, got %q", o.scenario)
+	case !slices.Contains([]string{"chainid", "balance", "transfer", "orders", "subs", "all", "perp", "withdraw", "soak"}, o.scenario):
+		return fmt.Errorf("-scenario must be chainid, balance, transfer, orders, subs, all, perp, withdraw or soak, got %q", o.scenario)
 	case o.scenario == "soak":
 		if err := o.checkSoak(); err != nil {
 			return err
@@ -276,6 +282,8 @@ func run(ctx context.Context, o *options, w io.Writer) error {
 			err = runOrders(ctx, w, e, o)
 		case "perp":
 			err = runPerp(ctx, w, e, o)
+		case "withdraw":
+			err = runWithdrawals(ctx, w, e, o)
 		case "subs":
 			err = runSubs(ctx, w, e, o)
 		}
