@@ -11,8 +11,8 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 // ApplyTx validates tx against the current state and, if it passes, applies
 // it completely: value and fee move, the nonce advances and the sender is
 // marked pending until Settle; an orderbook call is admitted by the engine
-// (timeUs is the sequencer's admission time). On rejection nothing changes
-// and rec is nil.
+// and a withdrawal queued for its batch, fee-free (timeUs is the
+// sequencer's admission time). On rejection nothing changes and rec is nil.
 //
 // Checks run in the spec's order: chain id, past nonce, future nonce,
 // pending transaction, balance, base fee; then the ledger's own gas rules
@@ -20,6 +20,9 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
+	}
+	if tx.To == BridgeAddress {
+		return l.applyWithdraw(tx, timeUs)
 	}
 	l.seq++
 	_, existed := l.accounts[tx.From]
@@ -95,8 +98,8 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 	if !tx.HasTo {
 		return Reject{Code: RejectContractCreation}
 	}
-	if tx.To == BridgeAddress || tx.To == RecoveryAddress {
-		// These enshrined applications are not built into this ledger yet:
+	if tx.To == RecoveryAddress {
+		// This enshrined application is not built into this ledger yet:
 		// revert rather than silently accept value sent to them.
 		return Reject{Code: RejectApp, App: tx.To}
 	}
@@ -110,17 +113,21 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 // need (docs/perps.md). A gas
 // limit below TxGas cannot pay for the gas the transaction uses either: the
 // spec has no reason of its own for that, and this is the one that says
-// what is wrong, that the transaction cannot be paid for.
+// what is wrong, that the transaction cannot be paid for. A withdrawal is
+// exempt from gas (docs/bridge.md §2): only its value counts.
 func (l *Ledger) covers(acc *Account, tx *Tx) bool {
-	if tx.Gas < TxGas {
+	gasFree := tx.To == BridgeAddress
+	if tx.Gas < TxGas && !gasFree {
 		return false
 	}
 	if acc == nil {
-		return tx.Value.IsZero() && (tx.Gas == 0 || tx.GasFeeCap.IsZero())
+		return tx.Value.IsZero() && (gasFree || tx.Gas == 0 || tx.GasFeeCap.IsZero())
 	}
 	var cost uint256.Int
-	if _, overflow := cost.MulOverflow(uint256.NewInt(tx.Gas), &tx.GasFeeCap); overflow {
-		return false
+	if !gasFree {
+		if _, overflow := cost.MulOverflow(uint256.NewInt(tx.Gas), &tx.GasFeeCap); overflow {
+			return false
+		}
 	}
 	if _, overflow := cost.AddOverflow(&cost, &tx.Value); overflow {
 		return false

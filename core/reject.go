@@ -31,7 +31,8 @@ const (
 // Reject describes a refused input. Which fields are meaningful depends on
 // Code: Have/Want for chain id, nonces and gas; Fee/BaseFee for underpriced
 // transactions; App and Reason for RejectApp (Reason is clob.OK when the
-// application is not built on this node); Detail for RejectMarket.
+// application is not the orderbook); Detail for RejectMarket and for the
+// Bridge's RejectApp (the reason after "Bridge validation failed: ").
 type Reject struct {
 	Code    RejectCode
 	Have    uint64

@@ -16,20 +16,21 @@ import (
 // tokens by token address, so the bytes depend only on the state):
 //
 //	+---------+---------+-----+----------+-------------+---------+----------+
-//	| "LSNAP2"| chainID | seq | baseFee  | feesBurned  | nAccts  | accounts |
+//	| "LSNAP4"| chainID | seq | baseFee  | feesBurned  | nAccts  | accounts |
 //	|  6 B    |  u64    | u64 | 32 B     | 32 B        | u32     |   ...    |
 //	+---------+---------+-----+----------+-------------+---------+----------+
-//	| issued: tokenAmounts | obFees: tokenAmounts | engine (clob.Engine.AppendSnapshot) |
-//	+----------------------+----------------------+-------------------------------------+
+//	| issued: tokenAmounts | obFees: tokenAmounts | withdrawals (withdraw.go) | engine (clob.Engine.AppendSnapshot) |
+//	+----------------------+----------------------+---------------------------+-------------------------------------+
 //	account:      | address 20 B | nonce u64 | native balance | nTokens u32 | (token 20 B | balance)* |
 //	balance:      | cash 32 B | locked 32 B |   (the native balance adds | debt 32 B |)
 //	tokenAmounts: | n u32 | (token 20 B | amount 32 B)* |
 //
 // The pending marks are not part of it (see the package doc). Nor is the
 // orderbook's configuration (Config.Orderbook): LoadSnapshot takes it from
-// its caller. No token list holds NativeToken except issued and obFees
-// (an account's native balance has its own field).
-const snapshotMagic = "LSNAP3"
+// its caller, nor the bridge's (Config.Bridge, WithdrawalsPerBatchMax). No
+// token list holds NativeToken except issued, obFees and withdrawn (an
+// account's native balance has its own field).
+const snapshotMagic = "LSNAP4"
 
 // AppendSnapshot appends the canonical encoding of the state to dst.
 // Besides dst's growth it allocates only its sort buffers (the accounts,
@@ -63,6 +64,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 	}
 	dst = appendTokenAmounts(dst, l.issued, tokens[:0])
 	dst = appendTokenAmounts(dst, l.obFees, tokens[:0])
+	dst = l.appendWithdrawals(dst, tokens[:0])
 	return l.engine.AppendSnapshot(dst)
 }
 
@@ -90,7 +92,8 @@ func (l *Ledger) StateHash() Hash { return Keccak256Hash(l.AppendSnapshot(nil)) 
 
 // CheckSupply verifies the conservation invariant for every token: cash
 // (locked included) minus debt, minus the cost of the open perp positions,
-// plus fees taken equals everything ever issued (genesis and deposits)
+// plus fees taken and withdrawals burned equals everything ever issued
+// (genesis and deposits)
 // (docs/perps.md, "Invariants"); no account has more locked than cash, and
 // none has debt and free cash at once.
 func (l *Ledger) CheckSupply() bool {
@@ -121,12 +124,16 @@ func addCash(sums map[Address]*uint256.Int, token Address, b *Balance) bool {
 }
 
 // supplyMatches finishes CheckSupply from the sums of every balance's cash
-// and the native debt: Σ Cash + fees = issued + Σ Debt + Σ cost of the
-// perp positions (signed; each side moved to where it is positive).
+// and the native debt: Σ Cash + fees + withdrawn = issued + Σ Debt + Σ
+// cost of the perp positions (signed; each side moved to where it is
+// positive).
 func (l *Ledger) supplyMatches(sums map[Address]*uint256.Int, debt *uint256.Int) bool {
 	addTo(sums, NativeToken, &l.feesBurned)
 	for t, f := range l.obFees {
 		addTo(sums, t, f)
+	}
+	for t, w := range l.wd.withdrawn {
+		addTo(sums, t, w)
 	}
 	issued := make(map[Address]*uint256.Int, len(l.issued))
 	for t, v := range l.issued {
@@ -211,7 +218,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
 		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
-	l := &Ledger{chainID: r.U64(), seq: r.U64()}
+	l := &Ledger{chainID: r.U64(), seq: r.U64(), wd: newWithdrawals(&cfg)}
 	if r.Err == nil && l.chainID != cfg.ChainID {
 		return nil, fmt.Errorf("chain id %d, configured %d", l.chainID, cfg.ChainID)
 	}
@@ -220,6 +227,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	holdings := l.loadAccounts(&r)
 	l.issued = r.tokenAmounts()
 	l.obFees = r.tokenAmounts()
+	l.loadWithdrawals(&r)
 	if r.Err != nil {
 		return nil, r.Err
 	}

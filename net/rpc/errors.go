@@ -83,6 +83,9 @@ func rejectError(rej *core.Reject) *jsonrpc.Error {
 		if rej.App == core.OrderbookAddress {
 			return revertError(appReason(rej.App) + rej.Reason.String())
 		}
+		if rej.App == core.BridgeAddress {
+			return revertError(appReason(rej.App) + rej.Detail)
+		}
 		reason := appReason(rej.App) + "application not available on this node"
 		if rej.App == core.RecoveryAddress { // recovery failures are protocol-level in the spec
 			return validationError(reason)
