@@ -132,7 +132,7 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 	if _, overflow := cost.AddOverflow(&cost, &tx.Value); overflow {
 		return false
 	}
-	avail := l.Withdrawable(NativeToken, tx.From)
+	avail := l.spendable(NativeToken, tx.From)
 	return !avail.Lt(&cost)
 }
 

@@ -268,20 +268,12 @@ func (l *Ledger) runWithdrawals(tickUs int64) {
 }
 
 // withdraw debits w from its owner and burns it, if the owner can spare
-// it: the withdrawable balance (perp margin counts), and never more than
-// the free cash (unrealized profit backs margin, it cannot leave).
+// it: the withdrawable balance (perp margin counts; spendable).
 func (l *Ledger) withdraw(w *pendingWithdrawal) bool {
-	b := l.balance(w.token, w.owner)
-	if b == nil {
+	if avail := l.spendable(w.token, w.owner); avail.Lt(&w.amount) {
 		return false
 	}
-	free := b.Available()
-	if avail := l.Withdrawable(w.token, w.owner); avail.Lt(&free) {
-		free = avail
-	}
-	if free.Lt(&w.amount) {
-		return false
-	}
+	b := l.holding(w.token, w.owner)
 	b.Cash.Sub(&b.Cash, &w.amount)
 	addTo(l.wd.withdrawn, w.token, &w.amount)
 	return true

@@ -376,3 +376,31 @@ func TestWithdrawalsPerBatchDefault(t *testing.T) {
 }
 
 func dec(v uint256.Int) string { return v.Dec() }
+
+// TestUnrealizedProfitIsNotCash: with her long in profit, alice's
+// withdrawable balance exceeds her cash; neither a value transfer nor a
+// withdrawal may take more than the cash (before, a transfer passed the
+// balance check and wrapped her cash around 2^256).
+func TestUnrealizedProfitIsNotCash(t *testing.T) {
+	l := perpLedger(t)
+	l.wd = newWithdrawals(&Config{Bridge: testBridge()})
+	apply(t, l, &Input{Kind: InputSetOracle, Book: perpBook, Price: *ether(4000)})
+	apply(t, l, &Input{Kind: InputTick, TimeUs: 1_500_000})
+	cash := l.Balance(NativeToken, alice).Cash
+	if w := l.Withdrawable(NativeToken, alice); !w.Gt(ether(1500)) || !cash.Lt(ether(1500)) {
+		t.Fatalf("withdrawable %s, cash %s: want a profit above the cash", w.Dec(), cash.Dec())
+	}
+	tx := Tx{Hash: Hash{9}, Type: TxTypeDynamicFee, ChainID: testChainID, Nonce: l.Nonce(alice), From: alice, To: bob, HasTo: true,
+		Gas: TxGas, GasFeeCap: *gwei, Value: *ether(1500)}
+	if _, rej := apply(t, l, &Input{Kind: InputTx, Tx: tx}); rej.Code != RejectInsufficientBalance {
+		t.Fatalf("a transfer beyond the cash: %+v", rej)
+	}
+	admit(t, l, withdrawTx(l, alice, NativeToken, ether(1500), 2_000_000), 1_600_000)
+	apply(t, l, &Input{Kind: InputTick, TimeUs: 2_000_000})
+	if o := l.LastWithdrawals(); len(o) != 1 || o[0].Error != WithdrawInsufficientBalance {
+		t.Fatalf("a withdrawal beyond the cash: %+v", o)
+	}
+	if b := l.Balance(NativeToken, alice); b.Cash.Gt(&cash) {
+		t.Fatalf("cash %s after, %s before", b.Cash.Dec(), cash.Dec())
+	}
+}
