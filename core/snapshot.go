@@ -200,8 +200,9 @@ func compareAddress(a, b *Address) int {
 // snap comes from disk and may be corrupt, so LoadSnapshot never panics on
 // it. It refuses every input that does not decode exactly (truncated or
 // trailing bytes, counts that do not fit, accounts or tokens out of order or
-// repeated, a native token among the tokens, everything clob.LoadEngine
-// refuses), and then checks the rebuilt state against the invariants the
+// repeated, a native token among the tokens, a pending withdrawal that
+// admission could not have queued (loadWithdrawals), everything
+// clob.LoadEngine refuses), and then checks the rebuilt state against the invariants the
 // writer kept: conservation (as CheckSupply), and locked amounts equal to
 // the orderbook's reservations (clob.Engine.VisitLocks). Whatever loads
 // re-encodes to the same bytes. snap is not retained.
