@@ -404,3 +404,27 @@ func TestUnrealizedProfitIsNotCash(t *testing.T) {
 		t.Fatalf("cash %s after, %s before", b.Cash.Dec(), cash.Dec())
 	}
 }
+
+// TestWithdrawalBatchAllocates: a batch reuses the outcome, Landed and
+// pending slices; in steady state it allocates nothing.
+func TestWithdrawalBatchAllocates(t *testing.T) {
+	l := bridgeLedger(t, 0)
+	l.Genesis(NativeToken, bob, ether(1_000_000))
+	for range 64 {
+		admit(t, l, withdrawTx(l, bob, NativeToken, ether(1), 500_000), 0)
+	}
+	saved := slices.Clone(l.wd.pending)
+	run := func() {
+		l.wd.pending = append(l.wd.pending[:0], saved...)
+		l.wd.lastBatchUs = 0
+		l.tick.Landed = l.tick.Landed[:0]
+		l.runWithdrawals(500_000)
+	}
+	run() // warm the reused slices and the withdrawn entry
+	if n := testing.AllocsPerRun(20, run); n != 0 {
+		t.Fatalf("%v allocations per batch of 64", n)
+	}
+	if out := l.LastWithdrawals(); len(out) != 64 || out[63].Error != "" {
+		t.Fatalf("outcomes %d, last %+v", len(out), out[len(out)-1])
+	}
+}
