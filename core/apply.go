@@ -11,8 +11,8 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 // ApplyTx validates tx against the current state and, if it passes, applies
 // it completely: value and fee move, the nonce advances and the sender is
 // marked pending until Settle; an orderbook call is admitted by the engine
-// (timeUs is the sequencer's admission time). On rejection nothing changes
-// and rec is nil.
+// and a withdrawal queued for its batch, fee-free (timeUs is the
+// sequencer's admission time). On rejection nothing changes and rec is nil.
 //
 // Checks run in the spec's order: chain id, past nonce, future nonce,
 // pending transaction, balance, base fee; then the ledger's own gas rules
@@ -22,6 +22,9 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
+	}
+	if tx.To == BridgeAddress {
+		return l.applyWithdraw(tx, timeUs)
 	}
 	l.seq++
 	_, existed := l.accounts[tx.From]
@@ -43,14 +46,20 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 		}
 	}
 	acc.Native.Cash.Sub(&acc.Native.Cash, &tx.Value)
-	acc.Nonce++
-	acc.pendingSeq = l.seq
-	// Only a recovery passes validate from a locked account: it opens it.
-	acc.newest, acc.locked = tx.Hash, false
+	l.accept(acc, tx)
 	to := &l.account(tx.To).Native
 	to.Cash.Add(&to.Cash, &tx.Value)
 	l.feesBurned.Add(&l.feesBurned, &fee)
 	return &TxRecord{Kind: RecordTx, Seq: l.seq, Tx: *tx, Status: 1, GasUsed: TxGas, EffectiveGasPrice: price, Logs: logs}, rej
+}
+
+// accept spends tx's nonce: tx is the account's newest transaction, pending
+// until durable. Only a recovery passes validate from a locked account, so
+// accepting opens it.
+func (l *Ledger) accept(acc *Account, tx *Tx) {
+	acc.Nonce++
+	acc.pendingSeq = l.seq
+	acc.newest, acc.locked = tx.Hash, false
 }
 
 // Settle marks the transaction of rec durable: its sender may send again.
@@ -102,11 +111,6 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 	if !tx.HasTo {
 		return Reject{Code: RejectContractCreation}
 	}
-	if tx.To == BridgeAddress {
-		// These enshrined applications are not built into this ledger yet:
-		// revert rather than silently accept value sent to them.
-		return Reject{Code: RejectApp, App: tx.To}
-	}
 	if tx.To == RecoveryAddress {
 		return l.checkRecovery(tx)
 	}
@@ -120,22 +124,26 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 // need (docs/perps.md). A gas
 // limit below TxGas cannot pay for the gas the transaction uses either: the
 // spec has no reason of its own for that, and this is the one that says
-// what is wrong, that the transaction cannot be paid for.
+// what is wrong, that the transaction cannot be paid for. A withdrawal is
+// exempt from gas (docs/bridge.md §2): only its value counts.
 func (l *Ledger) covers(acc *Account, tx *Tx) bool {
-	if tx.Gas < TxGas {
+	gasFree := tx.To == BridgeAddress
+	if tx.Gas < TxGas && !gasFree {
 		return false
 	}
 	if acc == nil {
-		return tx.Value.IsZero() && (tx.Gas == 0 || tx.GasFeeCap.IsZero())
+		return tx.Value.IsZero() && (gasFree || tx.Gas == 0 || tx.GasFeeCap.IsZero())
 	}
 	var cost uint256.Int
-	if _, overflow := cost.MulOverflow(uint256.NewInt(tx.Gas), &tx.GasFeeCap); overflow {
-		return false
+	if !gasFree {
+		if _, overflow := cost.MulOverflow(uint256.NewInt(tx.Gas), &tx.GasFeeCap); overflow {
+			return false
+		}
 	}
 	if _, overflow := cost.AddOverflow(&cost, &tx.Value); overflow {
 		return false
 	}
-	avail := l.Withdrawable(NativeToken, tx.From)
+	avail := l.spendable(NativeToken, tx.From)
 	return !avail.Lt(&cost)
 }
 

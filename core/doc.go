@@ -16,15 +16,24 @@
 //     same records, rejections and state hashes for the same inputs as the
 //     ledger that wrote it, and its own snapshot is the bytes it was loaded
 //     from.
-//   - Conservation: Σ native (Cash − Debt) + fees burned + orderbook fees
-//     = genesis + native deposits + Σ cost of the open perp positions, and
-//     for every other token Σ cash + fees = issued, after every input
-//     (CheckSupply; docs/perps.md, "Invariants").
+//   - Conservation: Σ native (Cash − Debt) + fees burned + orderbook fees +
+//     native withdrawn = genesis + native deposits + Σ cost of the open
+//     perp positions, and for every other token Σ cash + fees + withdrawn
+//     = issued, after every input (CheckSupply; docs/perps.md,
+//     "Invariants"; docs/bridge.md §3).
 //   - Debt: a native balance has Debt > 0 only with Cash = Locked (perp
 //     losses, funding and fees first spend the free cash); credits and
 //     unlocks pay debt first. Native spends (value, gas, orders, transfers)
 //     take at most the withdrawable part (Withdrawable).
 //   - A rejected input changes nothing.
+//   - Withdrawals (withdraw.go, docs/bridge.md §2-§3): a withdraw to the
+//     Bridge pays no fee; admitted, it waits (at most
+//     WithdrawalsPendingMax of them) for the first withdrawal batch, the
+//     tick at the next multiple of clob.TransferIntervalUs, which runs
+//     after that tick's auctions and gives every waiting withdrawal an
+//     outcome (LastWithdrawals): burned into withdrawn, or refused with
+//     nothing debited. Pending withdrawals and withdrawn are in the
+//     snapshot.
 //
 // Locks (recovery.go, docs/bridge.md §7). Each account keeps the hash of its
 // newest transaction and a lock bit. A transaction that conflicts with the

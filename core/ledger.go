@@ -109,6 +109,8 @@ type Ledger struct {
 	engine *clob.Engine
 	tick   clob.TickResult
 	env    clob.Envelope
+	// wd holds the Bridge's withdrawals (withdraw.go).
+	wd withdrawals
 }
 
 // NewLedger returns an empty ledger.
@@ -116,7 +118,7 @@ func NewLedger(cfg Config) *Ledger {
 	return &Ledger{
 		chainID: cfg.ChainID, baseFee: cfg.BaseFee, accounts: make(map[Address]*Account),
 		issued: make(map[Address]*uint256.Int), obFees: make(map[Address]*uint256.Int),
-		engine: clob.NewEngine(cfg.Orderbook),
+		engine: clob.NewEngine(cfg.Orderbook), wd: newWithdrawals(&cfg),
 	}
 }
 

@@ -87,8 +87,12 @@ func (l *Ledger) CreateMarket(cfg *clob.MarketConfig) error {
 }
 
 // NextTickDue returns the earliest auction tick at or before nowUs that has
-// work; the sequencer applies an InputTick for it.
-func (l *Ledger) NextTickDue(nowUs int64) (int64, bool) { return l.engine.NextTickDue(nowUs) }
+// work (the orderbook's, or a withdrawal batch); the sequencer applies an
+// InputTick for it.
+func (l *Ledger) NextTickDue(nowUs int64) (int64, bool) {
+	best, _ := l.engine.NextTickDue(nowUs)
+	return l.withdrawalsDue(best, nowUs)
+}
 
 // LastTick is the result of the latest Tick: valid until the next one.
 func (l *Ledger) LastTick() *clob.TickResult { return &l.tick }
@@ -129,12 +133,15 @@ func delegationExpired(validUntil uint64, timeUs int64) bool {
 	return timeUs > 0 && validUntil < uint64(timeUs)
 }
 
-// Tick runs the orderbook's auction at tickUs and returns its record: the
-// tick's settlement logs, keyed by the tick hash. The engine's full result
-// stays readable through LastTick.
+// Tick runs the orderbook's auction at tickUs, then the withdrawal batch
+// if tickUs is one, and returns its record: the tick's settlement logs,
+// keyed by the tick hash. The engine's full result (with the withdrawals'
+// Landed tags) stays readable through LastTick, the withdrawals' outcomes
+// through LastWithdrawals.
 func (l *Ledger) Tick(tickUs int64) *TxRecord {
 	l.seq++
 	l.engine.Tick(tickUs, (*ledgerAccounts)(l), &l.tick)
+	l.runWithdrawals(tickUs)
 	rec := &TxRecord{Kind: RecordTick, Seq: l.seq, Status: 1, Logs: tickLogs(&l.tick), TickUs: tickUs}
 	rec.Tx.Hash = TickHash(tickUs, l.seq)
 	rec.Tx.From, rec.Tx.To, rec.Tx.HasTo = OrderbookAddress, OrderbookAddress, true

@@ -18,6 +18,18 @@ func (l *Ledger) Withdrawable(token, a Address) uint256.Int {
 	return b.Available()
 }
 
+// spendable is the most a spend (value, gas, a withdrawal) may take out
+// of a's cash of token: the withdrawable part, and never more than the free
+// cash (unrealized perp profit backs margin; it is not cash to move).
+func (l *Ledger) spendable(token, a Address) uint256.Int {
+	free := l.Balance(token, a)
+	avail := free.Available()
+	if w := l.Withdrawable(token, a); w.Lt(&avail) {
+		return w
+	}
+	return avail
+}
+
 // BalanceOf is what balanceOf(token, a) reports: cash minus debt (signed).
 func (l *Ledger) BalanceOf(token, a Address) clob.Signed {
 	b := l.Balance(token, a)

@@ -42,9 +42,9 @@ const (
 // Reject describes a refused input. Which fields are meaningful depends on
 // Code: Have/Want for chain id, nonces and gas; Fee/BaseFee for underpriced
 // transactions; App and Reason for RejectApp (Reason is clob.OK when the
-// application is not built on this node, Detail the reason of an application
-// without clob reasons); Detail for RejectMarket; Target for RejectLocked
-// and RejectEquivocation.
+// application is not the orderbook: the reason after the application's prefix,
+// "Bridge validation failed: " or "Recovery validation failed: "); Detail for
+// RejectMarket; Target for RejectLocked and RejectEquivocation.
 type Reject struct {
 	Code    RejectCode
 	Have    uint64

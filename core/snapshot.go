@@ -16,11 +16,11 @@ import (
 // tokens by token address, so the bytes depend only on the state):
 //
 //	+---------+---------+-----+----------+-------------+---------+----------+
-//	| "LSNAP2"| chainID | seq | baseFee  | feesBurned  | nAccts  | accounts |
+//	| "LSNAP5"| chainID | seq | baseFee  | feesBurned  | nAccts  | accounts |
 //	|  6 B    |  u64    | u64 | 32 B     | 32 B        | u32     |   ...    |
 //	+---------+---------+-----+----------+-------------+---------+----------+
-//	| issued: tokenAmounts | obFees: tokenAmounts | engine (clob.Engine.AppendSnapshot) |
-//	+----------------------+----------------------+-------------------------------------+
+//	| issued: tokenAmounts | obFees: tokenAmounts | withdrawals (withdraw.go) | engine (clob.Engine.AppendSnapshot) |
+//	+----------------------+----------------------+---------------------------+-------------------------------------+
 //	account:      | address 20 B | nonce u64 | newest 32 B | locked u8 | native balance | nTokens u32 | (token 20 B | balance)* |
 //	balance:      | cash 32 B | locked 32 B |   (the native balance adds | debt 32 B |)
 //	tokenAmounts: | n u32 | (token 20 B | amount 32 B)* |
@@ -29,9 +29,10 @@ import (
 // 0, for an account that never sent one); locked is 0 or 1 (recovery.go).
 // The pending marks are not part of it (see the package doc). Nor is the
 // orderbook's configuration (Config.Orderbook): LoadSnapshot takes it from
-// its caller. No token list holds NativeToken except issued and obFees
-// (an account's native balance has its own field).
-const snapshotMagic = "LSNAP4"
+// its caller, nor the bridge's (Config.Bridge, WithdrawalsPerBatchMax). No
+// token list holds NativeToken except issued, obFees and withdrawn (an
+// account's native balance has its own field).
+const snapshotMagic = "LSNAP5"
 
 // AppendSnapshot appends the canonical encoding of the state to dst.
 // Besides dst's growth it allocates only its sort buffers (the accounts,
@@ -66,6 +67,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 	}
 	dst = appendTokenAmounts(dst, l.issued, tokens[:0])
 	dst = appendTokenAmounts(dst, l.obFees, tokens[:0])
+	dst = l.appendWithdrawals(dst, tokens[:0])
 	return l.engine.AppendSnapshot(dst)
 }
 
@@ -93,7 +95,8 @@ func (l *Ledger) StateHash() Hash { return Keccak256Hash(l.AppendSnapshot(nil)) 
 
 // CheckSupply verifies the conservation invariant for every token: cash
 // (locked included) minus debt, minus the cost of the open perp positions,
-// plus fees taken equals everything ever issued (genesis and deposits)
+// plus fees taken and withdrawals burned equals everything ever issued
+// (genesis and deposits)
 // (docs/perps.md, "Invariants"); no account has more locked than cash, and
 // none has debt and free cash at once.
 func (l *Ledger) CheckSupply() bool {
@@ -124,12 +127,16 @@ func addCash(sums map[Address]*uint256.Int, token Address, b *Balance) bool {
 }
 
 // supplyMatches finishes CheckSupply from the sums of every balance's cash
-// and the native debt: Σ Cash + fees = issued + Σ Debt + Σ cost of the
-// perp positions (signed; each side moved to where it is positive).
+// and the native debt: Σ Cash + fees + withdrawn = issued + Σ Debt + Σ
+// cost of the perp positions (signed; each side moved to where it is
+// positive).
 func (l *Ledger) supplyMatches(sums map[Address]*uint256.Int, debt *uint256.Int) bool {
 	addTo(sums, NativeToken, &l.feesBurned)
 	for t, f := range l.obFees {
 		addTo(sums, t, f)
+	}
+	for t, w := range l.wd.withdrawn {
+		addTo(sums, t, w)
 	}
 	issued := make(map[Address]*uint256.Int, len(l.issued))
 	for t, v := range l.issued {
@@ -196,8 +203,9 @@ func compareAddress(a, b *Address) int {
 // snap comes from disk and may be corrupt, so LoadSnapshot never panics on
 // it. It refuses every input that does not decode exactly (truncated or
 // trailing bytes, counts that do not fit, accounts or tokens out of order or
-// repeated, a native token among the tokens, everything clob.LoadEngine
-// refuses), and then checks the rebuilt state against the invariants the
+// repeated, a native token among the tokens, a pending withdrawal that
+// admission could not have queued (loadWithdrawals), everything
+// clob.LoadEngine refuses), and then checks the rebuilt state against the invariants the
 // writer kept: conservation (as CheckSupply), and locked amounts equal to
 // the orderbook's reservations (clob.Engine.VisitLocks). Whatever loads
 // re-encodes to the same bytes. snap is not retained.
@@ -214,7 +222,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
 		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
-	l := &Ledger{chainID: r.U64(), seq: r.U64()}
+	l := &Ledger{chainID: r.U64(), seq: r.U64(), wd: newWithdrawals(&cfg)}
 	if r.Err == nil && l.chainID != cfg.ChainID {
 		return nil, fmt.Errorf("chain id %d, configured %d", l.chainID, cfg.ChainID)
 	}
@@ -223,6 +231,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	holdings := l.loadAccounts(&r)
 	l.issued = r.tokenAmounts()
 	l.obFees = r.tokenAmounts()
+	l.loadWithdrawals(&r)
 	if r.Err != nil {
 		return nil, r.Err
 	}

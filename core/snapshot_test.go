@@ -61,6 +61,7 @@ func TestLoadSnapshotNoticesLoss(t *testing.T) {
 			acc.Nonce = 0
 		}
 	})
+	f("pending withdrawals", func(l *Ledger) { l.wd.pending = l.wd.pending[:0] })
 	f("locks", func(l *Ledger) {
 		for _, acc := range l.accounts {
 			acc.Native.Locked.Clear()
@@ -165,6 +166,9 @@ func applyAll(fs []*follower, in *Input, pending *[]*TxRecord) string {
 		if in.Kind == InputTick {
 			if d := diffTickResult(f.l.LastTick(), fs[0].l.LastTick()); d != "" {
 				return fmt.Sprintf("%s's tick result differs: %s", f.name, d)
+			}
+			if a, b := f.l.LastWithdrawals(), fs[0].l.LastWithdrawals(); !slices.Equal(a, b) {
+				return fmt.Sprintf("%s's withdrawals differ: %+v, original %+v", f.name, a, b)
 			}
 		}
 	}

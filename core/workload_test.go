@@ -13,7 +13,8 @@ import (
 // markets, orderbook calls (submits, batches, cancels, updates, transfers,
 // with every order type, flag and ttl) and the ticks they make due, plus a
 // share of inputs the ledger refuses (bad nonces, underpriced, unfunded,
-// late or malformed intents, duplicate markets). It reads the ledger it is
+// late or malformed intents, duplicate markets), withdrawals to the Bridge
+// (some refused, some unfunded). It reads the ledger it is
 // given only to pick plausible nonces, targets and tick times.
 type workload struct {
 	r      *rand.Rand
@@ -50,7 +51,10 @@ func newWorkload(seed uint64, limits clob.Limits) (*workload, *Ledger) {
 	default:
 		limits = clob.Limits{OrdersMax: 32 + r.IntN(200), PendingMax: 64}
 	}
-	w := &workload{r: r, cfg: Config{ChainID: testChainID, BaseFee: *gwei, Orderbook: limits},
+	bridge := testBridge()
+	bridge.Tokens[1].Token = wlWeth // wlToken2 is not bridged
+	w := &workload{r: r, cfg: Config{ChainID: testChainID, BaseFee: *gwei, Orderbook: limits, Bridge: bridge,
+		WithdrawalsPerBatchMax: 1 + r.IntN(4)},
 		tokens: []Address{NativeToken, wlWeth, wlToken2}, nowUs: int64(r.IntN(3_000_000))}
 	l := NewLedger(w.cfg)
 	for i := range 6 {
@@ -125,8 +129,10 @@ func (w *workload) next(l *Ledger) *Input {
 	switch x := w.r.IntN(100); {
 	case x < 55:
 		return w.orderbookTx(l)
-	case x < 85:
+	case x < 80:
 		return w.transferTx(l)
+	case x < 85:
+		return w.withdrawTx(l)
 	case x < 95:
 		in := &Input{Kind: InputDeposit, DepositID: Hash{0xde, 24: byte(w.serial >> 8), 31: byte(w.serial)},
 			Token: w.tokens[w.r.IntN(len(w.tokens))], To: w.account()}
@@ -211,6 +217,24 @@ func (w *workload) transferTx(l *Ledger) *Input {
 	if w.chance(2) {
 		tx.Value.Lsh(uint256.NewInt(1), 100) // more than anyone has
 	}
+	return &Input{Kind: InputTx, Tx: tx, TimeUs: w.nowUs}
+}
+
+// withdrawTx draws a withdrawal of a bridged token (now and then of one
+// that is not, or with a misaligned or late deadline).
+func (w *workload) withdrawTx(l *Ledger) *Input {
+	tx := w.tx(l, w.account())
+	tx.To = BridgeAddress
+	var amount uint256.Int
+	amount.Mul(uint256.NewInt(uint64(1+w.r.IntN(3000))), uint256.NewInt(1e16))
+	d := uint64((w.nowUs/500_000 + 1 + int64(w.r.IntN(3))) * 500_000)
+	switch {
+	case w.chance(3):
+		d++
+	case w.chance(3):
+		d -= 500_000
+	}
+	tx.Data = AppendWithdrawCall(nil, w.tokens[w.r.IntN(len(w.tokens))], w.account(), &amount, d)
 	return &Input{Kind: InputTx, Tx: tx, TimeUs: w.nowUs}
 }
 

@@ -156,6 +156,8 @@ const (
 	ReasonUnknownTrigger
 	ReasonTriggersFull
 	ReasonOraclePrice
+	// A Bridge withdraw inside submitBatch or delegated (docs/bridge.md §2).
+	ReasonWithdrawBatched
 	reasonCount
 )
 
@@ -201,6 +203,7 @@ var reasonText = [reasonCount]string{
 	ReasonUnknownTrigger:       "unknown trigger",
 	ReasonTriggersFull:         "too many triggers on this orderbook",
 	ReasonOraclePrice:          "oracle price must be a positive multiple of the tick precision",
+	ReasonWithdrawBatched:      "withdraw cannot be batched or delegated",
 }
 
 func (r Reason) String() string {

@@ -118,7 +118,7 @@ func (n *Node) storedReceipt(s *persist.Stored) (Receipt, error) {
 		return Receipt{}, fmt.Errorf("record at place %d names leaf %d of batch %d, which has %d", s.Place, s.Leaf, s.BatchSeq, b.Len())
 	}
 	r := Receipt{Rec: &s.Rec, Durable: true, Batch: b, Index: int(s.Leaf), Epoch: b.Epoch, Attested: true}
-	if s.Rec.Kind == core.RecordTx && s.Rec.Tx.HasTo && s.Rec.Tx.To == core.OrderbookAddress {
+	if s.Rec.Kind == core.RecordTx && core.LandsInTick(&s.Rec.Tx) {
 		link, ok, err := n.log.TickLinkOf(s.Rec.Tx.Hash)
 		if err != nil {
 			return Receipt{}, err

@@ -124,8 +124,10 @@ func (n *Node) CreateMarket(cfg *clob.MarketConfig, done func(error)) error {
 func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persist.TickLink {
 	switch in.Kind {
 	case core.InputTx:
-		if rec != nil && in.Tx.To == core.OrderbookAddress {
+		if rec != nil && core.LandsInTick(&in.Tx) { // an intent, or a withdrawal (its batch)
 			n.awaiting[rec.Seq] = awaitRef{hash: rec.Tx.Hash, e: e}
+		}
+		if rec != nil && in.Tx.To == core.OrderbookAddress {
 			n.market.admitted(&rec.Tx, in.TimeUs, n.ledger.LastEnvelope())
 			n.perp.admitted(&rec.Tx, n.ledger.LastEnvelope())
 		}

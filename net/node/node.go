@@ -148,8 +148,8 @@ type Node struct {
 	// decreases either.
 	pastPerfect floor
 	metrics     metrics
-	// awaiting maps the Seq of each admitted orderbook transaction to it
-	// until the tick it lands in has run.
+	// awaiting maps the Seq of each admitted orderbook transaction and
+	// withdrawal (core.LandsInTick) to it until the tick it lands in has run.
 	awaiting map[uint64]awaitRef
 	market   *marketViews
 	atRisk   riskCache // ob_getRankedPositions' ordering (perp.go)

@@ -82,8 +82,8 @@ type Receipt struct {
 	// Epoch is the committee epoch Batch was signed in (0 until attested).
 	Epoch    uint64
 	Attested bool
-	// InTick: an orderbook transaction whose auction tick has run and is
-	// durable; TickUs and TickHash name that tick (blockNumber, blockHash).
+	// InTick: an orderbook transaction or withdrawal whose auction tick
+	// has run and is durable; TickUs and TickHash name that tick (blockNumber, blockHash).
 	InTick   bool
 	TickUs   int64
 	TickHash core.Hash

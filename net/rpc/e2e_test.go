@@ -203,11 +203,11 @@ func TestValidationErrors(t *testing.T) {
 	tn.waitReceipt(first.Hash())
 	wantRPCError(t, send(dynTx(t, key, chainID, 0, to, big.NewInt(2), gwei, fee)), -32000, failed, "Past nonce: tx nonce 0, expected 1")
 
-	// An enshrined application that is not built yet reverts with code 3.
+	// An enshrined application's refusal is a revert, code 3.
 	err := send(dynTx(t, key, chainID, 1, common.Address(core.BridgeAddress), big.NewInt(0), gwei, fee))
 	wantRPCError(t, err, 3, "execution reverted", nil)
 	reason, uerr := abi.UnpackRevert(common.FromHex(errorData(err).(string)))
-	if uerr != nil || !strings.HasPrefix(reason, "Bridge validation failed: ") {
+	if uerr != nil || reason != "Bridge validation failed: malformed call, want withdraw(address,address,uint256,uint128)" {
 		t.Fatalf("revert reason %q %v", reason, uerr)
 	}
 	// Nothing was consumed by the refusals.

@@ -152,7 +152,8 @@ func appendBlockRef(dst []byte, r *node.Receipt, compat bool) []byte {
 // blockRef is the block a record is in, by its time in µs and its hash
 // (docs/decisions.md, "Time and blocks"). An auction tick is its own block.
 // An orderbook intent is in the block of the tick it landed in, and in no
-// block until that tick has run and is durable (the spec). A recovery
+// block until that tick has run and is durable (the spec); so is a
+// withdrawal, in its withdrawal batch's tick (docs/bridge.md §2). A recovery
 // transaction is in no block (the spec), except in compat mode, where
 // strict decoders need one: there it is in its attestation batch's. Every
 // other record is in the block of its attestation batch: the batch's time,
@@ -163,7 +164,7 @@ func blockRef(r *node.Receipt, compat bool) (timeUs int64, hash [32]byte, ok boo
 		return 0, zeroHash, false
 	case r.Rec.Kind == core.RecordTick:
 		return r.Rec.TickUs, r.Rec.Tx.Hash, true
-	case r.Rec.Kind == core.RecordTx && r.Rec.Tx.To == core.OrderbookAddress:
+	case r.Rec.Kind == core.RecordTx && core.LandsInTick(&r.Rec.Tx):
 		return r.TickUs, r.TickHash, r.InTick
 	case r.Batch != nil:
 		return r.Batch.Timestamp, r.Batch.Digest, true

@@ -80,13 +80,13 @@ func rejectError(rej *core.Reject) *jsonrpc.Error {
 	case core.RejectContractCreation:
 		return validationError("Contract creation is not supported")
 	case core.RejectApp:
-		if rej.App == core.OrderbookAddress {
+		switch rej.App {
+		case core.OrderbookAddress:
 			return revertError(appReason(rej.App) + rej.Reason.String())
-		}
-		if rej.App == core.RecoveryAddress { // recovery failures are protocol-level in the spec
+		case core.RecoveryAddress: // recovery failures are protocol-level in the spec
 			return validationError(appReason(rej.App) + rej.Detail)
 		}
-		return revertError(appReason(rej.App) + "application not available on this node")
+		return revertError(appReason(rej.App) + rej.Detail) // the Bridge
 	case core.RejectLocked, core.RejectEquivocation:
 		return lockedError(rej.Target)
 	}

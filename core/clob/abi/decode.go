@@ -21,6 +21,8 @@ const (
 	selSubmitTrigger         uint32 = 0xec563caa // submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)
 	selCancelTrigger         uint32 = 0xa28aff15 // cancelTrigger(bytes32,bytes32,uint128)
 	selUpdateTrigger         uint32 = 0x14bc15e3 // updateTrigger(bytes32,bytes32,int256,uint256,uint256,uint128)
+	// The Bridge's, refused inside a batch or delegation.
+	selWithdraw uint32 = 0xa98b3cbd // withdraw(address,address,uint256,uint128)
 )
 
 const (
@@ -96,6 +98,16 @@ func decodeTop(data []byte, chainID uint64, signer clob.Address, env *clob.Envel
 
 func selectorOf(data []byte) uint32 {
 	return binary.BigEndian.Uint32(data[:selectorSize])
+}
+
+// decodeInner decodes a call inside submitBatch or delegated. A Bridge
+// withdraw there gets its own reason: a withdrawal is its own transaction
+// to the Bridge (docs/bridge.md §2).
+func decodeInner(data []byte, in *clob.Intent) clob.Reason {
+	if len(data) >= selectorSize && selectorOf(data) == selWithdraw {
+		return clob.ReasonWithdrawBatched
+	}
+	return decodeIntent(data, in)
 }
 
 // decodeIntent decodes one single-intent call (selector included) into in.
@@ -329,7 +341,7 @@ func decodeBatch(args []byte, env *clob.Envelope) clob.Reason {
 		}
 		env.Intents = append(env.Intents, clob.Intent{})
 		in := &env.Intents[len(env.Intents)-1]
-		if r := decodeIntent(inner, in); r != clob.OK {
+		if r := decodeInner(inner, in); r != clob.OK {
 			return r
 		}
 		if in.Deadline != env.Intents[first].Deadline {
@@ -377,7 +389,7 @@ func decodeDelegated(args []byte, chainID uint64, signer clob.Address, env *clob
 		r = decodeBatch(inner[selectorSize:], env)
 	default:
 		env.Intents = append(env.Intents, clob.Intent{})
-		r = decodeIntent(inner, &env.Intents[len(env.Intents)-1])
+		r = decodeInner(inner, &env.Intents[len(env.Intents)-1])
 	}
 	if r != clob.OK {
 		return r

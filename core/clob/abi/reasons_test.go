@@ -142,6 +142,16 @@ func TestDecodeReasons(t *testing.T) {
 
 	batchReasons(t, f, submitCall, cancelCall, depositCall)
 	delegatedReasons(t, f, submitCall, cancelCall, depositCall)
+
+	// ReasonWithdrawBatched: a Bridge withdraw inside a batch or a
+	// delegation (on its own it is just not an orderbook function, above).
+	withdraw := selectorCall("withdraw(address,address,uint256,uint128)", 4)
+	f("withdraw in batch", AppendSubmitBatch(nil, [][]byte{submitCall, withdraw}), clob.ReasonWithdrawBatched)
+	f("withdraw selector only in batch", AppendSubmitBatch(nil, [][]byte{withdraw[:4]}), clob.ReasonWithdrawBatched)
+	sig := signDelegation(t, testMaster, testChainID, testSigner, sampleDeadline)
+	f("delegated withdraw", AppendDelegated(nil, keyAddress(testMaster), sampleDeadline, sig, withdraw), clob.ReasonWithdrawBatched)
+	f("delegated batch with withdraw", AppendDelegated(nil, keyAddress(testMaster), sampleDeadline, sig,
+		AppendSubmitBatch(nil, [][]byte{withdraw})), clob.ReasonWithdrawBatched)
 }
 
 func allOnes() (w [wordSize]byte) {

@@ -26,4 +26,5 @@ func TestSelectors(t *testing.T) {
 	f("submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)", selSubmitTrigger)
 	f("cancelTrigger(bytes32,bytes32,uint128)", selCancelTrigger)
 	f("updateTrigger(bytes32,bytes32,int256,uint256,uint256,uint128)", selUpdateTrigger)
+	f("withdraw(address,address,uint256,uint128)", selWithdraw)
 }
