@@ -7,13 +7,12 @@ import (
 	"io"
 	"math/big"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/ethereum/go-ethereum/accounts/abi"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/holiman/uint256"
 
 	"github.com/ledgervenue/node/bench/load"
 	"github.com/ledgervenue/node/core"
@@ -42,15 +41,6 @@ const (
 	// outlast the run (an hour, aligned to the auction interval).
 	withdrawDeadlineUs = 3600_000_000
 )
-
-var withdrawABI = func() abi.ABI {
-	a, err := abi.JSON(strings.NewReader(`[{"type":"function","name":"withdraw","inputs":[{"name":"token","type":"address"},
-		{"name":"recipient","type":"address"},{"name":"amount","type":"uint256"},{"name":"deadline","type":"uint128"}]}]`))
-	if err != nil {
-		panic(err)
-	}
-	return a
-}()
 
 // runWithdrawals measures withdrawals/s and the batch→claimable latency,
 // alternating with transfer runs.
@@ -141,11 +131,8 @@ func withdrawOnce(ctx context.Context, e *env, o *options, r, perAccount int, d 
 		return nil, nil, err
 	}
 	now := max(e.node.PastPerfectTime(), time.Now().UnixMicro())
-	deadline := big.NewInt((now/clob.TransferIntervalUs)*clob.TransferIntervalUs + withdrawDeadlineUs)
-	data, err := withdrawABI.Pack("withdraw", common.Address(core.NativeToken), sinkAddress(o.seed), big.NewInt(withdrawUnitWei), deadline)
-	if err != nil {
-		return nil, nil, err
-	}
+	deadline := uint64((now/clob.TransferIntervalUs)*clob.TransferIntervalUs + withdrawDeadlineUs)
+	data := core.AppendWithdrawCall(nil, core.NativeToken, core.Address(sinkAddress(o.seed)), uint256.NewInt(withdrawUnitWei), deadline)
 	hashes := make([][]common.Hash, accounts)
 	for i := range hashes {
 		hashes[i] = make([]common.Hash, perAccount)
