@@ -87,6 +87,22 @@ func balances(t *testing.T, tn *testNode, a common.Address) [2]*big.Int {
 	return [2]*big.Int{tn.balance(t, a), callView(t, tn, "balanceOf", common.Address(node.DevWBTC), a)}
 }
 
+// wantBatchRefusal checks the refusal of dev account who's first
+// withdrawal h by its batch with errStr: the channel's outcome (us, raw),
+// wantRefused, nothing debited from the balances before, the nonce spent.
+func wantBatchRefusal(t *testing.T, tn *testNode, us []update, raw []json.RawMessage, h common.Hash, errStr string, who int, before [2]*big.Int) {
+	t.Helper()
+	u, fromFeed := outcome(t, us, raw, h)
+	if u.Error != errStr {
+		t.Fatalf("outcome %s, want error %q", fromFeed, errStr)
+	}
+	wantRefused(t, tn, h, fromFeed, errStr)
+	if after := balances(t, tn, devAddr(who)); after[0].Cmp(before[0]) != 0 || after[1].Cmp(before[1]) != 0 {
+		t.Fatalf("balances %v -> %v, want nothing debited", before, after)
+	}
+	wantNonce(t, tn, devAddr(who), 1)
+}
+
 func wantNonce(t *testing.T, tn *testNode, a common.Address, want uint64) {
 	t.Helper()
 	if n, err := tn.eth.NonceAt(context.Background(), a, nil); err != nil || n != want {
@@ -175,15 +191,7 @@ func TestWithdrawStateInsufficientBalance(t *testing.T) {
 	h := tn.poorRow(t, 1, 1)
 	tn.tick(t)
 	us, raw := feed.next(t)
-	u, fromFeed := outcome(t, us, raw, h)
-	if u.Error != core.WithdrawInsufficientBalance {
-		t.Fatalf("outcome %s", fromFeed)
-	}
-	wantRefused(t, tn, h, fromFeed, core.WithdrawInsufficientBalance)
-	if after := balances(t, tn, devAddr(1)); after[0].Cmp(before[0]) != 0 || after[1].Cmp(before[1]) != 0 {
-		t.Fatalf("balances %v -> %v, want nothing debited", before, after)
-	}
-	wantNonce(t, tn, devAddr(1), 1)
+	wantBatchRefusal(t, tn, us, raw, h, core.WithdrawInsufficientBalance, 1, before)
 }
 
 // TestWithdrawNotIncludedOverTheWire, row "the solver left the intent out":
@@ -200,15 +208,7 @@ func TestWithdrawNotIncludedOverTheWire(t *testing.T) {
 	if len(us) != 2 || us[0].TxHash != first || us[0].Error != "" {
 		t.Fatalf("batch outcomes %s", raw)
 	}
-	u, fromFeed := outcome(t, us, raw, second)
-	if u.Error != core.WithdrawNotIncluded {
-		t.Fatalf("outcome %s", fromFeed)
-	}
-	wantRefused(t, tn, second, fromFeed, core.WithdrawNotIncluded)
-	if after := balances(t, tn, devAddr(1)); after[0].Cmp(before[0]) != 0 || after[1].Cmp(before[1]) != 0 {
-		t.Fatalf("balances %v -> %v, want nothing debited", before, after)
-	}
-	wantNonce(t, tn, devAddr(1), 1)
+	wantBatchRefusal(t, tn, us, raw, second, core.WithdrawNotIncluded, 1, before)
 	waitByID(t, tn, first, node.StatusClaimable)
 }
 
