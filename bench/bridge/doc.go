@@ -23,8 +23,7 @@
 //     once, across a restart that rescans the chain.
 //   - TestBridgeLoop (make e2e-bridge): deposit on anvil, trade on the
 //     ledger, withdraw there, wait for the claim proof over REST, claim on
-//     anvil, and see a second claim refused. It skips while the node
-//     answers a withdrawal with "application not available".
+//     anvil, and see a second claim refused.
 //
 // Without npm/node_modules the tests fail with what to run; -short skips
 // them.

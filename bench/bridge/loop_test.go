@@ -126,9 +126,6 @@ func TestBridgeLoop(t *testing.T) {
 	wdeadline := big.NewInt((time.Now().UnixMicro()/500_000 + 10) * 500_000)
 	tx, err := bridgeApp.Transact(transactor(t, trader, chainID), "withdraw", common.Address(core.NativeToken), recipient, amount18, wdeadline)
 	if err != nil {
-		if reason := revertReason(err); strings.Contains(reason, "application not available") {
-			t.Skipf("the node does not take withdrawals yet (%q): the loop needs the withdrawal pipeline (docs/bridge.md §2-§5)", reason)
-		}
 		t.Fatalf("withdraw: %v (%s)", err, revertReason(err))
 	}
 	l.waitBalance(t, core.NativeToken, traderAddr, new(big.Int).Sub(cashBefore, amount18))

@@ -36,6 +36,7 @@ type flags struct {
 	l1                                            string // the bridged chain's JSON-RPC endpoint (net/l1)
 	dev, compat, ignoreSnapshots                  bool
 	validators, historyCache, snapshotEvery       int
+	withdrawalsPerBatch                           int
 	baseFee                                       uint64
 	snapshotInterval, retain, trimMapped          time.Duration
 	// transport bounds and the browser policy (net/server)
@@ -57,6 +58,8 @@ func main() {
 	flag.IntVar(&f.validators, "validators", 4, "simulated committee size")
 	flag.StringVar(&f.seed, "committee-seed", "ledgerd committee", "seed the validator keys derive from")
 	flag.Uint64Var(&f.baseFee, "base-fee", 1_000_000_000, "initial base fee per gas, wei")
+	flag.IntVar(&f.withdrawalsPerBatch, "withdrawals-per-batch", core.DefaultWithdrawalsPerBatchMax,
+		"withdrawals one withdrawal batch executes; the rest are refused not_included (part of the genesis: keep it across restarts of one data directory)")
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
@@ -91,7 +94,10 @@ func run(f *flags) error {
 		Validators: f.validators, CommitteeSeed: []byte(f.seed), Clock: node.WallClock{}, Logf: log.Printf,
 		CacheEntries: f.historyCache, SnapshotEvery: f.snapshotEvery, SnapshotInterval: f.snapshotInterval,
 		Retain: f.retain, IgnoreSnapshots: f.ignoreSnapshots, TrimMappedEvery: f.trimMapped,
-		Bridge: node.DevBridgeConfig(),
+		Bridge: node.DevBridgeConfig(), WithdrawalsPerBatchMax: f.withdrawalsPerBatch,
+	}
+	if f.withdrawalsPerBatch < 1 {
+		return fmt.Errorf("--withdrawals-per-batch must be ≥ 1")
 	}
 	if f.historyCache < 1 || f.snapshotEvery == 0 || f.snapshotEvery < -1 || f.snapshotInterval <= 0 || f.retain < 0 || f.trimMapped == 0 {
 		return fmt.Errorf("--history-cache must be ≥ 1, --snapshot-every ≥ 1 or -1, --snapshot-interval > 0, --retain ≥ 0, --trim-mapped > 0 or negative")

@@ -75,6 +75,10 @@ type Config struct {
 	Markets []clob.MarketConfig
 	// Bridge is the bridge configuration (docs/bridge.md §1).
 	Bridge core.BridgeConfig
+	// WithdrawalsPerBatchMax bounds the withdrawals one withdrawal batch
+	// executes; the rest are not_included (0:
+	// core.DefaultWithdrawalsPerBatchMax).
+	WithdrawalsPerBatchMax int
 	// Orderbook bounds the engine's memory per market.
 	Orderbook clob.Limits
 	// CacheEntries bounds the attested records kept in RAM (0: the
@@ -98,14 +102,6 @@ type Config struct {
 	// to fail a group commit as a failing disk would: an error it returns
 	// is the commit's.
 	BeforeAppend func() error
-	// InjectWithdrawals, when set, replaces the ledger's withdrawal
-	// outcomes of each live tick (Ledger.LastWithdrawals) with what it
-	// returns for the tick's time: tests drive the withdrawal pipeline
-	// with it.
-	InjectWithdrawals func(tickUs int64) []core.WithdrawalOutcome
-	// ClaimSigners, when set, replaces signingValidators for claims: tests
-	// take signers away to keep withdrawals pending.
-	ClaimSigners func() []int
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
@@ -113,7 +109,8 @@ type Config struct {
 
 // ledgerConfig is the ledger's genesis configuration.
 func (cfg *Config) ledgerConfig() core.Config {
-	return core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook, Bridge: cfg.Bridge}
+	return core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook, Bridge: cfg.Bridge,
+		WithdrawalsPerBatchMax: cfg.WithdrawalsPerBatchMax}
 }
 
 // Node is the running ledger service. Its methods are safe for concurrent use.

@@ -67,9 +67,6 @@ type ClaimProof struct {
 // REQUIRES: n.mu held; e is a live tick's entry with its publish set.
 func (n *Node) recordWithdrawals(e *Entry) {
 	outs := n.ledger.LastWithdrawals()
-	if n.cfg.InjectWithdrawals != nil {
-		outs = n.cfg.InjectWithdrawals(e.publish.TickUs)
-	}
 	if len(outs) == 0 {
 		return
 	}
@@ -145,15 +142,6 @@ func claimAmount(bt *core.BridgeToken, amount *uint256.Int) uint256.Int {
 	return out
 }
 
-// claimSigners is who signs claims right now: signingValidators, unless a
-// test set Config.ClaimSigners.
-func (n *Node) claimSigners() []int {
-	if n.cfg.ClaimSigners != nil {
-		return n.cfg.ClaimSigners()
-	}
-	return n.signingValidators()
-}
-
 // wakeClaimer tells the claimer that executed rows became durable.
 func (n *Node) wakeClaimer() {
 	select {
@@ -198,7 +186,7 @@ func (n *Node) signClaims() (waiting bool) {
 		if len(rows) == 0 {
 			return false
 		}
-		signers := n.claimSigners()
+		signers := n.signingValidators()
 		if len(signers) < n.committee.Quorum {
 			return true
 		}

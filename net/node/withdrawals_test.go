@@ -2,52 +2,55 @@ package node
 
 import (
 	"bytes"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/claim"
+	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/persist"
 )
 
-// injector hands withdrawal outcomes to the next live tick
-// (Config.InjectWithdrawals), as the ledger's LastWithdrawals will.
-type injector struct {
-	mu   sync.Mutex
-	next []core.WithdrawalOutcome
-}
-
-func (in *injector) add(o ...core.WithdrawalOutcome) {
-	in.mu.Lock()
-	in.next = append(in.next, o...)
-	in.mu.Unlock()
-}
-
-func (in *injector) take(tickUs int64) []core.WithdrawalOutcome {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	out := in.next
-	in.next = nil
-	for i := range out {
-		out[i].TickUs = tickUs
-	}
-	return out
-}
-
-func withdrawalConfig(t *testing.T, dir string, in *injector) Config {
+func withdrawalConfig(t *testing.T, dir string) Config {
 	cfg := testConfig(t, dir)
 	cfg.Markets = DevPerpMarkets() // a tick every interval
 	cfg.Bridge = DevBridgeConfig()
-	cfg.InjectWithdrawals = in.take
 	return cfg
 }
 
-func outcome(b byte, withdrawer core.Address, token core.Address, amount uint64, errStr string) core.WithdrawalOutcome {
-	return core.WithdrawalOutcome{TxHash: core.Hash{0xdd, b}, Seq: uint64(b), Withdrawer: withdrawer,
-		To: core.Address{0x70, b}, Token: token, Amount: *new(uint256.Int).Mul(uint256.NewInt(amount), uint256.NewInt(1e12)), Error: errStr}
+// units is n whole tokens in 18 decimals.
+func units(n uint64) *uint256.Int {
+	return new(uint256.Int).Mul(uint256.NewInt(n), uint256.NewInt(1e18))
+}
+
+// withdraw submits a real withdraw transaction and waits until it is
+// durable (the sender's next transaction waits for that).
+func withdraw(t *testing.T, n *Node, b byte, from int, nonce uint64, token core.Address, amount *uint256.Int) core.Hash {
+	t.Helper()
+	h, durable := withdrawAsync(t, n, b, from, nonce, token, amount)
+	if err := <-durable; err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// withdrawAsync submits a real withdraw transaction: hash {0xdd, b, nonce},
+// from dev account from, to the recipient {0x70, b}, for the next
+// withdrawal batch. The ledger admitted it on return; the channel tells
+// when it is durable.
+func withdrawAsync(t *testing.T, n *Node, b byte, from int, nonce uint64, token core.Address, amount *uint256.Int) (core.Hash, <-chan error) {
+	t.Helper()
+	now := n.cfg.Clock.(*ManualClock).NowMicros()
+	deadline := uint64((now/clob.TransferIntervalUs + 1) * clob.TransferIntervalUs)
+	tx := &core.Tx{Hash: core.Hash{0xdd, b, byte(nonce >> 8), byte(nonce)}, Type: core.TxTypeDynamicFee, ChainID: 0x50d,
+		Nonce: nonce, From: DevAddress(from), To: core.BridgeAddress, HasTo: true, Gas: core.TxGas, GasFeeCap: *uint256.NewInt(2e9),
+		Data: core.AppendWithdrawCall(nil, token, core.Address{0x70, b}, amount, deadline)}
+	durable := make(chan error, 1)
+	if rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err }); err != nil || !rej.OK() {
+		t.Fatalf("withdraw %x refused: %v %+v", tx.Hash[:4], err, rej)
+	}
+	return tx.Hash, durable
 }
 
 // tickNow advances the clock one interval, runs the due tick and waits
@@ -99,79 +102,89 @@ func checkProof(t *testing.T, n *Node, w Withdrawal, claimAmount uint64) {
 	}
 }
 
-// TestWithdrawalsClaimable: a batch's rows are stored in order with their
-// tick, the executed ones become claimable with a proof the contract's
-// checks accept, the refused one stays refused, and the listing pages by
-// (tick, position).
+// TestWithdrawalsClaimable: a batch's rows are stored in admission order
+// with their tick, the executed ones become claimable with a proof the
+// contract's checks accept, the refused one stays refused, and the listing
+// pages by (tick, position).
 func TestWithdrawalsClaimable(t *testing.T) {
-	var in injector
-	n := openNode(t, withdrawalConfig(t, t.TempDir(), &in))
+	n := openNode(t, withdrawalConfig(t, t.TempDir()))
 	defer n.Close()
 	a, b := DevAddress(0), DevAddress(1)
-	in.add(outcome(1, a, core.NativeToken, 2e6, ""), outcome(2, b, DevWETH, 5, core.WithdrawInsufficientBalance),
-		outcome(3, b, DevWETH, 7e6, ""))
+	h1 := withdraw(t, n, 1, 0, 0, core.NativeToken, units(2))
+	h2 := withdraw(t, n, 2, 1, 0, DevWETH, units(200)) // b holds 100 WETH
+	h3 := withdraw(t, n, 3, 1, 1, DevWETH, units(7))
 	tick := tickNow(t, n)
 	// Native: 6 decimals on the bridged chain, so 2e18 wei are 2e6 units.
-	checkProof(t, n, waitStatus(t, n, core.Hash{0xdd, 1}, StatusClaimable), 2e6)
-	checkProof(t, n, waitStatus(t, n, core.Hash{0xdd, 3}, StatusClaimable), 7e18)
-	if w := waitStatus(t, n, core.Hash{0xdd, 2}, StatusRefused); w.Proof != nil || w.Row.Out.Error != core.WithdrawInsufficientBalance {
+	checkProof(t, n, waitStatus(t, n, h1, StatusClaimable), 2e6)
+	checkProof(t, n, waitStatus(t, n, h3, StatusClaimable), 7e18)
+	if w := waitStatus(t, n, h2, StatusRefused); w.Proof != nil || w.Row.Out.Error != core.WithdrawInsufficientBalance {
 		t.Fatalf("refused row %+v", w)
 	}
 	if _, found, err := n.Withdrawal(core.Hash{0xdd, 9}); found || err != nil {
 		t.Fatalf("unknown hash: found %v, %v", found, err)
 	}
-	in.add(outcome(4, a, DevWBTC, 1e8, ""))
+	h4 := withdraw(t, n, 4, 0, 1, DevWBTC, units(1))
 	tick2 := tickNow(t, n)
+	checkProof(t, n, waitStatus(t, n, h4, StatusClaimable), 1e8)
 	all, err := n.Withdrawals(nil, nil, persist.WithdrawalCursor{}, 10)
 	if err != nil || len(all) != 4 {
 		t.Fatalf("listing %+v, %v", all, err)
 	}
 	for i, w := range all {
-		wantTick, wantPos := tick, uint32(i)
+		wantTick, wantPos, wantWho := tick, uint32(i), b
+		if i == 0 || i == 3 {
+			wantWho = a
+		}
 		if i == 3 {
 			wantTick, wantPos = tick2, 0
 		}
-		if w.Out.TxHash != (core.Hash{0xdd, byte(i + 1)}) || w.Out.TickUs != wantTick || w.Pos != wantPos {
+		if w.Out.TxHash != []core.Hash{h1, h2, h3, h4}[i] || w.Out.TickUs != wantTick || w.Pos != wantPos || w.Out.Withdrawer != wantWho {
 			t.Fatalf("row %d: %+v", i, w)
 		}
 	}
 	page, err := n.Withdrawals(nil, &b, persist.WithdrawalCursor{TickUs: tick, Pos: 2}, 10)
-	if err != nil || len(page) != 1 || page[0].Out.TxHash != (core.Hash{0xdd, 3}) {
+	if err != nil || len(page) != 1 || page[0].Out.TxHash != h3 {
 		t.Fatalf("b's rows from (tick, 2): %+v, %v", page, err)
 	}
 }
 
-// TestWithdrawalPendingUntilSigners: with fewer than n − f signers a row
-// stays pending (across a restart too), and is signed once enough are back;
-// a restart keeps rows, statuses and the proofs byte for byte.
+// TestWithdrawalPendingUntilSigners: while two of four validators are
+// silent (fewer than n − f sign) a row stays pending, also past the
+// claimer's retries; a restart (which clears the faults) signs what was
+// left pending; with exactly n − f signing a row is claimable with three
+// signatures; a restart keeps rows, statuses and the proofs byte for byte.
 func TestWithdrawalPendingUntilSigners(t *testing.T) {
 	dir := t.TempDir()
-	var in injector
-	var signers atomic.Int32
-	signers.Store(2) // of 4; n − f = 3
-	cfg := withdrawalConfig(t, dir, &in)
-	cfg.ClaimSigners = func() []int { return []int{0, 1, 2, 3}[:signers.Load()] }
+	cfg := withdrawalConfig(t, dir)
 	n := openNode(t, cfg)
-	in.add(outcome(1, DevAddress(0), core.NativeToken, 1e6, ""))
+	if err := n.SetValidatorFaults(Faults{Silent: 2}); err != nil {
+		t.Fatal(err)
+	}
+	h1 := withdraw(t, n, 1, 0, 0, core.NativeToken, units(1))
 	tickNow(t, n)
-	waitStatus(t, n, core.Hash{0xdd, 1}, StatusPending)
+	waitStatus(t, n, h1, StatusPending)
 	time.Sleep(3 * ClaimRetryEvery)
-	waitStatus(t, n, core.Hash{0xdd, 1}, StatusPending)
+	waitStatus(t, n, h1, StatusPending)
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
 
 	n = openNode(t, cfg)
-	waitStatus(t, n, core.Hash{0xdd, 1}, StatusPending)
-	in.add(outcome(2, DevAddress(1), core.NativeToken, 3e6, ""))
-	tickNow(t, n)
-	signers.Store(3)
-	w1 := waitStatus(t, n, core.Hash{0xdd, 1}, StatusClaimable)
+	w1 := waitStatus(t, n, h1, StatusClaimable)
 	checkProof(t, n, w1, 1e6)
-	if got := len(w1.Proof.Proof); got != 1+3*claim.SigLen {
+	if got := len(w1.Proof.Proof); got != 1+4*claim.SigLen {
+		t.Fatalf("proof of %d bytes, want four signatures", got)
+	}
+	if err := n.SetValidatorFaults(Faults{Silent: 1}); err != nil {
+		t.Fatal(err)
+	}
+	h2 := withdraw(t, n, 2, 1, 0, core.NativeToken, units(3))
+	tickNow(t, n)
+	w2 := waitStatus(t, n, h2, StatusClaimable)
+	checkProof(t, n, w2, 3e6)
+	if got := len(w2.Proof.Proof); got != 1+3*claim.SigLen {
 		t.Fatalf("proof of %d bytes, want three signatures", got)
 	}
-	w2 := waitStatus(t, n, core.Hash{0xdd, 2}, StatusClaimable)
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,18 +202,27 @@ func TestWithdrawalPendingUntilSigners(t *testing.T) {
 // TestWithdrawalClaimPasses: a batch of more than ClaimSignMax executed rows
 // is signed in several passes, every row claimable in the end.
 func TestWithdrawalClaimPasses(t *testing.T) {
-	var in injector
-	n := openNode(t, withdrawalConfig(t, t.TempDir(), &in))
+	n := openNode(t, withdrawalConfig(t, t.TempDir()))
 	defer n.Close()
-	outs := make([]core.WithdrawalOutcome, ClaimSignMax+1)
-	for i := range outs {
-		outs[i] = outcome(0, DevAddress(i%10), core.NativeToken, 1e6, "")
-		outs[i].TxHash[2], outs[i].TxHash[3] = byte(i>>8), byte(i)
+	hashes := make([]core.Hash, ClaimSignMax+1)
+	for round := 0; round*len(DevKeys) < len(hashes); round++ {
+		// One per account at a time: the next waits until its sender's
+		// previous one is durable.
+		var durables []<-chan error
+		for who := range min(len(DevKeys), len(hashes)-round*len(DevKeys)) {
+			var d <-chan error
+			hashes[round*len(DevKeys)+who], d = withdrawAsync(t, n, byte(who), who, uint64(round), core.NativeToken, units(1))
+			durables = append(durables, d)
+		}
+		for _, d := range durables {
+			if err := <-d; err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	in.add(outs...)
 	tickNow(t, n)
-	waitStatus(t, n, outs[0].TxHash, StatusClaimable)
-	waitStatus(t, n, outs[ClaimSignMax].TxHash, StatusClaimable)
+	waitStatus(t, n, hashes[0], StatusClaimable)
+	waitStatus(t, n, hashes[ClaimSignMax], StatusClaimable)
 	if left, err := n.log.PendingClaims(nil, 1); err != nil || len(left) != 0 {
 		t.Fatalf("pending after the passes: %d (%v)", len(left), err)
 	}

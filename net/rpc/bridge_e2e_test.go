@@ -3,15 +3,12 @@ package rpc_test
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math/big"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,48 +24,53 @@ import (
 	"github.com/ledgervenue/node/net/rpc"
 )
 
-// outcomeQueue feeds node.Config.InjectWithdrawals: the outcomes added
-// land in the next tick, standing in for the ledger's until it executes
-// withdrawals itself.
-type outcomeQueue struct {
-	mu   sync.Mutex
-	next []core.WithdrawalOutcome
-}
-
-func (q *outcomeQueue) push(o ...core.WithdrawalOutcome) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.next = append(q.next, o...)
-}
-
-func (q *outcomeQueue) pop(tickUs int64) []core.WithdrawalOutcome {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := q.next
-	q.next = nil
-	for i := range out {
-		out[i].TickUs = tickUs
-	}
-	return out
-}
-
 // bridgeNode starts a node with the dev bridge and perp markets (a tick
-// every interval); q, when set, injects outcomes.
-func bridgeNode(t *testing.T, q *outcomeQueue, opts ...nodeOption) *testNode {
+// every interval).
+func bridgeNode(t *testing.T, opts ...nodeOption) *testNode {
 	return startNode(t, append([]nodeOption{func(c *node.Config) {
 		c.Markets = append(c.Markets, node.DevPerpMarkets()...)
 		c.Bridge = node.DevBridgeConfig()
-		if q != nil {
-			c.InjectWithdrawals = q.pop
-		}
 	}}, opts...)...)
 }
 
-// row is an injected outcome: hash {0xdd, i}, 1 unit of the native token
-// (1e18 wei, 1e6 on the bridged chain) from dev account who.
-func row(i byte, who int, errStr string) core.WithdrawalOutcome {
-	return core.WithdrawalOutcome{TxHash: core.Hash{0xdd, i}, Withdrawer: core.Address(devAddr(who)), To: core.Address{0x70, i},
-		Token: core.NativeToken, Amount: *uint256.NewInt(1e18), Error: errStr}
+// withdraw sends a real withdraw transaction from dev account who, at its
+// next nonce, to `to` for the next withdrawal batch, and returns its hash
+// once the node accepted it (the answer comes once it is durable, so the
+// account's next one may follow at once).
+func (tn *testNode) withdraw(t *testing.T, who int, token, to common.Address, amount *big.Int) common.Hash {
+	t.Helper()
+	h, err := tn.tryWithdraw(t, who, token, to, amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// tryWithdraw is withdraw returning its error, for other goroutines than
+// the test's.
+func (tn *testNode) tryWithdraw(t *testing.T, who int, token, to common.Address, amount *big.Int) (common.Hash, error) {
+	ctx := context.Background()
+	nonce, err := tn.eth.NonceAt(ctx, devAddr(who), nil)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	// Signing a valid key's transaction cannot fail: t is not used here.
+	tx := signWithdraw(t, devKey(t, who), nonce, withdrawCall(token, to, amount, tn.nextDeadline()), new(big.Int))
+	if err := tn.eth.SendTransaction(ctx, tx); err != nil {
+		return common.Hash{}, fmt.Errorf("withdraw from %d refused: %w (%v)", who, err, errorData(err))
+	}
+	return tx.Hash(), nil
+}
+
+// okRow withdraws 1 native unit (1e18 wei, 1e6 on the bridged chain) from
+// who to {0x70, i}: executed in its batch.
+func (tn *testNode) okRow(t *testing.T, i byte, who int) common.Hash {
+	return tn.withdraw(t, who, native, common.Address{0x70, i}, eth(1))
+}
+
+// poorRow withdraws 50 WBTC from who, which holds 10: insufficient_balance.
+func (tn *testNode) poorRow(t *testing.T, i byte, who int) common.Hash {
+	return tn.withdraw(t, who, common.Address(node.DevWBTC), common.Address{0x70, i}, eth(50))
 }
 
 // restGet sends method to path over HTTP and returns the status, the
@@ -130,12 +132,12 @@ func listing(t *testing.T, body []byte) ([]update, []json.RawMessage) {
 // a since_id inside the first batch continuing into the second; the same
 // page read twice is the same bytes; an account's listing filters.
 func TestBridgeRESTListing(t *testing.T) {
-	var q outcomeQueue
-	tn := bridgeNode(t, &q)
-	q.push(row(1, 0, ""), row(2, 1, ""), row(3, 0, core.WithdrawNotIncluded), row(4, 1, ""), row(5, 0, ""))
+	tn := bridgeNode(t, func(c *node.Config) { c.WithdrawalsPerBatchMax = 4 })
+	// The fifth of the first batch is past the cap of 4: not_included.
+	hashes := []common.Hash{tn.okRow(t, 1, 0), tn.okRow(t, 2, 1), tn.poorRow(t, 3, 0), tn.okRow(t, 4, 1), tn.okRow(t, 5, 0)}
 	tn.tick(t)
 	tick1 := tn.node.LastTickUs()
-	q.push(row(6, 1, ""), row(7, 0, ""), row(8, 0, core.WithdrawInsufficientBalance))
+	hashes = append(hashes, tn.okRow(t, 6, 1), tn.okRow(t, 7, 0), tn.poorRow(t, 8, 0))
 	tn.tick(t)
 	tick2 := tn.node.LastTickUs()
 
@@ -148,12 +150,16 @@ func TestBridgeRESTListing(t *testing.T) {
 		if i >= 5 {
 			wantTick = tick2
 		}
-		if u.TxHash != (common.Hash{0xdd, byte(i + 1)}) || u.TimestampUs != wantTick {
-			t.Fatalf("row %d: %+v", i, u)
+		wantErr := ""
+		switch i {
+		case 2, 7:
+			wantErr = core.WithdrawInsufficientBalance
+		case 4:
+			wantErr = core.WithdrawNotIncluded
 		}
-	}
-	if all[2].Error != core.WithdrawNotIncluded || all[0].Error != "" {
-		t.Fatalf("errors %+v", all)
+		if u.TxHash != hashes[i] || u.TimestampUs != wantTick || u.Error != wantErr {
+			t.Fatalf("row %d: %+v, want hash %s error %q", i, u, hashes[i], wantErr)
+		}
 	}
 
 	var paged []json.RawMessage
@@ -182,17 +188,17 @@ func TestBridgeRESTListing(t *testing.T) {
 	}
 
 	later, _ := listing(t, restOK(t, tn, fmt.Sprintf("/v1/bridge/withdrawals?since=%d", tick1)))
-	if len(later) != 3 || later[0].TxHash != (common.Hash{0xdd, 6}) {
+	if len(later) != 3 || later[0].TxHash != hashes[5] {
 		t.Fatalf("since the first batch: %+v", later)
 	}
 	mine, _ := listing(t, restOK(t, tn, "/v1/bridge/withdrawals/"+devAddr(1).Hex()))
-	if len(mine) != 3 || mine[0].TxHash != (common.Hash{0xdd, 2}) || mine[1].TxHash != (common.Hash{0xdd, 4}) || mine[2].TxHash != (common.Hash{0xdd, 6}) {
+	if len(mine) != 3 || mine[0].TxHash != hashes[1] || mine[1].TxHash != hashes[3] || mine[2].TxHash != hashes[5] {
 		t.Fatalf("account 1's rows %+v", mine)
 	}
 	// since_id of another account's row is still a place in the batch.
 	after, _ := listing(t, restOK(t, tn, fmt.Sprintf("/v1/bridge/withdrawals/%s?since=%d&since_id=%s", devAddr(1).Hex(), tick1,
-		common.Hash{0xdd, 3}.Hex())))
-	if len(after) != 2 || after[0].TxHash != (common.Hash{0xdd, 4}) {
+		hashes[2].Hex())))
+	if len(after) != 2 || after[0].TxHash != hashes[3] {
 		t.Fatalf("account 1's rows after row 3: %+v", after)
 	}
 
@@ -219,17 +225,30 @@ func TestBridgeRESTListing(t *testing.T) {
 // status, a JSON {"error"} body and the JSON content type; HEAD answers
 // the GET's length without a body; a 405 names the allowed methods.
 func TestBridgeRESTErrors(t *testing.T) {
-	var q outcomeQueue
-	tn := bridgeNode(t, &q)
-	q.push(row(1, 0, ""))
-	for i := range rpc.ListLimitDefault {
-		o := row(2, 0, "")
-		o.TxHash[2], o.TxHash[3] = byte(i>>8), byte(i)
-		q.push(o)
+	tn := bridgeNode(t)
+	first := tn.okRow(t, 1, 0)
+	// ListLimitDefault more in the same batch, one sender per dev account
+	// at a time.
+	errs := make(chan error, len(node.DevKeys))
+	for who := range len(node.DevKeys) {
+		go func() {
+			for i := who; i < rpc.ListLimitDefault; i += len(node.DevKeys) {
+				if _, err := tn.tryWithdraw(t, who, native, common.Address{0x70, 2}, eth(1)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range node.DevKeys {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 	tn.tick(t)
 	tick := tn.node.LastTickUs()
-	hash := common.Hash{0xdd, 1}.Hex()
+	hash := first.Hex()
 	if rows, _ := listing(t, restOK(t, tn, "/v1/bridge/withdrawals")); len(rows) != rpc.ListLimitDefault {
 		t.Fatalf("%d rows without a limit, want %d", len(rows), rpc.ListLimitDefault)
 	}
@@ -292,12 +311,13 @@ func TestBridgeRESTErrors(t *testing.T) {
 // very bytes the REST listing serves for it, all accounts and one account,
 // live and caught up from since.
 func TestBridgeChannelMatchesREST(t *testing.T) {
-	var q outcomeQueue
-	tn := bridgeNode(t, &q)
+	tn := bridgeNode(t)
 	c := tn.dialWS(t)
 	allCh, allSub := tn.ethSubscribe(t, c, "svc_withdrawals", map[string]any{})
 	oneCh, oneSub := tn.ethSubscribe(t, c, "svc_withdrawals", map[string]any{"account": devAddr(1)})
-	q.push(row(1, 0, ""), row(2, 1, core.WithdrawInsufficientBalance), row(3, 1, ""))
+	tn.okRow(t, 1, 0)
+	tn.poorRow(t, 2, 1)
+	tn.okRow(t, 3, 1)
 	tn.tick(t)
 	tick := tn.node.LastTickUs()
 	since := fmt.Sprintf("?since=%d", tick-1)
@@ -374,31 +394,30 @@ func verifyWireProof(t *testing.T, p map[string]json.RawMessage, txHash common.H
 }
 
 // TestBridgeClaimProof: a withdrawal is pending (no proof, null from
-// svc_getBridgeClaimProof) while fewer than n − f validators sign, then
-// claimable with a proof that verifies; both reads carry the same proof.
+// svc_getBridgeClaimProof) while two of four validators are silent (fewer
+// than n − f sign: admin_setValidatorFaults), then claimable with a proof
+// that verifies once they sign again; both reads carry the same proof.
 func TestBridgeClaimProof(t *testing.T) {
-	var q outcomeQueue
-	var signers atomic.Int32
-	signers.Store(2)
-	tn := bridgeNode(t, &q, func(c *node.Config) {
-		c.ClaimSigners = func() []int { return []int{0, 1, 2, 3}[:signers.Load()] }
-	})
-	h := common.Hash{0xdd, 1}
+	tn := bridgeNode(t)
+	h := tn.okRow(t, 1, 0)
 	var proof json.RawMessage
 	if err := tn.rpc.CallContext(context.Background(), &proof, "svc_getBridgeClaimProof", h); err != nil || string(proof) != "null" {
-		t.Fatalf("unknown withdrawal's proof %s (%v)", proof, err)
+		t.Fatalf("withdrawal waiting for its batch: proof %s (%v)", proof, err)
 	}
-	q.push(row(1, 0, ""), row(2, 0, core.WithdrawInsufficientBalance))
+	refused := tn.poorRow(t, 2, 0)
+	tn.adminFaults("admin_setValidatorFaults", map[string]any{"silent": 2})
 	tn.tick(t)
 	pending, body := waitByID(t, tn, h, node.StatusPending)
 	if pending.Proof != nil || bytes.Contains(body, []byte(`"proof"`)) || pending.Withdrawal.TxHash != h {
 		t.Fatalf("pending: %s", body)
 	}
+	time.Sleep(2 * node.ClaimRetryEvery) // the claimer looked again, and still may not sign
 	if err := tn.rpc.CallContext(context.Background(), &proof, "svc_getBridgeClaimProof", h); err != nil || string(proof) != "null" {
 		t.Fatalf("pending withdrawal's proof %s (%v)", proof, err)
 	}
-	waitByID(t, tn, common.Hash{0xdd, 2}, node.StatusRefused)
-	signers.Store(4)
+	waitByID(t, tn, h, node.StatusPending)
+	waitByID(t, tn, refused, node.StatusRefused)
+	tn.adminFaults("admin_setValidatorFaults", map[string]any{})
 	claimable, _ := waitByID(t, tn, h, node.StatusClaimable)
 	verifyWireProof(t, claimable.Proof, h, core.Address{0x70, 1}, core.NativeToken, 1e6)
 	if err := tn.rpc.CallContext(context.Background(), &proof, "svc_getBridgeClaimProof", h); err != nil {
@@ -421,10 +440,8 @@ var withdrawABI = func() abi.ABI {
 
 // TestBridgeWithdrawOverTheWire: a real withdraw transaction is 404 by id
 // until its batch executes, then claimable with a proof that verifies.
-// It needs the ledger's withdrawals (helper A): until then the Bridge
-// refuses every transaction and the test skips.
 func TestBridgeWithdrawOverTheWire(t *testing.T) {
-	tn := bridgeNode(t, nil)
+	tn := bridgeNode(t)
 	key := devKey(t, 3)
 	to := common.Address{0x70, 0x42}
 	data, err := withdrawABI.Pack("withdraw", common.Address(core.NativeToken), to, big.NewInt(2e18), tn.nextDeadline())
@@ -438,10 +455,6 @@ func TestBridgeWithdrawOverTheWire(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := tn.eth.SendTransaction(context.Background(), tx); err != nil {
-		// The reason is ABI-encoded in the revert data.
-		if strings.Contains(fmt.Sprint(errorData(err)), hex.EncodeToString([]byte("application not available"))) {
-			t.Skip("the ledger does not execute withdrawals yet (core.Ledger.LastWithdrawals is the stub): ", err)
-		}
 		t.Fatalf("withdraw refused: %v (%v)", err, errorData(err))
 	}
 	tn.waitReceipt(tx.Hash())

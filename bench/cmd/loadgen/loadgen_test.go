@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/hex"
 	"strings"
 	"testing"
 	"time"
@@ -110,17 +109,12 @@ func TestDeriveKeys(t *testing.T) {
 }
 
 // TestSmokeWithdraw runs the withdraw scenario briefly: withdrawals,
-// transfers and sampled claims. It skips while the ledger refuses every
-// withdrawal (core.Ledger.LastWithdrawals is the stub).
+// transfers and sampled claims.
 func TestSmokeWithdraw(t *testing.T) {
 	o := smokeOptions("withdraw")
 	o.runs, o.fillSample = 1, 50
 	var out bytes.Buffer
-	err := run(context.Background(), &o, &out)
-	if err != nil && strings.Contains(err.Error(), hex.EncodeToString([]byte("Bridge validation failed: application"))) {
-		t.Skip("the ledger does not execute withdrawals yet: ", err)
-	}
-	if err != nil {
+	if err := run(context.Background(), &o, &out); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	for _, want := range []string{"run 1 withdraw", "run 1 transfer", "withdraw/transfer median rate", "batch→claimable over all runs"} {
