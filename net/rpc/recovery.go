@@ -22,9 +22,12 @@ func lockedError(t core.TxRef) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeAccountLocked, Message: "Account locked", Data: append(d, '}')}
 }
 
-// appendTargetTx appends the live API's TargetTx: {hash, nonce}.
+// appendTargetTx appends the live API's TargetTx, {hash, nonce}, with the
+// hash once more as txHash: the live recovery guide and its SDKs read
+// {txHash, nonce}, so both kinds of client find it.
 func appendTargetTx(dst []byte, t core.TxRef) []byte {
 	dst = jsonrpc.AppendData(append(dst, `{"hash":`...), t.Hash[:])
+	dst = jsonrpc.AppendData(append(dst, `,"txHash":`...), t.Hash[:])
 	dst = strconv.AppendUint(append(dst, `,"nonce":`...), t.Nonce, 10)
 	return append(dst, '}')
 }

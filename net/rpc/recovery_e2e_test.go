@@ -26,11 +26,16 @@ var recoveryABI = func() abi.ABI {
 	return a
 }()
 
-// targetTx is the live API's TargetTx.
+// targetTx is the live API's TargetTx; TxHash is the same hash under the
+// name the live recovery guide reads.
 type targetTx struct {
-	Hash  common.Hash `json:"hash"`
-	Nonce uint64      `json:"nonce"`
+	Hash   common.Hash `json:"hash"`
+	TxHash common.Hash `json:"txHash"`
+	Nonce  uint64      `json:"nonce"`
 }
+
+// targetOf is the TargetTx naming h at nonce.
+func targetOf(h common.Hash, nonce uint64) targetTx { return targetTx{h, h, nonce} }
 
 // wire is one transport's clients: plain and authorized.
 type wire struct {
@@ -133,12 +138,12 @@ func TestLockAndRecover(t *testing.T) {
 			t.Fatalf("%s: account info %+v, last finalized nonce %d", w.name, info, last)
 		}
 		// An open account's recovery is refused.
-		err := w.eth.SendTransaction(ctx, recoverTx(t, key, 1, targetTx{first.Hash(), 0}, nil))
+		err := w.eth.SendTransaction(ctx, recoverTx(t, key, 1, targetOf(first.Hash(), 0), nil))
 		wantRPCError(t, err, -32000, "transaction validation failed", "Recovery validation failed: account is not locked")
 
 		var locked targetTx
 		w.call(t, w.admin, &locked, "admin_lockAccount", map[string]any{"address": from})
-		want := targetTx{first.Hash(), 0}
+		want := targetOf(first.Hash(), 0)
 		if locked != want {
 			t.Fatalf("%s: admin_lockAccount answered %+v, want %+v", w.name, locked, want)
 		}
@@ -149,7 +154,7 @@ func TestLockAndRecover(t *testing.T) {
 			t.Fatalf("%s: recovery target %+v, want %+v", w.name, target, want)
 		}
 		// Refused recoveries change nothing.
-		err = w.eth.SendTransaction(ctx, recoverTx(t, key, 1, targetTx{first.Hash(), 1}, nil))
+		err = w.eth.SendTransaction(ctx, recoverTx(t, key, 1, targetOf(first.Hash(), 1), nil))
 		wantRPCError(t, err, -32000, "transaction validation failed", "Recovery validation failed: not the recovery target")
 		err = w.eth.SendTransaction(ctx, recoverTx(t, key, 1, target, big.NewInt(1)))
 		wantRPCError(t, err, -32000, "transaction validation failed", "Recovery validation failed: value must be zero")
@@ -218,7 +223,7 @@ func TestEquivocationLocks(t *testing.T) {
 			break
 		}
 	}
-	want := targetTx{first.Hash(), 0}
+	want := targetOf(first.Hash(), 0)
 	wantLocked(t, tn.eth.SendTransaction(ctx, dynTx(t, key, chainID, 0, to, big.NewInt(2), gwei, fee)), want)
 	close(gate)
 	released = true
