@@ -203,6 +203,12 @@ func printBanner(f *flags, addr string, n *node.Node) {
 					m.Perp.MaxLeverage, units18(&m.Perp.OraclePrice), m.Perp.WalkBps)
 			}
 		}
+		b := n.BridgeConfig()
+		fmt.Printf("bridge %s: withdraw(token, recipient, amount, deadline) to chain %d, claimed at %s (GET /v1/bridge/config):\n",
+			common.Address(core.BridgeAddress).Hex(), b.ClaimChainID, common.Address(b.SourceContract).Hex())
+		for _, t := range b.Tokens {
+			fmt.Printf("  %s -> %s, %d decimals there\n", common.Address(t.Token).Hex(), common.Address(t.L1Token).Hex(), t.Decimals)
+		}
 		if f.compat {
 			fmt.Println("--compat: receipts and blocks in the shapes ethers and go-ethereum decode (README, \"Client compatibility\")")
 		}
