@@ -14,6 +14,14 @@ type BridgeToken struct {
 	Min, Max uint256.Int
 }
 
+// Step is the 18-decimal amount of one bridged-chain unit of the token,
+// 10^(18 − Decimals): ledger amounts of it are whole multiples of Step, and
+// an amount over Step is its bridged-chain amount.
+func (t *BridgeToken) Step() uint256.Int {
+	var s uint256.Int
+	return *s.Exp(uint256.NewInt(10), uint256.NewInt(uint64(18-min(t.Decimals, 18))))
+}
+
 // BridgeConfig is the bridge's genesis configuration: the one bridged chain,
 // its bridge contract, the configuration version (it enters the claim
 // hash) and the bridged tokens.

@@ -113,6 +113,8 @@ func recoveryReject(reason string) Reject {
 	return Reject{Code: RejectApp, App: RecoveryAddress, Detail: reason}
 }
 
+// allZero reports whether every byte of b is zero (the padding of an ABI
+// word).
 func allZero(b []byte) bool {
 	for _, c := range b {
 		if c != 0 {

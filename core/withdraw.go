@@ -142,7 +142,7 @@ func (l *Ledger) checkWithdraw(tx *Tx, timeUs int64) (w pendingWithdrawal, reaso
 	}
 	var deadline uint256.Int
 	if len(data) != withdrawCallSize || !addressWord(data[4:36], &w.token) || !addressWord(data[36:68], &w.to) ||
-		!zeroBytes(data[100:116]) {
+		!allZero(data[100:116]) {
 		return w, withdrawMalformed
 	}
 	w.amount.SetBytes32(data[68:100])
@@ -184,8 +184,8 @@ func (l *Ledger) checkWithdraw(tx *Tx, timeUs int64) (w pendingWithdrawal, reaso
 // checkAmount checks an 18-decimal amount against a bridged token: a whole
 // number of bridged-chain units, within [Min, Max] in those units.
 func checkAmount(t *BridgeToken, amount *uint256.Int) string {
-	var step, units, rem uint256.Int
-	step.Exp(uint256.NewInt(10), uint256.NewInt(uint64(18-min(t.Decimals, 18))))
+	var units, rem uint256.Int
+	step := t.Step()
 	units.DivMod(amount, &step, &rem)
 	switch {
 	case !rem.IsZero():
@@ -206,16 +206,7 @@ func batchAfter(timeUs int64) int64 {
 // addressWord reads an ABI address word (12 zero bytes, then the address).
 func addressWord(word []byte, a *Address) bool {
 	copy(a[:], word[12:32])
-	return zeroBytes(word[:12])
-}
-
-func zeroBytes(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
+	return allZero(word[:12])
 }
 
 // withdrawalsDue folds the next withdrawal batch into the engine's

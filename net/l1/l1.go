@@ -203,8 +203,8 @@ func Decode(cfg *core.BridgeConfig, l *types.Log) (Deposit, error) {
 		return Deposit{}, fmt.Errorf("token %s is not bridged", common.BytesToAddress(l.Topics[2][:]).Hex())
 	}
 	d.Token = tok.Token
-	scale := new(uint256.Int).Exp(uint256.NewInt(10), uint256.NewInt(uint64(18-tok.Decimals)))
-	if _, overflow := d.Amount.MulOverflow(new(uint256.Int).SetBytes32(l.Data), scale); overflow {
+	scale := tok.Step()
+	if _, overflow := d.Amount.MulOverflow(new(uint256.Int).SetBytes32(l.Data), &scale); overflow {
 		return Deposit{}, errors.New("amount overflows 256 bits in 18 decimals")
 	}
 	return d, nil

@@ -137,8 +137,8 @@ func (n *Node) Withdrawals(dst []persist.WithdrawalRow, account *core.Address, f
 // decimals; admission made it a whole number of them.
 func claimAmount(bt *core.BridgeToken, amount *uint256.Int) uint256.Int {
 	var out uint256.Int
-	step := new(uint256.Int).Exp(uint256.NewInt(10), uint256.NewInt(uint64(18-bt.Decimals)))
-	out.Div(amount, step)
+	step := bt.Step()
+	out.Div(amount, &step)
 	return out
 }
 
