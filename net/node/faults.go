@@ -205,16 +205,12 @@ func (n *Node) SubmitTxVotes(tx *core.Tx, dissent *[]string, done func(*Entry, e
 	return n.submit(&core.Input{Kind: core.InputTx, Tx: *tx}, done)
 }
 
-// signingValidators returns the indices of the committee members that sign
+// SigningValidators returns the indices of the committee members that sign
 // at the moment (ascending): batches and claims carry their signatures
-// only. Shared: never modified.
-func (n *Node) signingValidators() []int {
+// only, and they are a pending transaction's votes. Shared: never modified.
+func (n *Node) SigningValidators() []int {
 	return n.faults.cur.Load().signers
 }
-
-// SigningValidators is signingValidators for the RPC layer (a pending
-// transaction's votes).
-func (n *Node) SigningValidators() []int { return n.signingValidators() }
 
 // awaitSigners returns the members that sign once they are at least a
 // quorum, waiting while they are fewer: the batch waits, nothing is lost.

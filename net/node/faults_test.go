@@ -84,14 +84,14 @@ func TestFaultBounds(t *testing.T) {
 func TestSignersAndRejections(t *testing.T) {
 	n := openNode(t, testConfig(t, t.TempDir()))
 	defer n.Close()
-	if s := n.signingValidators(); len(s) != 4 || s[3] != 3 {
+	if s := n.SigningValidators(); len(s) != 4 || s[3] != 3 {
 		t.Fatalf("no faults: signers %v", s)
 	}
 	if err := n.SetValidatorFaults(Faults{Reject: 3, Reason: "r", Silent: 2}); err != nil {
 		t.Fatal(err)
 	}
 	st := n.faults.cur.Load()
-	if s := n.signingValidators(); len(s) != 2 || s[0] != 0 || s[1] != 1 {
+	if s := n.SigningValidators(); len(s) != 2 || s[0] != 0 || s[1] != 1 {
 		t.Fatalf("two silent: signers %v", s)
 	}
 	if len(st.rejections) != 2 {

@@ -186,7 +186,7 @@ func (n *Node) signClaims() (waiting bool) {
 		if len(rows) == 0 {
 			return false
 		}
-		signers := n.signingValidators()
+		signers := n.SigningValidators()
 		if len(signers) < n.committee.Quorum {
 			return true
 		}
