@@ -127,7 +127,7 @@ func (c *call) txStatus(dst []byte) ([]byte, *jsonrpc.Error) {
 // "above_watermark"}, the live network's replay-protection set. Ids are
 // 256-bit numbers: every id below watermark is processed (watermark is the
 // lowest unprocessed id; 0 is never an id, so it counts as processed),
-// above_watermark lists the processed ids above it, ascending. A bridged chain that numbers its deposits 0, 1, 2, … keeps the
+// above_watermark lists the processed ids above it, ascending. A bridged chain that numbers its deposits 1, 2, 3, … (ours does) keeps the
 // list short; admin_deposit's derived ids all land in it.
 func (c *call) processedDeposits(dst []byte) ([]byte, *jsonrpc.Error) {
 	ids, err := c.s.node.ProcessedDeposits()
