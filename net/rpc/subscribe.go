@@ -245,32 +245,46 @@ func newestReceipts(n *node.Node, keep int) ([]node.Receipt, int64, error) {
 	return rs, floorUs, nil
 }
 
-// hubReceipts encodes attested receipts for the hub; withLogs also encodes
-// their logs for the logs channel, which only the live fan-out sends.
+// hubReceipts hands attested receipts to the hub. Nothing is encoded
+// here: the hub asks each receipt's body for JSON only when a subscriber is
+// to get it (receiptBody). withLogs is false for the receipts preloaded
+// after a restart: only the receipt channels replay them, so their logs
+// are never fanned out.
 func hubReceipts(rs []node.Receipt, withLogs bool) []subs.Receipt {
 	out := make([]subs.Receipt, len(rs))
+	bodies := make([]receiptBody, len(rs))
 	for i := range rs {
 		r := &rs[i]
-		sr := &out[i]
-		// The svc_ receipt channels keep the spec's shapes: compat mode is
-		// for the eth_ decoders of client libraries.
-		sr.JSON = appendReceipt(nil, r, false)
-		sr.From, sr.To, sr.HasTo = clob.Address(r.Rec.Tx.From), clob.Address(r.Rec.Tx.To), r.Rec.Tx.HasTo
-		sr.TimeUs = r.Batch.Timestamp
-		sr.Attestations = len(r.Batch.Sigs)
-		if !withLogs {
-			continue
-		}
-		sr.Logs = make([]subs.Log, len(r.Rec.Logs))
-		for j := range r.Rec.Logs {
-			l := &r.Rec.Logs[j]
-			topics := make([]clob.Hash, len(l.Topics))
-			for k, t := range l.Topics {
-				topics[k] = clob.Hash(t)
-			}
-			sr.Logs[j] = subs.Log{Address: clob.Address(l.Address), Topics: topics,
-				BlockNumber: uint64(r.Batch.Timestamp / 1_000_000), JSON: appendLog(nil, r, j)}
-		}
+		bodies[i] = receiptBody{r: *r, withLogs: withLogs}
+		out[i] = subs.Receipt{From: clob.Address(r.Rec.Tx.From), To: clob.Address(r.Rec.Tx.To), HasTo: r.Rec.Tx.HasTo,
+			TimeUs: r.Batch.Timestamp, Attestations: len(r.Batch.Sigs), Body: &bodies[i]}
 	}
 	return out
 }
+
+// receiptBody encodes one attested receipt for the hub (subs.ReceiptBody).
+// The svc_ receipt channels keep the spec's shapes: compat mode is for the
+// eth_ decoders of client libraries.
+type receiptBody struct {
+	r        node.Receipt
+	withLogs bool
+}
+
+func (b *receiptBody) AppendReceipt(dst []byte) []byte { return appendReceipt(dst, &b.r, false) }
+
+func (b *receiptBody) LogCount() int {
+	if !b.withLogs {
+		return 0
+	}
+	return len(b.r.Rec.Logs)
+}
+
+func (b *receiptBody) Log(i int, topics []clob.Hash) subs.Log {
+	l := &b.r.Rec.Logs[i]
+	for _, t := range l.Topics {
+		topics = append(topics, clob.Hash(t))
+	}
+	return subs.Log{Address: clob.Address(l.Address), Topics: topics, BlockNumber: uint64(b.r.Batch.Timestamp / 1_000_000)}
+}
+
+func (b *receiptBody) AppendLog(dst []byte, i int) []byte { return appendLog(dst, &b.r, i) }

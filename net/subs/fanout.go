@@ -552,9 +552,12 @@ func (h *Hub) pumpReceipts() {
 	}
 }
 
+// fanReceipt sends r to its subscribers, encoding the receipt and each
+// log at most once, and only for a subscriber that gets it.
 func (h *Hub) fanReceipt(r *Receipt) {
+	var body []byte
 	for _, s := range h.collect(ChannelConfirmedReceipts, nil, nil) {
-		h.deliverReceipt(s, r)
+		body = h.deliverReceipt(s, r, body)
 	}
 	owners := [2]clob.Address{r.From, r.To}
 	n := 1
@@ -562,28 +565,41 @@ func (h *Hub) fanReceipt(r *Receipt) {
 		n = 2
 	}
 	for _, s := range h.collect(ChannelAccountReceipts, nil, owners[:n]) {
-		h.deliverReceipt(s, r)
+		body = h.deliverReceipt(s, r, body)
 	}
-	for i := range r.Logs {
-		l := &r.Logs[i]
+	if len(h.regs[ChannelLogs].all) == 0 && len(h.regs[ChannelLogs].byAccount) == 0 {
+		return
+	}
+	for i := range r.Body.LogCount() {
+		l := r.Body.Log(i, h.topics[:0])
+		h.topics = l.Topics
+		var js []byte
 		for _, s := range h.collect(ChannelLogs, nil, []clob.Address{l.Address}) {
-			h.deliverLog(s, r, l)
+			if s.closed || r.Attestations < s.logs.minAttestations || !s.logs.matches(&l) {
+				continue
+			}
+			if js == nil {
+				js = r.Body.AppendLog(nil, i)
+				h.stats.Encodings++
+			}
+			h.deliver(s, js)
 		}
 	}
 }
 
-func (h *Hub) deliverReceipt(s *sub, r *Receipt) {
+// deliverReceipt sends r to s unless s's since excludes it; body is r's
+// JSON when encoded already (nil: not yet), and is returned encoded once
+// sent.
+func (h *Hub) deliverReceipt(s *sub, r *Receipt, body []byte) []byte {
 	if s.closed || (s.hasSince && r.TimeUs <= s.since) {
-		return
+		return body
 	}
-	h.deliver(s, r.JSON)
-}
-
-func (h *Hub) deliverLog(s *sub, r *Receipt, l *Log) {
-	if s.closed || r.Attestations < s.logs.minAttestations || !s.logs.matches(l) {
-		return
+	if body == nil {
+		body = r.Body.AppendReceipt(nil)
+		h.stats.Encodings++
 	}
-	h.deliver(s, l.JSON)
+	h.deliver(s, body)
+	return body
 }
 
 // replayReceipts sends the retained receipts after since (already fanned
@@ -607,7 +623,7 @@ func (h *Hub) replayReceipts(s *sub) {
 		if s.ch == ChannelAccountReceipts && r.From != s.accounts[0] && !(r.HasTo && r.To == s.accounts[0]) {
 			continue
 		}
-		h.deliverReceipt(s, &r)
+		h.deliverReceipt(s, &r, nil)
 	}
 }
 

@@ -193,3 +193,29 @@ func w(n uint64) uint256.Int {
 	z.Mul(uint256.NewInt(n), uint256.NewInt(1_000_000_000_000_000_000))
 	return z
 }
+
+// testBody is a ReceiptBody of fixed JSON.
+type testBody struct {
+	json string
+	logs []testLog
+}
+
+// testLog is one log of a testBody: its filter fields and its JSON.
+type testLog struct {
+	Log
+	json string
+}
+
+func rbody(json string, logs ...testLog) ReceiptBody { return &testBody{json, logs} }
+
+func (b *testBody) AppendReceipt(dst []byte) []byte { return append(dst, b.json...) }
+func (b *testBody) LogCount() int                   { return len(b.logs) }
+func (b *testBody) AppendLog(dst []byte, i int) []byte {
+	return append(dst, b.logs[i].json...)
+}
+
+func (b *testBody) Log(i int, topics []clob.Hash) Log {
+	l := b.logs[i].Log
+	l.Topics = append(topics, l.Topics...)
+	return l
+}

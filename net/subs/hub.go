@@ -150,6 +150,7 @@ type Hub struct {
 	nextID   uint64
 	stamp    uint64
 	scratch  []*sub
+	topics   []clob.Hash // a log's topics while fanReceipt filters it
 	enc      scratch
 	closed   bool
 	tickNext uint64 // next tick seq to fan out

@@ -472,14 +472,14 @@ func TestReceiptsAndLogs(t *testing.T) {
 	logsF := subscribe(t, h, c, "logs", `{"address":"`+hexAddr(emitter)+`","topics":[null,"`+hexHash(topic)+`"],"minAttestations":3}`)
 	logsTopic := subscribe(t, h, c, "logs", `{"topics":[["`+hexHash(bookID(1))+`","`+hexHash(topic)+`"]]}`)
 	rs := []Receipt{
-		{JSON: []byte(`{"r":1}`), From: a, To: b, HasTo: true, TimeUs: 10, Attestations: 3, Logs: []Log{
-			{Address: emitter, Topics: []clob.Hash{bookID(1), topic}, JSON: []byte(`{"l":1}`)},
-			{Address: emitter, Topics: []clob.Hash{bookID(5)}, JSON: []byte(`{"l":2}`)},
-		}},
-		{JSON: []byte(`{"r":2}`), From: b, TimeUs: 11, Attestations: 2, Logs: []Log{
-			{Address: emitter, Topics: []clob.Hash{bookID(1), topic}, JSON: []byte(`{"l":3}`)},
-		}},
-		{JSON: []byte(`{"r":3}`), From: a, To: a, HasTo: true, TimeUs: 12},
+		{Body: rbody(`{"r":1}`,
+			testLog{Log{Address: emitter, Topics: []clob.Hash{bookID(1), topic}}, `{"l":1}`},
+			testLog{Log{Address: emitter, Topics: []clob.Hash{bookID(5)}}, `{"l":2}`},
+		), From: a, To: b, HasTo: true, TimeUs: 10, Attestations: 3},
+		{Body: rbody(`{"r":2}`,
+			testLog{Log{Address: emitter, Topics: []clob.Hash{bookID(1), topic}}, `{"l":3}`},
+		), From: b, TimeUs: 11, Attestations: 2},
+		{Body: rbody(`{"r":3}`), From: a, To: a, HasTo: true, TimeUs: 12},
 	}
 	h.PublishReceipts(rs)
 	h.Pump()
@@ -663,7 +663,7 @@ func TestCloseCodes(t *testing.T) {
 			t.Fatalf("resume got %v", got)
 		}
 		_ = id
-		h.PublishReceipts([]Receipt{{JSON: []byte(`{}`), TimeUs: 1}})
+		h.PublishReceipts([]Receipt{{Body: rbody(`{}`), TimeUs: 1}})
 		h.Pump()
 		if len(rawResults(t, c, other)) != 1 {
 			t.Fatal("the connection's other subscription stopped")
@@ -675,7 +675,7 @@ func TestCloseCodes(t *testing.T) {
 		subscribe(t, h, c, "svc_confirmedReceipts", ``)
 		rs := make([]Receipt, ReceiptsLagMax+1)
 		for i := range rs {
-			rs[i] = Receipt{JSON: []byte(`{}`), TimeUs: int64(i + 1)}
+			rs[i] = Receipt{Body: rbody(`{}`), TimeUs: int64(i + 1)}
 		}
 		h.PublishReceipts(rs)
 		h.Pump()
@@ -711,7 +711,7 @@ func TestCloseCodes(t *testing.T) {
 		h := New(Config{})
 		c := &fakeConn{}
 		subscribe(t, h, c, "svc_confirmedReceipts", ``)
-		h.PublishReceipts([]Receipt{{TimeUs: 5}}) // no JSON
+		h.PublishReceipts([]Receipt{{Body: rbody(``), TimeUs: 5}}) // no JSON
 		h.Pump()
 		e := closeOf(c).Params.Error
 		if e.Code != -32023 || e.Data["resumable"] != false || e.Message != "failed to serialize a subscription notification" {
@@ -859,7 +859,7 @@ func TestConcurrentPublish(t *testing.T) {
 		defer close(done)
 		for i := 1; i <= 50; i++ {
 			h.PublishTick(newTick(int64(i)*1000).book(bookID(1), true, nil).t)
-			h.PublishReceipts([]Receipt{{JSON: []byte(`{}`), TimeUs: int64(i)}})
+			h.PublishReceipts([]Receipt{{Body: rbody(`{}`), TimeUs: int64(i)}})
 			h.PublishPastPerfectTime(int64(i))
 		}
 	}()
@@ -979,5 +979,52 @@ func TestEvictedBeforeActivate(t *testing.T) {
 	e := decode(t, c.closes[0]).Params.Error
 	if e.Code != -32020 || e.Data["missed"].(float64) < 1 || e.Data["resume_since"].(float64) != 1000 {
 		t.Fatalf("bad close %s", c.closes[0])
+	}
+}
+
+// countingBody counts its encodings.
+type countingBody struct {
+	testBody
+	receipts, logs int
+}
+
+func (b *countingBody) AppendReceipt(dst []byte) []byte {
+	b.receipts++
+	return b.testBody.AppendReceipt(dst)
+}
+
+func (b *countingBody) AppendLog(dst []byte, i int) []byte {
+	b.logs++
+	return b.testBody.AppendLog(dst, i)
+}
+
+// TestReceiptsEncodedOnDemand: the hub encodes a receipt (and a log) only
+// for a subscriber that gets it, and once however many get it.
+func TestReceiptsEncodedOnDemand(t *testing.T) {
+	a, b, emitter := addr(1), addr(2), addr(0x50)
+	h := New(Config{})
+	publish := func() *countingBody {
+		t.Helper()
+		body := &countingBody{testBody: testBody{json: `{"r":1}`,
+			logs: []testLog{{Log{Address: emitter, Topics: []clob.Hash{bookID(1)}}, `{"l":1}`}}}}
+		h.PublishReceipts([]Receipt{{Body: body, From: a, TimeUs: 10, Attestations: 3}})
+		h.Pump()
+		return body
+	}
+	if body := publish(); body.receipts != 0 || body.logs != 0 {
+		t.Fatalf("nobody subscribed, encoded %d receipts, %d logs", body.receipts, body.logs)
+	}
+	c := &fakeConn{}
+	subscribe(t, h, c, "svc_accountReceipts", `{"address":"`+hexAddr(b)+`"}`)
+	subscribe(t, h, c, "logs", `{"address":"`+hexAddr(addr(0x51))+`"}`)
+	if body := publish(); body.receipts != 0 || body.logs != 0 {
+		t.Fatalf("no subscriber matched, encoded %d receipts, %d logs", body.receipts, body.logs)
+	}
+	subscribe(t, h, c, "svc_confirmedReceipts", ``)
+	subscribe(t, h, c, "svc_accountReceipts", `{"address":"`+hexAddr(a)+`"}`)
+	subscribe(t, h, c, "logs", `{}`)
+	subscribe(t, h, c, "logs", `{"address":"`+hexAddr(emitter)+`"}`)
+	if body := publish(); body.receipts != 1 || body.logs != 1 {
+		t.Fatalf("two subscribers each, encoded %d receipts, %d logs; want 1 and 1", body.receipts, body.logs)
 	}
 }

@@ -103,15 +103,14 @@ func (t *Tick) CopyResult(r *clob.TickResult) {
 	t.Result.Landed = append([]uint64(nil), r.Landed...)
 }
 
-// Receipt is one attested receipt for the live receipt channels and logs.
-// The node's RPC layer owns the receipt and log encoders, so the JSON comes
-// pre-encoded; the rest is what filtering needs.
+// Receipt is one attested receipt for the live receipt channels and logs:
+// what filtering needs, and its Body. The node's RPC layer owns the receipt
+// and log encoders; the hub asks Body for JSON only when a subscriber is to
+// get it, so a node nobody subscribes to encodes no receipt at all.
 //
 // Ownership: PublishReceipts takes the receipts and everything they
 // reference; the node must not modify them afterwards.
 type Receipt struct {
-	// JSON is the receipt object, svc_metadata included.
-	JSON []byte
 	From clob.Address
 	To   clob.Address
 	// HasTo is false for a contract creation (no `to`).
@@ -122,14 +121,28 @@ type Receipt struct {
 	// Attestations is the number of attestations the receipt carries
 	// (compared with a logs filter's minAttestations).
 	Attestations int
-	Logs         []Log
+	Body         ReceiptBody
 }
 
-// Log is one log of a receipt, pre-encoded with its svc_metadata (proof,
-// receipt_root, signatures), as the logs subscription sends it.
+// ReceiptBody encodes one receipt and its logs on demand. The hub calls it
+// from its fan-out (one goroutine at a time, under its lock); every append
+// returns a slice the hub then owns (Conn.Send keeps it).
+type ReceiptBody interface {
+	// AppendReceipt appends the receipt object, svc_metadata included.
+	AppendReceipt(dst []byte) []byte
+	// LogCount is the number of the receipt's logs.
+	LogCount() int
+	// Log returns what a logs filter compares of log i, its topics
+	// appended to topics (scratch the hub reuses).
+	Log(i int, topics []clob.Hash) Log
+	// AppendLog appends log i with its svc_metadata (proof, receipt_root,
+	// signatures), as the logs subscription sends it.
+	AppendLog(dst []byte, i int) []byte
+}
+
+// Log is what a logs filter compares of one log.
 type Log struct {
 	Address     clob.Address
 	Topics      []clob.Hash
 	BlockNumber uint64 // what fromBlock/toBlock compare with
-	JSON        []byte
 }

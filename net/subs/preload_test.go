@@ -460,9 +460,9 @@ func TestPreloadChainsOn(t *testing.T) {
 func TestPreloadReceipts(t *testing.T) {
 	a, b := addr(1), addr(2)
 	rs := []Receipt{
-		{JSON: []byte(`{"r":1}`), From: a, To: b, HasTo: true, TimeUs: 10},
-		{JSON: []byte(`{"r":2}`), From: b, TimeUs: 11},
-		{JSON: []byte(`{"r":3}`), From: a, TimeUs: 11},
+		{Body: rbody(`{"r":1}`), From: a, To: b, HasTo: true, TimeUs: 10},
+		{Body: rbody(`{"r":2}`), From: b, TimeUs: 11},
+		{Body: rbody(`{"r":3}`), From: a, TimeUs: 11},
 	}
 	h := New(Config{})
 	if err := h.PreloadReceipts(rs, 7); err != nil {
@@ -472,7 +472,7 @@ func TestPreloadReceipts(t *testing.T) {
 	live := subscribe(t, h, c, "svc_confirmedReceipts", ``)
 	conf := subscribe(t, h, c, "svc_confirmedReceipts", `{"since":10}`)
 	acct := subscribe(t, h, c, "svc_accountReceipts", `{"address":"`+hexAddr(a)+`","since":7}`)
-	h.PublishReceipts([]Receipt{{JSON: []byte(`{"r":4}`), From: a, TimeUs: 12}})
+	h.PublishReceipts([]Receipt{{Body: rbody(`{"r":4}`), From: a, TimeUs: 12}})
 	h.Pump()
 	for id, want := range map[string]string{live: `{"r":4}`, conf: `{"r":2} {"r":3} {"r":4}`, acct: `{"r":1} {"r":3} {"r":4}`} {
 		if got := strings.Join(rawResults(t, c, id), " "); got != want {
@@ -485,7 +485,7 @@ func TestPreloadReceipts(t *testing.T) {
 
 	many := make([]Receipt, ReceiptsRingSize+2)
 	for i := range many {
-		many[i] = Receipt{JSON: []byte(`{}`), TimeUs: int64(100 + i)}
+		many[i] = Receipt{Body: rbody(`{}`), TimeUs: int64(100 + i)}
 	}
 	h = New(Config{})
 	if err := h.PreloadReceipts(many, -1); err != nil {
