@@ -69,7 +69,7 @@ var errBatchCorrupt = errors.New("malformed stored attestation batch")
 // sequence or a batch that does not decode is an error.
 func (l *Log) Batches(fn func(*Batch) error) error {
 	return l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: []byte{batchPrefix}})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{batchPrefix}})
 		defer it.Close()
 		want := uint64(1)
 		for it.Rewind(); it.Valid(); it.Next() {

@@ -101,4 +101,9 @@
 // MaxRecordLogs and MaxLogTopics a stored record's logs, SnapshotBytesMax a
 // snapshot. PruneBefore and PruneLogBefore delete old history and log
 // inputs (retention); the newest batch always stays.
+//
+// Reads. Every value but a large snapshot lives in Badger's LSM tree (the
+// value threshold is 1 MB), so no iterator prefetches values: Badger's
+// prefetch starts a goroutine per item, which made a short eth_getLogs
+// scan start hundreds of them for values the item already holds.
 package persist

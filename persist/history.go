@@ -459,7 +459,7 @@ func (l *Log) ScanLogs(lo, hi uint64, fn func(place uint64, index int, lg *core.
 		return nil
 	}
 	return l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefixIdx}, PrefetchValues: true, PrefetchSize: 256})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefixIdx}})
 		defer it.Close()
 		var lg core.Log
 		for it.Seek(u64Key(logPrefixIdx, lo)); it.Valid(); it.Next() {

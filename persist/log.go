@@ -217,7 +217,7 @@ func (l *Log) Append(g *Group) error {
 // (from 0 replays the whole log; from a snapshot's Seq what follows it).
 func (l *Log) Replay(from uint64, fn func(seq uint64, in *core.Input) error) error {
 	return l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 256, Prefix: []byte{logPrefix}})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefix}})
 		defer it.Close()
 		want := from + 1
 		for it.Seek(u64Key(logPrefix, want)); it.Valid(); it.Next() {

@@ -104,7 +104,7 @@ func (l *Log) putTicks(s *setter, ts []StoredTick) ([]int64, error) {
 func (l *Log) Ticks() ([]StoredTick, error) {
 	var out []StoredTick
 	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 64, Prefix: []byte{tickPrefix}})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tickPrefix}})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			us := int64(binary.BigEndian.Uint64(it.Item().Key()[1:]))

@@ -207,7 +207,7 @@ func (l *Log) PendingClaims(dst []WithdrawalRow, limit int) ([]WithdrawalRow, er
 func (l *Log) scanRows(dst []WithdrawalRow, prefix []byte, from WithdrawalCursor, limit int, what string) ([]WithdrawalRow, error) {
 	rows := prefix[1] == wdRow
 	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: rows, PrefetchSize: min(max(limit, 1), 100), Prefix: prefix})
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 		defer it.Close()
 		for it.Seek(wdPlace(bytes.Clone(prefix), from.TickUs, from.Pos)); it.Valid() && limit > 0; it.Next() {
 			var w WithdrawalRow
