@@ -86,11 +86,15 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 	idx := n.market.idx
 	owners := make(map[clob.Address]bool)
 	ran := make(map[clob.Hash]bool, len(res.Books))
+	// An order lands in Created or Touched once however many events it has:
+	// a set, not a scan of the list, so a busy book costs linear time.
+	listed := make(map[clob.Hash]bool)
 	t.Books = make([]subs.BookUpdate, len(res.Books))
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
 		ran[bt.Book] = true
+		clear(listed)
 		buys := ob.AppendLevels(nil, bt.Book, clob.Buy, PublishDepthMax)
 		sells := ob.AppendLevels(nil, bt.Book, clob.Sell, PublishDepthMax)
 		bu.Snapshot, _ = idx.Orderbook(bt.Book, buys, sells, 0)
@@ -102,13 +106,13 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 			owners[ev.Owner] = true
 			o, ok := idx.Order(ev.OrderID)
 			switch {
-			case !ok:
+			case !ok || listed[ev.OrderID]:
 			case ev.Kind == clob.EventPlaced || o.EnteredUs == 0 || o.EnteredUs == res.TickUs:
-				if !containsMeta(bu.Created, ev.OrderID) {
-					bu.Created = append(bu.Created, o.Meta)
-				}
-			case !containsMeta(bu.Touched, ev.OrderID):
+				bu.Created = append(bu.Created, o.Meta)
+				listed[ev.OrderID] = true
+			default:
 				bu.Touched = append(bu.Touched, o.Meta)
+				listed[ev.OrderID] = true
 			}
 			if ev.Kind == clob.EventUpdate {
 				if info, ok := ob.Order(ev.OrderID); ok {
@@ -141,15 +145,6 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 func (n *Node) balances(token, a clob.Address) (cash, locked uint256.Int) {
 	b := n.ledger.Balance(core.Address(token), core.Address(a))
 	return b.Cash, b.Locked
-}
-
-func containsMeta(ms []obindex.OrderMeta, id clob.Hash) bool {
-	for i := range ms {
-		if ms[i].ID == id {
-			return true
-		}
-	}
-	return false
 }
 
 // sortedOwners lists the set's accounts in ascending order, so a tick's
