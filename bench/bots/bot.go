@@ -228,24 +228,22 @@ func (b *bot) act(ctx context.Context) bool {
 }
 
 // reference is the price a maker quotes around, in steps: a perp market's
-// oracle; on a spot market the book's mid (else the last reference, the
-// last clearing price, the spec's start price) moved by one step of the
-// seeded walk.
+// oracle; on a spot market the book's mid (else the last reference, else
+// the spec's start price) pulled towards the start price (revert) and moved
+// by one step of the seeded walk.
 func (b *bot) reference(t *top) uint64 {
 	if b.market.Perp && t.Oracle != 0 {
 		return t.Oracle
 	}
+	start := new(uint256.Int).Mul(uint256.NewInt(b.spec.StartPrice), uint256.NewInt(1e18))
+	anchor := max(1, new(uint256.Int).Div(start, &b.market.Step).Uint64())
 	switch {
 	case t.Bid != 0 && t.Ask != 0:
 		b.ref = (t.Bid + t.Ask) / 2
-	case b.ref != 0:
-	case t.Clearing != 0:
-		b.ref = t.Clearing
-	default:
-		start := new(uint256.Int).Mul(uint256.NewInt(b.spec.StartPrice), uint256.NewInt(1e18))
-		b.ref = max(1, new(uint256.Int).Div(start, &b.market.Step).Uint64())
+	case b.ref == 0:
+		b.ref = anchor
 	}
-	b.ref = b.d.walk(b.ref)
+	b.ref = b.d.walk(revert(b.ref, anchor))
 	return b.ref
 }
 

@@ -85,17 +85,16 @@ func (c *client) markets(ctx context.Context) ([]market, error) {
 	return ms, nil
 }
 
-// top is the best level of each side of a book and its reference prices,
-// in price steps (0: none).
+// top is the best level of each side of a book and a perp book's oracle
+// price, in price steps (0: none).
 type top struct {
-	Bid, Ask, Clearing, Oracle uint64
+	Bid, Ask, Oracle uint64
 }
 
 func (c *client) top(ctx context.Context, m *market) (top, error) {
 	var raw struct {
 		Buys     map[string]json.RawMessage `json:"buys"`
 		Sells    map[string]json.RawMessage `json:"sells"`
-		Clearing *hexutil.Big               `json:"clearing_price"`
 		Oracle   *hexutil.Big               `json:"oracle_price"` // null on spot books
 	}
 	if err := c.call(ctx, &raw, "ob_getOrderbook", common.Hash(m.ID), hexutil.Uint64(1)); err != nil {
@@ -106,7 +105,7 @@ func (c *client) top(ctx context.Context, m *market) (top, error) {
 	if t.Bid, err = bestSteps(raw.Buys, m); err == nil {
 		t.Ask, err = bestSteps(raw.Sells, m)
 	}
-	t.Clearing, t.Oracle = bigSteps(raw.Clearing, m), bigSteps(raw.Oracle, m)
+	t.Oracle = bigSteps(raw.Oracle, m)
 	return t, err
 }
 

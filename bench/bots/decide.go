@@ -49,6 +49,20 @@ func (d *decider) walk(ref uint64) uint64 {
 	return ref
 }
 
+// RevertPct is how much of its distance to the start price a spot
+// market's reference gives up each quote round: the walk then stays within
+// a few walk steps of the start price, so the bots' book moves without
+// drifting off (a user's order at a round price meets it where expected).
+const RevertPct = 10
+
+// revert pulls ref RevertPct of the way towards anchor (steps).
+func revert(ref, anchor uint64) uint64 {
+	if ref >= anchor {
+		return ref - (ref-anchor)*RevertPct/100
+	}
+	return ref + (anchor-ref)*RevertPct/100
+}
+
 // ladder is a maker's quote round around ref (price steps): Spec.Levels
 // bids and asks, level i (from 1) Spec.SpreadBps × i basis points away
 // (at least i steps), bids rounded down and asks up to whole steps by

@@ -103,3 +103,18 @@ func TestPause(t *testing.T) {
 		t.Fatalf("mean pause %v at 10/s", mean)
 	}
 }
+
+// TestRevert: the pull towards the start price is RevertPct of the way,
+// from either side, and none at it.
+func TestRevert(t *testing.T) {
+	f := func(ref, anchor, want uint64) {
+		t.Helper()
+		if got := revert(ref, anchor); got != want {
+			t.Fatalf("revert(%d, %d) = %d, want %d", ref, anchor, got, want)
+		}
+	}
+	f(1100, 1000, 1090)
+	f(900, 1000, 910)
+	f(1000, 1000, 1000)
+	f(1, 1_000_000, 1+99_999)
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ledgervenue/node/core/clob"
 )
 
 // Bounds of a spec. Each is checked by ParseSpec and tested.
@@ -20,8 +22,8 @@ const (
 	// LevelsMax bounds the orders on each side of a maker's ladder. A quote
 	// round cancels at most the 2 × levels orders of the round before and
 	// places 2 × levels new ones in one submitBatch, whose inner calls the
-	// orderbook bounds to 64 (abi.BatchIntentsMax).
-	LevelsMax = 16
+	// orderbook bounds to clob.BatchIntentsMax.
+	LevelsMax = clob.BatchIntentsMax / 4
 	// TakerRateMax bounds each taker's IOC orders per second.
 	TakerRateMax = 50
 	// QuoteEveryMax bounds the auctions between a maker's quote rounds.
@@ -57,9 +59,13 @@ type Spec struct {
 }
 
 // DefaultSpec is what "default" (and every key left out) stands for: a
-// modest session that keeps each market's book two-sided and trading.
+// modest session that keeps each market's book two-sided and trading. Its
+// spot books sit around 1000 USD, below the 2000 USD of the README's
+// examples: an example's buy then takes the bots' asks too and fills
+// whole at the uniform price, where bids above 2000 would take part of the
+// example's sell and leave its buy short.
 var DefaultSpec = Spec{Makers: 1, Takers: 1, Levels: 5, TakerRate: 2, QuoteEvery: 2, SpreadBps: 5, WalkBps: 3,
-	Lots: 10, StartPrice: 2000, Seed: 1, Transport: "ws"}
+	Lots: 10, StartPrice: 1000, Seed: 1, Transport: "ws"}
 
 // Bots is the number of bots the spec runs over markets markets.
 func (s *Spec) Bots(markets int) int { return (s.Makers + s.Takers) * markets }
