@@ -93,9 +93,9 @@ type top struct {
 
 func (c *client) top(ctx context.Context, m *market) (top, error) {
 	var raw struct {
-		Buys     map[string]json.RawMessage `json:"buys"`
-		Sells    map[string]json.RawMessage `json:"sells"`
-		Oracle   *hexutil.Big               `json:"oracle_price"` // null on spot books
+		Buys   map[string]json.RawMessage `json:"buys"`
+		Sells  map[string]json.RawMessage `json:"sells"`
+		Oracle *hexutil.Big               `json:"oracle_price"` // null on spot books
 	}
 	if err := c.call(ctx, &raw, "ob_getOrderbook", common.Hash(m.ID), hexutil.Uint64(1)); err != nil {
 		return top{}, err

@@ -19,8 +19,9 @@ import (
 
 // startVenue runs a dev node, its dispatcher and server in this process,
 // wired as cmd/ledgerd wires them under --dev, so the bots run under the
-// race detector. It returns the admin HTTP client and the controller.
-func startVenue(t *testing.T) (*gethrpc.Client, *bots.Controller) {
+// race detector; the bots use botsToken as the admin token. It returns the
+// admin HTTP client and the controller.
+func startVenue(t *testing.T, botsToken string) (*gethrpc.Client, *bots.Controller) {
 	t.Helper()
 	n, err := node.Open(node.Config{DataDir: t.TempDir(), ChainID: 0x50d, BaseFee: *uint256.NewInt(1e9), Validators: 4,
 		CommitteeSeed: []byte("bots"), Clock: node.WallClock{}, Genesis: node.DevGenesis(),
@@ -28,7 +29,7 @@ func startVenue(t *testing.T) (*gethrpc.Client, *bots.Controller) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl := bots.New(bots.Config{AdminToken: adminToken, Logf: t.Logf})
+	ctl := bots.New(bots.Config{AdminToken: botsToken, Logf: t.Logf})
 	hub := rpc.StartHub(n, false)
 	svc := rpc.New(rpc.Config{Node: n, AdminToken: adminToken, Hub: hub, Bots: ctl})
 	srv := server.New(svc, server.Config{Addr: "127.0.0.1:0", Multicore: true})
@@ -51,7 +52,7 @@ func startVenue(t *testing.T) (*gethrpc.Client, *bots.Controller) {
 // TestAdminBots starts and stops a session over the wire, checks the spec
 // errors and the one-session rule, and reads the counters.
 func TestAdminBots(t *testing.T) {
-	admin, _ := startVenue(t)
+	admin, _ := startVenue(t, adminToken)
 	if st := status(t, admin); st.State != "none" || len(st.Bots) != 0 {
 		t.Fatalf("before any session: %+v", st)
 	}
@@ -107,6 +108,27 @@ func TestAdminBots(t *testing.T) {
 	call(t, admin, &st, "admin_startBots", "markets=WETH/USD,NOPE/USD")
 	if st = waitState(t, admin, "failed"); !strings.Contains(st.Error, `unknown market "NOPE/USD"`) {
 		t.Fatalf("error %q", st.Error)
+	}
+}
+
+// TestBotsBackOff: bots whose every action fails (their admin_deposit is
+// refused: a wrong token) pause 100 ms, 200 ms, 400 ms, … between tries
+// instead of hot-looping, keep going, and stop cleanly.
+func TestBotsBackOff(t *testing.T) {
+	admin, ctl := startVenue(t, "wrong-token")
+	var st bots.Status
+	call(t, admin, &st, "admin_startBots", "makers=1,takers=1,markets=WETH/USD")
+	waitState(t, admin, "running")
+	time.Sleep(1600 * time.Millisecond) // tries at about 0, 0.1, 0.3, 0.7 and 1.5 s
+	for _, b := range status(t, admin).Bots {
+		if b.Errors < 3 || b.Errors > 6 || b.Sent != 0 || !strings.Contains(b.LastError, "admin_deposit") {
+			t.Errorf("%s: %d errors in 1.6 s (want 3..6), sent %d, last %q", b.Name, b.Errors, b.Sent, b.LastError)
+		}
+	}
+	start := time.Now()
+	ctl.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v with the bots pausing", d)
 	}
 }
 
