@@ -101,6 +101,12 @@ func (c *Controller) Start(spec string) error {
 		select {
 		case <-c.cur.done:
 		default:
+			c.cur.mu.Lock()
+			stopping := c.cur.state == stateStopping
+			c.cur.mu.Unlock()
+			if stopping {
+				return errors.New("bots are still stopping (their calls in flight end within seconds): try again")
+			}
 			return errors.New("bots are already running (admin_stopBots first)")
 		}
 	}
