@@ -70,3 +70,19 @@ func TestLedgerdBotsFlags(t *testing.T) {
 	f("--bots needs --dev", "--dev", "--clock", "manual", "--bots", "default")
 	f(`levels="99": want an integer in [1, 16]`, "--dev", "--bots", "levels=99")
 }
+
+// TestLedgerdDevQuiet: --dev alone starts no bots (tests need a quiet
+// venue), and admin_startBots can start them later.
+func TestLedgerdDevQuiet(t *testing.T) {
+	n, err := proc.Start(ledgerd, "--dev", "--datadir", t.TempDir(), "--admin-token", adminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	admin := dialAdmin(t, n.HTTP)
+	if st := status(t, admin); st.State != "none" {
+		t.Fatalf("--dev alone: bots %q", st.State)
+	}
+	call(t, admin, nil, "admin_startBots", "makers=1,takers=0,markets=BTC-PERP")
+	waitState(t, admin, "running")
+}
