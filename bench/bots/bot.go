@@ -112,11 +112,8 @@ func botKey(seed uint64, i int) (*ecdsa.PrivateKey, error) {
 func (b *bot) run(ctx context.Context) {
 	backoff := time.Duration(0)
 	for funded := false; ; {
-		wait := backoff
-		if funded {
-			wait = max(wait, b.next())
-		}
-		if !sleep(ctx, wait) {
+		// The backoff first, then the schedule: a maker keeps its phase.
+		if !sleep(ctx, backoff) || funded && !sleep(ctx, b.next()) {
 			return
 		}
 		// Stopping waits for the action in flight (each call is bounded by
