@@ -14,9 +14,10 @@ export GOFLAGS := -buildvcs=false
 # run starts the dev venue with --compat: its users point ethers, viem and
 # go-ethereum at it, and ethers cannot decode a receipt in the spec's shapes
 # (README, "Client compatibility"). ./bin/ledgerd --dev alone serves the
-# spec's shapes.
+# spec's shapes. --bots default quotes and trades every dev market so the
+# book and candles move (docs/bots.md); --dev alone starts no bots.
 run: build
-	./bin/ledgerd --dev --compat --datadir ./data
+	./bin/ledgerd --dev --compat --datadir ./data --bots default
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/ledgerd ./cmd/ledgerd

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/bench/bots"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/l1"
@@ -34,6 +35,7 @@ const ChainID = 0x50d
 type flags struct {
 	addr, datadir, adminToken, clock, seed, pprof string
 	l1                                            string // the bridged chain's JSON-RPC endpoint (net/l1)
+	bots                                          string // the built-in bots' spec (bench/bots); "" runs none
 	dev, compat, ignoreSnapshots                  bool
 	validators, historyCache, snapshotEvery       int
 	withdrawalsPerBatch                           int
@@ -62,6 +64,7 @@ func main() {
 		"withdrawals one withdrawal batch executes; the rest are refused not_included (part of the genesis: keep it across restarts of one data directory)")
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
+	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
 	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
 	flag.IntVar(&f.historyCache, "history-cache", node.DefaultCacheEntries, "attested records kept in RAM; older ones are read from disk")
 	flag.IntVar(&f.snapshotEvery, "snapshot-every", node.DefaultSnapshotEvery, "take a state snapshot after this many inputs (-1: never)")
@@ -106,6 +109,14 @@ func run(f *flags) error {
 		f.workers < 1 || f.queueMax < 1 || f.queueBytesMax < 1 || f.wsInFlightMax < 1 || f.responseBytesMax < 1 {
 		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip, --outbound-max, --outbound-total-max and the --rpc.*/--ws.inflight bounds ≥ 1")
 	}
+	if f.bots != "" {
+		if !f.dev || f.clock != "wall" {
+			return fmt.Errorf("--bots needs --dev and --clock wall (the bots trade on the dev markets with wall-clock deadlines)")
+		}
+		if _, err := bots.ParseSpec(f.bots); err != nil {
+			return fmt.Errorf("--bots: %w", err)
+		}
+	}
 	var manual *node.ManualClock
 	switch f.clock {
 	case "wall":
@@ -139,9 +150,15 @@ func run(f *flags) error {
 		return err
 	}
 	hub := rpc.StartHub(n, f.compat)
-	svc := rpc.New(rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat,
+	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
-		ResponseBytesMax: f.responseBytesMax})
+		ResponseBytesMax: f.responseBytesMax}
+	var botCtl *bots.Controller // admin_startBots and --bots: dev mode on the wall clock only
+	if f.dev && manual == nil {
+		botCtl = bots.New(bots.Config{AdminToken: f.adminToken, Logf: log.Printf})
+		rcfg.Bots = botCtl
+	}
+	svc := rpc.New(rcfg)
 	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true, HeaderTimeout: f.headerTimeout, BodyTimeout: f.bodyTimeout,
 		MaxConnsPerIP: f.maxConnsPerIP, OutboundMax: f.outboundMax, OutboundTotalMax: f.outboundTotalMax,
 		CORSDomains: list(f.corsDomains), VHosts: list(f.vhosts), WSOrigins: list(f.wsOrigins)})
@@ -154,6 +171,14 @@ func run(f *flags) error {
 		go func() { log.Println(http.ListenAndServe(f.pprof, nil)) }()
 	}
 	printBanner(f, srv.Addr(), n)
+	if botCtl != nil {
+		botCtl.SetAddr(srv.Addr())
+		if f.bots != "" {
+			if err := botCtl.Start(f.bots); err != nil { // the spec was checked above
+				log.Printf("bots: %v", err)
+			}
+		}
+	}
 	stopPoller := func() {}
 	if chain != nil {
 		fmt.Printf("bridged chain %s (chain id %d): crediting the Deposit events of %s\n",
@@ -167,6 +192,9 @@ func run(f *flags) error {
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	<-sig
 	log.Println("shutting down")
+	if botCtl != nil {
+		botCtl.Close() // the bots' last calls are answered while the server is up
+	}
 	stopPoller()
 	hub.Close() // subscribers get -32021 while the connections are still up
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -57,6 +57,9 @@ type Config struct {
 	// or batch look at together (node.LogScanMax when zero): past it a
 	// call gets -32602 saying to narrow the ranges or split the batch.
 	LogScanMax int
+	// Bots serves admin_startBots, admin_stopBots and admin_bots; nil
+	// refuses them (ledgerd sets it under --dev).
+	Bots BotsController
 }
 
 // Defaults of Config's limits.

@@ -1,0 +1,88 @@
+package bots_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ledgervenue/node/bench/proc"
+)
+
+// TestLedgerdBots is the issue's test: `ledgerd --dev --bots …` alone makes
+// a two-sided, trading book, and every bot transaction is acknowledged.
+func TestLedgerdBots(t *testing.T) {
+	n, err := proc.Start(ledgerd, "--dev", "--datadir", t.TempDir(), "--admin-token", adminToken,
+		"--bots", "makers=2,takers=2,taker-rate=5,levels=5,seed=1,markets=WETH/USD,ETH-PERP")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		n.Stop()
+		if t.Failed() {
+			t.Log(n.Log())
+		}
+	}()
+	admin := dialAdmin(t, n.HTTP)
+	ws := dialAdmin(t, n.WS)
+	waitState(t, admin, "running")
+	time.Sleep(3 * time.Second)
+
+	checkTwoSided(t, ws, wethUSD) // over WebSocket
+	checkTwoSided(t, admin, ethPerp)
+	var stopped bool
+	call(t, admin, &stopped, "admin_stopBots")
+	if !stopped {
+		t.Fatal("admin_stopBots: no session was running")
+	}
+	st := waitState(t, admin, "stopped")
+	if len(st.Bots) != 8 {
+		t.Fatalf("%d bots, want (2 + 2) × 2 markets", len(st.Bots))
+	}
+	traded := 0
+	for _, b := range st.Bots {
+		if b.Sent == 0 || b.Acked != b.Sent || b.Errors != 0 || len(b.Refused) != 0 {
+			t.Errorf("%s: sent %d, acked %d, refused %v, errors %d (%s)", b.Name, b.Sent, b.Acked, b.Refused, b.Errors, b.LastError)
+		}
+		if b.Role == "taker" {
+			traded += fills(t, ws, b.Address)
+		}
+	}
+	if traded == 0 {
+		t.Error("no taker has a fill")
+	}
+}
+
+// TestLedgerdBotsFlags: --bots is refused without --dev, with the manual
+// clock, and with a bad spec, before the node starts.
+func TestLedgerdBotsFlags(t *testing.T) {
+	f := func(want string, args ...string) {
+		t.Helper()
+		n, err := proc.Start(ledgerd, append(args, "--datadir", t.TempDir())...)
+		if err == nil {
+			n.Stop()
+			t.Fatalf("%v: started", args)
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Fatalf("%v: %v, want %q", args, err, want)
+		}
+	}
+	f("--bots needs --dev", "--bots", "default")
+	f("--bots needs --dev", "--dev", "--clock", "manual", "--bots", "default")
+	f(`levels="99": want an integer in [1, 16]`, "--dev", "--bots", "levels=99")
+}
+
+// TestLedgerdDevQuiet: --dev alone starts no bots (tests need a quiet
+// venue), and admin_startBots can start them later.
+func TestLedgerdDevQuiet(t *testing.T) {
+	n, err := proc.Start(ledgerd, "--dev", "--datadir", t.TempDir(), "--admin-token", adminToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Stop()
+	admin := dialAdmin(t, n.HTTP)
+	if st := status(t, admin); st.State != "none" {
+		t.Fatalf("--dev alone: bots %q", st.State)
+	}
+	call(t, admin, nil, "admin_startBots", "makers=1,takers=0,markets=BTC-PERP")
+	waitState(t, admin, "running")
+}
