@@ -117,7 +117,9 @@ func TestOpenOrdered(t *testing.T) {
 	seen := map[int][]uint64{}
 	r, err := RunOpen(context.Background(), OpenConfig{Conns: conns, Rate: rate, Duration: 200 * time.Millisecond, Ordered: true,
 		Next: func(i uint64) []byte { return strconv.AppendUint(nil, i, 10) },
-		Dial: func(_ context.Context, i int) (RoundTripper, error) { return &fakeConn{id: i, mu: &mu, seen: seen}, nil }})
+		Dial: func(_ context.Context, i int) (RoundTripper, error) {
+			return &fakeConn{id: i, mu: &mu, seen: seen}, nil
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
