@@ -136,12 +136,13 @@ func validate(cfg *Config) error {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
-	return checkLoopback(cfg.Addr)
+	return CheckLoopback(cfg.Addr)
 }
 
-// checkLoopback accepts "localhost" and loopback IP literals only: no name
-// is resolved, so no lookup can send the load elsewhere.
-func checkLoopback(addr string) error {
+// CheckLoopback accepts "localhost" and loopback IP literals only: no name
+// is resolved, so no lookup can send the load elsewhere. Dialer re-checks
+// the address it dials.
+func CheckLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("load: bad address %q: %w", addr, err)
@@ -165,8 +166,18 @@ func loopbackControl(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// Dialer returns a dialer that refuses non-loopback addresses (after any
+// resolution) unless allowRemote.
+func Dialer(allowRemote bool) *net.Dialer {
+	d := &net.Dialer{Timeout: dialTimeout}
+	if !allowRemote {
+		d.Control = loopbackControl
+	}
+	return d
+}
+
 func dialAll(ctx context.Context, cfg *Config) ([]*conn, error) {
-	d := net.Dialer{Timeout: dialTimeout, Control: loopbackControl}
+	d := Dialer(false)
 	head := requestHead(cfg)
 	conns := make([]*conn, 0, cfg.Conns)
 	for i := range cfg.Conns {

@@ -207,11 +207,8 @@ func validateOpen(cfg *OpenConfig) error {
 		cfg.Window = DefaultWindow
 	}
 	if cfg.Dial == nil {
-		if cfg.Path == "" {
-			cfg.Path = "/"
-		}
 		if !cfg.AllowRemote {
-			if err := checkLoopback(cfg.Addr); err != nil {
+			if err := CheckLoopback(cfg.Addr); err != nil {
 				return err
 			}
 		}
@@ -375,18 +372,24 @@ type httpConn struct {
 }
 
 func httpDialer(cfg *OpenConfig) func(ctx context.Context, i int) (RoundTripper, error) {
-	d := net.Dialer{Timeout: dialTimeout}
-	if !cfg.AllowRemote {
-		d.Control = loopbackControl
-	}
-	head := requestHead(&Config{Addr: cfg.Addr, Path: cfg.Path, Header: cfg.Header})
+	d := Dialer(cfg.AllowRemote)
 	return func(ctx context.Context, _ int) (RoundTripper, error) {
 		nc, err := d.DialContext(ctx, "tcp", cfg.Addr)
 		if err != nil {
 			return nil, err
 		}
-		return &httpConn{nc: nc, head: head}, nil
+		return NewHTTPConn(nc, cfg.Addr, cfg.Path, cfg.Header), nil
 	}
+}
+
+// NewHTTPConn returns a RoundTripper that POSTs to path on the open
+// connection nc (plain TCP or TLS) to the server at addr, keeping it alive;
+// header holds extra header lines, each ending in CRLF.
+func NewHTTPConn(nc net.Conn, addr, path, header string) RoundTripper {
+	if path == "" {
+		path = "/"
+	}
+	return &httpConn{nc: nc, head: requestHead(&Config{Addr: addr, Path: path, Header: header})}
 }
 
 func (c *httpConn) RoundTrip(body []byte) (int, []byte, error) {
