@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,8 +88,8 @@ func checkReport(t *testing.T, r *report, nodes, steps, runs int) {
 			for _, run := range s.Runs {
 				want := int64(s.Rate * r.DurationS)
 				if run.Offered != want || run.Done != want || run.OK != want || run.Errors != 0 {
-					t.Fatalf("node %s rate %v: offered %d done %d ok %d errors %d, want %d", n.Name, s.Rate,
-						run.Offered, run.Done, run.OK, run.Errors, want)
+					t.Fatalf("node %s rate %v: offered %d done %d ok %d errors %d, want %d (first refusal %q)", n.Name, s.Rate,
+						run.Offered, run.Done, run.OK, run.Errors, want, run.FirstRefusal)
 				}
 				if run.Achieved < 0.5*s.Rate {
 					t.Fatalf("node %s: achieved %.0f/s at %.0f/s offered", n.Name, run.Achieved, s.Rate)
@@ -137,6 +138,21 @@ func TestTransferAgainstLedgerd(t *testing.T) {
 	b, err := os.ReadFile(svg)
 	if err != nil || !bytes.HasPrefix(b, []byte("<svg")) || bytes.Count(b, []byte("<polyline")) != 8 {
 		t.Fatalf("svg (%v): %.200s", err, b)
+	}
+}
+
+// TestOrdersAgainstLedgerd runs both order scenarios on one node: funding
+// in WETH through the orderbook, IOC orders crossing, maker ladders in
+// submitBatch; every order must be admitted.
+func TestOrdersAgainstLedgerd(t *testing.T) {
+	addr := startLedgerd(t)
+	for i, scen := range []string{"orders", "mm"} {
+		r, _, err := bench(t, "--url", "http://"+addr, "--scenario", scen, "--rate", "100", "--duration", "1s",
+			"--conns", "4", "--funder", strconv.Itoa(i))
+		checkReport(t, r, 1, 1, 1)
+		if err != nil {
+			t.Fatalf("%s: %v", scen, err)
+		}
 	}
 }
 

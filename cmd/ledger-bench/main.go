@@ -24,9 +24,11 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledgervenue/node/bench/load"
+	"github.com/ledgervenue/node/net/node"
 )
 
 // Bounds of what flags may ask.
@@ -66,6 +68,7 @@ type options struct {
 	subs        int
 	p99Max      time.Duration
 	seed        string
+	funder      int
 	allowRemote bool
 	jsonOut     string
 	svgOut      string
@@ -92,7 +95,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	var rate float64
 	fs.StringVar(&url, "url", "http://127.0.0.1:8545", "node to drive: http://, https:// or ws:// URL")
 	fs.StringVar(&compare, "compare", "", "second node: run the same scenario against both, alternately, and print the ratios")
-	fs.StringVar(&o.scenario, "scenario", "balance", "balance, chainid, transfer or subs (see docs/load.md)")
+	fs.StringVar(&o.scenario, "scenario", "balance", "balance, chainid, transfer, orders, mm or subs (see docs/load.md)")
 	fs.Float64Var(&rate, "rate", 1000, "offered requests per second")
 	fs.StringVar(&ramp, "ramp", "", "FROM:TO:STEP: step the rate from FROM to TO and report the knee (instead of --rate)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each run (each ramp step, each node)")
@@ -103,6 +106,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&o.subs, "subs", 0, "WebSocket newHeads subscribers kept open during each run (subs scenario: default 16)")
 	fs.DurationVar(&o.p99Max, "p99-max", 100*time.Millisecond, "a ramp step whose p99 latency exceeds this is past the knee")
 	fs.StringVar(&o.seed, "seed", "ledger-bench", "seed of the fresh sender keys")
+	fs.IntVar(&o.funder, "funder", 0, "dev account (0..9 of the test mnemonic) that funds the fresh senders")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow nodes that are not on loopback")
 	fs.StringVar(&o.jsonOut, "json", "", "write the report as JSON to this file (schema in docs/load.md)")
 	fs.StringVar(&o.svgOut, "svg", "", "write latency and throughput charts as SVG to this file")
@@ -182,6 +186,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("--runs %d outside 1..%d", o.runs, RunsMax)
 	case o.subs < 0 || o.subs > SubscribersMax:
 		return fmt.Errorf("--subs %d outside 0..%d", o.subs, SubscribersMax)
+	case o.funder < 0 || o.funder >= len(node.DevKeys):
+		return fmt.Errorf("--funder %d outside 0..%d", o.funder, len(node.DevKeys)-1)
 	}
 	if _, err := newScenario(o.scenario, o); err != nil {
 		return err
@@ -220,12 +226,12 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 		for r := range o.runs {
 			for i, t := range targets {
-				res, subs, err := measure(ctx, o, t, rate, stderr)
+				res, subs, refusal, err := measure(ctx, o, t, rate, stderr)
 				if err != nil {
 					return fmt.Errorf("node %s (%s), rate %.0f/s, run %d: %w", t.name, t.url, rate, r+1, err)
 				}
 				step := rep.Nodes[i].Steps[len(rep.Nodes[i].Steps)-1]
-				step.Runs = append(step.Runs, newRunReport(res, subs, elapsed))
+				step.Runs = append(step.Runs, newRunReport(res, subs, refusal, elapsed))
 				elapsed += res.Elapsed
 			}
 		}
@@ -248,34 +254,53 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return ctx.Err()
 }
 
-// measure prepares and times one run of the scenario against t at rate.
-func measure(ctx context.Context, o *options, t *target, rate float64, stderr io.Writer) (*load.OpenResult, *subsResult, error) {
+// measure prepares and times one run of the scenario against t at rate. It
+// returns what the subscribers saw and the first answer the scenario
+// refused ("" if none).
+func measure(ctx context.Context, o *options, t *target, rate float64, stderr io.Writer) (*load.OpenResult, *subsResult, string, error) {
 	count := int(rate*o.duration.Seconds()) + 1
 	if err := t.scen.prepare(ctx, t, count); err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	subs, err := startSubscribers(ctx, t, o.subs)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
+	}
+	var refusal atomic.Pointer[string] // the first refused answer
+	check := func(status int, body []byte) bool {
+		ok := t.scen.check(status, body)
+		if !ok && refusal.Load() == nil {
+			s := fmt.Sprintf("status %d: %.300s", status, body)
+			refusal.CompareAndSwap(nil, &s)
+		}
+		return ok
 	}
 	cfg := load.OpenConfig{Addr: t.addr, Path: t.path, Conns: o.conns, Rate: rate, Duration: o.duration,
-		DrainTimeout: o.drain, Ordered: t.scen.ordered(), Next: t.scen.next, Check: t.scen.check,
+		DrainTimeout: o.drain, Ordered: t.scen.ordered(), Next: t.scen.next, Check: check,
 		AllowRemote: o.allowRemote, Dial: t.dial}
 	if !o.quiet {
+		var prev time.Duration // end of the previous window
 		cfg.Progress = func(w *load.Window) {
-			fmt.Fprintf(stderr, "[%s %.0f/s] %5.1fs  offered %6d/s  achieved %6d/s  p50 %7.2fms  p99 %7.2fms  errors %d\n",
-				t.name, rate, w.End.Seconds(), w.Offered, w.OK, ms(w.P50), ms(w.P99), w.Errors)
+			span := (w.End - prev).Seconds()
+			prev = w.End
+			fmt.Fprintf(stderr, "[%s %.0f/s] %5.1fs  offered %6.0f/s  achieved %6.0f/s  p50 %7.2fms  p99 %7.2fms  errors %d\n",
+				t.name, rate, w.End.Seconds(), float64(w.Offered)/span, float64(w.OK)/span, ms(w.P50), ms(w.P99), w.Errors)
 		}
 	}
 	res, err := load.RunOpen(ctx, cfg)
 	sres := subs.stop()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if res.FirstError != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		fmt.Fprintf(stderr, "[%s] first connection error: %v\n", t.name, res.FirstError)
 	}
-	return res, sres, nil
+	first := ""
+	if r := refusal.Load(); r != nil {
+		first = *r
+		fmt.Fprintf(stderr, "[%s] first refused answer: %s\n", t.name, first)
+	}
+	return res, sres, first, nil
 }
 
 // ms converts to milliseconds.

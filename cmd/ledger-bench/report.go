@@ -70,6 +70,8 @@ type runReport struct {
 	StartS  float64        `json:"start_s"`
 	Windows []windowReport `json:"windows"`
 	Subs    *subsResult    `json:"subs,omitempty"`
+	// FirstRefusal is the first answer the scenario did not accept.
+	FirstRefusal string `json:"first_refusal,omitempty"`
 }
 
 // windowReport is one second (load.DefaultWindow) of a run.
@@ -91,13 +93,13 @@ type ratio struct {
 	P99      float64 `json:"p99"`
 }
 
-func newRunReport(r *load.OpenResult, subs *subsResult, start time.Duration) *runReport {
+func newRunReport(r *load.OpenResult, subs *subsResult, refusal string, start time.Duration) *runReport {
 	h, s := &r.Latency, &r.Service
 	rr := &runReport{summary: summary{Achieved: r.Achieved(), P50Ms: ms(h.Quantile(0.5)), P90Ms: ms(h.Quantile(0.9)),
 		P99Ms: ms(h.Quantile(0.99)), P999Ms: ms(h.Quantile(0.999)), MaxMs: ms(h.Max()),
 		ServiceP50Ms: ms(s.Quantile(0.5)), ServiceP99Ms: ms(s.Quantile(0.99))},
 		Offered: r.Offered, Done: r.Done, OK: r.OK, Errors: r.Errors, ElapsedS: r.Elapsed.Seconds(),
-		StartS: start.Seconds(), Subs: subs}
+		StartS: start.Seconds(), Subs: subs, FirstRefusal: refusal}
 	for _, w := range r.Windows {
 		rr.Windows = append(rr.Windows, windowReport{EndS: w.End.Seconds(), Offered: w.Offered, OK: w.OK,
 			Errors: w.Errors, P50Ms: ms(w.P50), P99Ms: ms(w.P99), P999Ms: ms(w.P999), MaxMs: ms(w.Max)})

@@ -16,7 +16,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
 )
 
@@ -27,12 +29,14 @@ const (
 	setupTimeout = 30 * time.Second
 	// receiptPoll is how often a funding receipt is asked for.
 	receiptPoll = 50 * time.Millisecond
-	transferGas = 21_000
+	// txGas is every transaction's gas limit: a plain transfer's, which is
+	// also what ledgerd charges an orderbook call.
+	txGas = core.TxGas
 )
 
-// fundWei is what each fresh sender receives from a dev account: 1 native
-// token, enough for about 23 000 transfers at a 2 gwei fee cap. Both
-// ledgerd --dev and anvil prefund the dev accounts with 10 000.
+// fundWei is what each fresh sender of transfers receives from a dev
+// account: 1 native token, enough for about 23 000 transfers at a 2 gwei fee
+// cap. Both ledgerd --dev and anvil prefund the dev accounts with 10 000.
 var fundWei = big.NewInt(1e18)
 
 // scenario makes the requests of one node's runs.
@@ -59,9 +63,11 @@ func newScenario(name string, o *options) (scenario, error) {
 	case "chainid":
 		return &reads{bodies: [][]byte{[]byte(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`)}}, nil
 	case "transfer", "subs":
-		return &transfers{accounts: o.accounts, seed: o.seed}, nil
+		return &senders{accounts: o.accounts, seed: o.seed, funder: o.funder, native: fundWei}, nil
+	case "orders", "mm":
+		return newOrders(name, o)
 	}
-	return nil, fmt.Errorf("unknown scenario %q (balance, chainid, transfer, subs)", name)
+	return nil, fmt.Errorf("unknown scenario %q (balance, chainid, transfer, orders, mm, subs)", name)
 }
 
 // resultAnswer accepts a JSON-RPC answer with a hex result: a balance, a
@@ -78,28 +84,47 @@ func (r *reads) next(i uint64) []byte                        { return r.bodies[i
 func (r *reads) check(status int, body []byte) bool          { return resultAnswer(status, body) }
 func (r *reads) ordered() bool                               { return false }
 
-// transfers sends 1-wei transfers from fresh accounts, funded from the
-// first dev account on the first run. Request i is account i % accounts's
-// next nonce; the bodies are signed before each run.
-type transfers struct {
+// senders sends transactions from fresh accounts, funded from a dev account
+// (--funder) on the first run: 1-wei transfers to a sink, or, with tx set,
+// orderbook calls. Request i is account i % accounts's next nonce; the
+// bodies are signed before each run.
+type senders struct {
 	accounts int
 	seed     string
-	keys     []*ecdsa.PrivateKey
-	addrs    []common.Address
-	signer   types.Signer
-	chainID  *big.Int
-	feeCap   *big.Int
-	sink     common.Address
-	bodies   [][]byte
+	funder   int      // index of the dev account that funds
+	native   *big.Int // funding of each account, wei
+	// tx, when set, returns the call of the k-th request of a run by
+	// account (to and calldata) instead of a transfer; fundMore sends the
+	// extra funding it needs (from dev, from nonce on) and returns the
+	// last transaction's hash.
+	tx       func(account int, k uint64) (common.Address, []byte)
+	fundMore func(ctx context.Context, c *ethclient.Client, dev *ecdsa.PrivateKey, nonce uint64) (common.Hash, error)
+	// beforeRun, when set, runs before each run's signing.
+	beforeRun func(ctx context.Context, t *target) error
+	// settle is waited after the funding's receipts: ledgerd moves tokens
+	// sent through the orderbook at its next transfer tick.
+	settle  time.Duration
+	keys    []*ecdsa.PrivateKey
+	addrs   []common.Address
+	signer  types.Signer
+	chainID *big.Int
+	feeCap  *big.Int
+	sink    common.Address
+	bodies  [][]byte
 }
 
-func (s *transfers) ordered() bool                      { return true }
-func (s *transfers) next(i uint64) []byte               { return s.bodies[i] }
-func (s *transfers) check(status int, body []byte) bool { return resultAnswer(status, body) }
+func (s *senders) ordered() bool                      { return true }
+func (s *senders) next(i uint64) []byte               { return s.bodies[i] }
+func (s *senders) check(status int, body []byte) bool { return resultAnswer(status, body) }
 
-func (s *transfers) prepare(ctx context.Context, t *target, count int) error {
+func (s *senders) prepare(ctx context.Context, t *target, count int) error {
 	if count > SignedMax {
-		return fmt.Errorf("rate x duration is %d transfers, above the %d signed ahead at most", count, SignedMax)
+		return fmt.Errorf("rate x duration is %d transactions, above the %d signed ahead at most", count, SignedMax)
+	}
+	if s.beforeRun != nil {
+		if err := s.beforeRun(ctx, t); err != nil {
+			return err
+		}
 	}
 	if s.keys == nil {
 		if err := s.fund(ctx, t); err != nil {
@@ -120,13 +145,19 @@ func (s *transfers) prepare(ctx context.Context, t *target, count int) error {
 		}
 	}
 	perAccount := (count + len(s.keys) - 1) / len(s.keys)
-	if cost := new(big.Int).Mul(big.NewInt(int64(perAccount)), new(big.Int).Add(new(big.Int).Mul(s.feeCap, big.NewInt(transferGas)), big.NewInt(1))); cost.Cmp(fundWei) > 0 {
-		return fmt.Errorf("%d transfers per account cost more than the %v wei each was funded with: add --accounts", perAccount, fundWei)
+	if cost := new(big.Int).Mul(big.NewInt(int64(perAccount)), new(big.Int).Add(new(big.Int).Mul(s.feeCap, big.NewInt(txGas)), big.NewInt(1))); cost.Cmp(s.native) > 0 {
+		return fmt.Errorf("the gas of %d transactions per account costs more than the %v wei each was funded with: add --accounts", perAccount, s.native)
 	}
 	s.bodies = make([][]byte, count)
 	return parallel(len(s.keys), func(a int) error {
 		for i := a; i < count; i += len(s.keys) {
-			raw, err := s.sign(s.keys[a], nonces[a]+uint64(i/len(s.keys)), s.sink, big.NewInt(1))
+			k := uint64(i / len(s.keys))
+			to, value, data := s.sink, big.NewInt(1), []byte(nil)
+			if s.tx != nil {
+				to, data = s.tx(a, k)
+				value = new(big.Int)
+			}
+			raw, err := s.sign(s.keys[a], nonces[a]+k, to, value, data)
 			if err != nil {
 				return err
 			}
@@ -136,10 +167,10 @@ func (s *transfers) prepare(ctx context.Context, t *target, count int) error {
 	})
 }
 
-// fund derives the fresh senders and sends each fundWei from the first dev
-// account, then waits for the last transfer's receipt (a sender's
-// transactions are included in nonce order).
-func (s *transfers) fund(ctx context.Context, t *target) error {
+// fund derives the fresh senders and sends each s.native from the funding
+// dev account (and what fundMore adds), then waits for the last transaction's
+// receipt (a sender's transactions are included in nonce order).
+func (s *senders) fund(ctx context.Context, t *target) error {
 	c, err := t.client(ctx)
 	if err != nil {
 		return err
@@ -157,7 +188,7 @@ func (s *transfers) fund(ctx context.Context, t *target) error {
 	s.signer = types.LatestSignerForChainID(s.chainID)
 	s.sink = common.BytesToAddress(crypto.Keccak256([]byte("ledger-bench sink"), []byte(s.seed)))
 	s.keys, s.addrs = senderKeys(s.seed, s.accounts)
-	dev, err := crypto.HexToECDSA(node.DevKeys[0])
+	dev, err := crypto.HexToECDSA(node.DevKeys[s.funder])
 	if err != nil {
 		return err
 	}
@@ -167,18 +198,14 @@ func (s *transfers) fund(ctx context.Context, t *target) error {
 	}
 	var last common.Hash
 	for i, to := range s.addrs {
-		raw, err := s.sign(dev, nonce+uint64(i), to, fundWei)
-		if err != nil {
-			return err
-		}
-		tx := new(types.Transaction)
-		if err := tx.UnmarshalBinary(raw); err != nil {
-			return err
-		}
-		if err := c.SendTransaction(cctx, tx); err != nil {
+		if last, err = s.send(cctx, c, dev, nonce+uint64(i), to, s.native, nil); err != nil {
 			return fmt.Errorf("funding %s: %w", to.Hex(), err)
 		}
-		last = tx.Hash()
+	}
+	if s.fundMore != nil {
+		if last, err = s.fundMore(cctx, c, dev, nonce+uint64(len(s.addrs))); err != nil {
+			return err
+		}
 	}
 	for {
 		r, err := c.TransactionReceipt(cctx, last)
@@ -186,6 +213,7 @@ func (s *transfers) fund(ctx context.Context, t *target) error {
 			if r.Status != types.ReceiptStatusSuccessful {
 				return fmt.Errorf("funding transfer %s failed", last.Hex())
 			}
+			time.Sleep(s.settle)
 			return nil
 		}
 		select {
@@ -196,15 +224,29 @@ func (s *transfers) fund(ctx context.Context, t *target) error {
 	}
 }
 
-// sign returns the raw EIP-1559 transfer of value to `to`, tip 0 and a fee
-// cap of twice the node's gas price.
-func (s *transfers) sign(key *ecdsa.PrivateKey, nonce uint64, to common.Address, value *big.Int) ([]byte, error) {
+// sign returns the raw EIP-1559 transaction sending value and data to
+// `to`, tip 0 and a fee cap of twice the node's gas price.
+func (s *senders) sign(key *ecdsa.PrivateKey, nonce uint64, to common.Address, value *big.Int, data []byte) ([]byte, error) {
 	tx, err := types.SignNewTx(key, s.signer, &types.DynamicFeeTx{ChainID: s.chainID, Nonce: nonce,
-		GasTipCap: new(big.Int), GasFeeCap: s.feeCap, Gas: transferGas, To: &to, Value: value})
+		GasTipCap: new(big.Int), GasFeeCap: s.feeCap, Gas: txGas, To: &to, Value: value, Data: data})
 	if err != nil {
 		return nil, err
 	}
 	return tx.MarshalBinary()
+}
+
+// send signs and sends one setup transaction and returns its hash.
+func (s *senders) send(ctx context.Context, c *ethclient.Client, key *ecdsa.PrivateKey, nonce uint64, to common.Address,
+	value *big.Int, data []byte) (common.Hash, error) {
+	raw, err := s.sign(key, nonce, to, value, data)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	tx := new(types.Transaction)
+	if err := tx.UnmarshalBinary(raw); err != nil {
+		return common.Hash{}, err
+	}
+	return tx.Hash(), c.SendTransaction(ctx, tx)
 }
 
 // sendRawBody is the eth_sendRawTransaction request of raw.
