@@ -176,10 +176,9 @@ func TestCompareWithAnvil(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	anvilURL := "http://127.0.0.1:" + port
-	waitUp(t, anvilURL)
 	for _, scen := range []string{"balance", "transfer"} {
 		r, out, err := bench(t, "--url", "http://"+addr, "--compare", anvilURL, "--scenario", scen, "--rate", "100",
-			"--duration", "1s", "--conns", "2", "--runs", "2")
+			"--duration", "1s", "--conns", "2", "--runs", "2", "--wait-up", "20s")
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", scen, err, out)
 		}
@@ -201,31 +200,6 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-// waitUp waits until the node at url answers eth_chainId.
-func waitUp(t *testing.T, url string) {
-	t.Helper()
-	tg, err := parseTarget(url, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := tg.client(ctx)
-		if err == nil {
-			_, err = c.ChainID(ctx)
-		}
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not up: %v", url, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func TestFlagBounds(t *testing.T) {
 	f := func(want string, args ...string) {
 		t.Helper()
@@ -241,6 +215,9 @@ func TestFlagBounds(t *testing.T) {
 	f("duration", "--duration", "11m")
 	f("conns", "--conns", "1025")
 	f("runs", "--runs", "21")
+	f("wait-up", "--wait-up", "11m")
+	f("funder", "--funder", "10")
+	f("orders must stay valid", "--scenario", "orders", "--duration", "9m")
 	f("subs", "--subs", "1025")
 	f("accounts", "--accounts", "4097")
 	f("steps", "--ramp", "1:100:1")

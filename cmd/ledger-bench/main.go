@@ -69,6 +69,7 @@ type options struct {
 	p99Max      time.Duration
 	seed        string
 	funder      int
+	waitUp      time.Duration
 	allowRemote bool
 	jsonOut     string
 	svgOut      string
@@ -111,6 +112,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.jsonOut, "json", "", "write the report as JSON to this file (schema in docs/load.md)")
 	fs.StringVar(&o.svgOut, "svg", "", "write latency and throughput charts as SVG to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines")
+	fs.DurationVar(&o.waitUp, "wait-up", 0, "wait this long for the nodes to answer before starting (for scripts that just started them)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -178,6 +180,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("--duration %v outside (0, %v]", o.duration, DurationMax)
 	case o.drain <= 0 || o.drain > DurationMax:
 		return fmt.Errorf("--drain %v outside (0, %v]", o.drain, DurationMax)
+	case o.waitUp < 0 || o.waitUp > DurationMax:
+		return fmt.Errorf("--wait-up %v outside [0, %v]", o.waitUp, DurationMax)
 	case o.conns < 1 || o.conns > ConnsMax:
 		return fmt.Errorf("--conns %d outside 1..%d", o.conns, ConnsMax)
 	case o.accounts > AccountsMax:
@@ -213,6 +217,11 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 		t.name = string(rune('A' + i))
 		targets[i] = t
+		if o.waitUp > 0 {
+			if err := t.waitUp(ctx, o.waitUp); err != nil {
+				return err
+			}
+		}
 	}
 	rep := &report{Scenario: o.scenario, Conns: o.conns, DurationS: o.duration.Seconds(), Runs: o.runs,
 		P99MaxMs: ms(o.p99Max)}

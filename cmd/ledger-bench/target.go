@@ -18,6 +18,9 @@ import (
 	"github.com/ledgervenue/node/bench/load"
 )
 
+// waitUpPoll is how often --wait-up asks a node that is not up yet.
+const waitUpPoll = 100 * time.Millisecond
+
 // target is one node under test.
 type target struct {
 	name        string // A, B
@@ -159,3 +162,23 @@ func (c *wsConn) SetDeadline(t time.Time) error {
 }
 
 func (c *wsConn) Close() error { return c.ws.Close() }
+
+// waitUp waits up to d for the node to answer eth_chainId.
+func (t *target) waitUp(ctx context.Context, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		c, err := t.client(cctx)
+		if err == nil {
+			_, err = c.ChainID(cctx)
+		}
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case time.Now().After(deadline) || ctx.Err() != nil:
+			return fmt.Errorf("%s did not answer within %v: %w", t.url, d, err)
+		}
+		time.Sleep(waitUpPoll)
+	}
+}
