@@ -153,16 +153,7 @@ func RunOpen(ctx context.Context, cfg OpenConfig) (*OpenResult, error) {
 		queues[i] = make(chan job, qcap)
 	}
 	start := time.Now()
-	deadline := start.Add(cfg.Duration + cfg.DrainTimeout)
-	for _, c := range conns {
-		_ = c.rt.SetDeadline(deadline)
-	}
-	stop := context.AfterFunc(ctx, func() {
-		for _, c := range conns {
-			_ = c.rt.SetDeadline(time.Now())
-		}
-	})
-	defer stop()
+	defer armDeadlines(ctx, conns, func(c *openConn) deadliner { return c.rt }, start.Add(cfg.Duration+cfg.DrainTimeout))()
 
 	var offered atomic.Int64
 	var workers sync.WaitGroup

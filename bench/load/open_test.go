@@ -3,6 +3,8 @@ package load
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"strconv"
 	"sync"
 	"testing"
@@ -194,3 +196,40 @@ func TestOpenValidatesLimits(t *testing.T) {
 }
 
 var errAny = errors.New("any error")
+
+// cannedConn answers every write with one canned response, in memory.
+type cannedConn struct {
+	net.Conn // unused methods
+	resp     []byte
+	pending  bool
+}
+
+func (c *cannedConn) Write(b []byte) (int, error) { c.pending = true; return len(b), nil }
+func (c *cannedConn) Read(b []byte) (int, error) {
+	if !c.pending {
+		return 0, io.EOF
+	}
+	c.pending = false
+	return copy(b, c.resp), nil
+}
+
+// TestOpenSendAllocs locks a connection's round trip and the recording of
+// its answer to zero allocations once the buffers have grown (the server
+// is in memory: a real one's allocations would count too).
+func TestOpenSendAllocs(t *testing.T) {
+	resp := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 41\r\n\r\n" +
+		`{"jsonrpc":"2.0","id":1,"result":"0x50d"}`)
+	c := &openConn{rt: NewHTTPConn(&cannedConn{resp: resp}, "127.0.0.1:1", "", "")}
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId"}`)
+	step := func() {
+		status, got, err := c.rt.RoundTrip(body)
+		if err != nil || status != 200 || len(got) != 41 {
+			t.Fatalf("round trip: %d %q %v", status, got, err)
+		}
+		c.answer(time.Millisecond, time.Millisecond, time.Microsecond, true)
+	}
+	step()
+	if allocs := testing.AllocsPerRun(1000, step); allocs != 0 {
+		t.Fatalf("%v allocations per request, want 0", allocs)
+	}
+}
