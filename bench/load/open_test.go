@@ -233,3 +233,47 @@ func TestOpenSendAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per request, want 0", allocs)
 	}
 }
+
+// blockedConn holds its first request until release is closed, then
+// answers at once.
+type blockedConn struct{ release chan struct{} }
+
+func (b *blockedConn) RoundTrip(body []byte) (int, []byte, error) {
+	<-b.release
+	return 200, body, nil
+}
+func (b *blockedConn) SetDeadline(time.Time) error { return nil }
+func (b *blockedConn) Close() error                { return nil }
+
+// TestOpenQueueBound: while the only connection is stuck, no more than
+// OpenQueueMax requests (plus the one in flight) are handed out; the rest
+// wait in the scheduler and, once released, still count from their due
+// times.
+func TestOpenQueueBound(t *testing.T) {
+	const stuck = 150 * time.Millisecond
+	b := &blockedConn{release: make(chan struct{})}
+	time.AfterFunc(stuck, func() { close(b.release) })
+	var mu sync.Mutex
+	var offered, handedWhileStuck int64
+	start := time.Now()
+	r, err := RunOpen(context.Background(), OpenConfig{Conns: 1, Rate: OpenRateMax, Duration: 200 * time.Millisecond,
+		Window: 20 * time.Millisecond, Next: constBody([]byte("x")),
+		Dial: func(context.Context, int) (RoundTripper, error) { return b, nil },
+		Progress: func(w *Window) {
+			mu.Lock()
+			defer mu.Unlock()
+			offered += w.Offered
+			if time.Since(start) < stuck-10*time.Millisecond {
+				handedWhileStuck = offered
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if handedWhileStuck == 0 || handedWhileStuck > OpenQueueMax+1 {
+		t.Fatalf("%d requests handed out while the connection was stuck, want 1..%d", handedWhileStuck, OpenQueueMax+1)
+	}
+	if r.Offered != r.Done || r.Errors != 0 || r.Offered <= OpenQueueMax || r.Latency.Max() < stuck/2 {
+		t.Fatalf("offered %d done %d errors %d max latency %v", r.Offered, r.Done, r.Errors, r.Latency.Max())
+	}
+}

@@ -146,15 +146,23 @@ func TestTransferAgainstLedgerd(t *testing.T) {
 
 // TestOrdersAgainstLedgerd runs both order scenarios on one node: funding
 // in WETH through the orderbook, IOC orders crossing, maker ladders in
-// submitBatch; every order must be admitted.
+// submitBatch; every order must be admitted, and two log subscribers see
+// the same logs.
 func TestOrdersAgainstLedgerd(t *testing.T) {
 	addr := startLedgerd(t)
 	for i, scen := range []string{"orders", "mm"} {
 		r, _, err := bench(t, "--url", "http://"+addr, "--scenario", scen, "--rate", "100", "--duration", "1s",
-			"--conns", "4", "--funder", strconv.Itoa(i))
+			"--conns", "4", "--funder", strconv.Itoa(i), "--subs", "2", "--subs-channel", "logs")
 		checkReport(t, r, 1, 1, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", scen, err)
+		}
+		// The orderbook logs every order's admission and fills; the
+		// subscribers stop half a second after the run, so the last tick's
+		// logs may miss one or both.
+		if sub := r.Nodes[0].Steps[0].Runs[0].Subs; sub == nil || sub.Channel != "logs" || sub.Heads < 50 ||
+			sub.Notifications < int64(sub.Heads) || sub.Notifications > 2*int64(sub.Heads) || sub.Errors != 0 {
+			t.Fatalf("%s: log subscribers %+v", scen, sub)
 		}
 	}
 }
@@ -217,6 +225,7 @@ func TestFlagBounds(t *testing.T) {
 	f("runs", "--runs", "21")
 	f("wait-up", "--wait-up", "11m")
 	f("funder", "--funder", "10")
+	f("subs-channel", "--subs-channel", "pending")
 	f("orders must stay valid", "--scenario", "orders", "--duration", "9m")
 	f("subs", "--subs", "1025")
 	f("accounts", "--accounts", "4097")
@@ -236,5 +245,14 @@ func TestAccountsRoundedToConns(t *testing.T) {
 	o, err := parseFlags(flag.NewFlagSet("x", flag.ContinueOnError), []string{"--conns", "4", "--accounts", "6"})
 	if err != nil || o.accounts != 8 {
 		t.Fatalf("accounts %d (%v), want 8", o.accounts, err)
+	}
+}
+
+// TestSignedMax: a run needing more signed transactions than SignedMax is
+// refused before anything is funded or signed.
+func TestSignedMax(t *testing.T) {
+	s := &senders{accounts: 1}
+	if err := s.prepare(context.Background(), nil, SignedMax+1); err == nil || !strings.Contains(err.Error(), "signed ahead") {
+		t.Fatalf("prepare(SignedMax+1) = %v", err)
 	}
 }

@@ -66,6 +66,7 @@ type options struct {
 	accounts    int
 	runs        int
 	subs        int
+	subsChannel string
 	p99Max      time.Duration
 	seed        string
 	funder      int
@@ -104,7 +105,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&o.conns, "conns", 8, "connections per node, one request in flight each")
 	fs.IntVar(&o.accounts, "accounts", 0, "fresh sender accounts of transfer (0: --conns; rounded up to a multiple of --conns)")
 	fs.IntVar(&o.runs, "runs", 1, "runs per rate step and node (alternating A, B, A, B with --compare)")
-	fs.IntVar(&o.subs, "subs", 0, "WebSocket newHeads subscribers kept open during each run (subs scenario: default 16)")
+	fs.IntVar(&o.subs, "subs", 0, "WebSocket subscribers kept open during each run (subs scenario: default 16)")
+	fs.StringVar(&o.subsChannel, "subs-channel", "newHeads", "what the subscribers subscribe to: newHeads or logs")
 	fs.DurationVar(&o.p99Max, "p99-max", 100*time.Millisecond, "a ramp step whose p99 latency exceeds this is past the knee")
 	fs.StringVar(&o.seed, "seed", "ledger-bench", "seed of the fresh sender keys")
 	fs.IntVar(&o.funder, "funder", 0, "dev account (0..9 of the test mnemonic) that funds the fresh senders")
@@ -190,6 +192,8 @@ func (o *options) validate() error {
 		return fmt.Errorf("--runs %d outside 1..%d", o.runs, RunsMax)
 	case o.subs < 0 || o.subs > SubscribersMax:
 		return fmt.Errorf("--subs %d outside 0..%d", o.subs, SubscribersMax)
+	case subsChannels[o.subsChannel].params == "":
+		return fmt.Errorf("--subs-channel %q: newHeads or logs", o.subsChannel)
 	case o.funder < 0 || o.funder >= len(node.DevKeys):
 		return fmt.Errorf("--funder %d outside 0..%d", o.funder, len(node.DevKeys)-1)
 	}
@@ -271,7 +275,7 @@ func measure(ctx context.Context, o *options, t *target, rate float64, stderr io
 	if err := t.scen.prepare(ctx, t, count); err != nil {
 		return nil, nil, "", err
 	}
-	subs, err := startSubscribers(ctx, t, o.subs)
+	subs, err := startSubscribers(ctx, t, o.subs, o.subsChannel)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -189,8 +189,8 @@ func (r *report) writeTable(w io.Writer) {
 		for _, s := range n.Steps {
 			for i, run := range s.Runs {
 				if sub := run.Subs; sub != nil {
-					fmt.Fprintf(w, "%s %.0f/s run %d: %d subscribers saw %d heads, %d notifications (%.0f/s), fan-out lag p50 %.2f ms p99 %.2f ms max %.2f ms, %d ended early\n",
-						n.Name, s.Rate, i+1, sub.Subscribers, sub.Heads, sub.Notifications, sub.PerSecond, sub.LagP50Ms, sub.LagP99Ms, sub.LagMaxMs, sub.Errors)
+					fmt.Fprintf(w, "%s %.0f/s run %d: %d %s subscribers saw %d distinct, %d notifications (%.0f/s), fan-out lag p50 %.2f ms p99 %.2f ms max %.2f ms, %d ended early\n",
+						n.Name, s.Rate, i+1, sub.Subscribers, sub.Channel, sub.Heads, sub.Notifications, sub.PerSecond, sub.LagP50Ms, sub.LagP99Ms, sub.LagMaxMs, sub.Errors)
 				}
 			}
 		}

@@ -17,25 +17,40 @@ import (
 // notifications after a run.
 const subsStopWait = 500 * time.Millisecond
 
-// subscribers are WebSocket connections subscribed to newHeads while a run
-// writes. Each notification's lag is its arrival minus the first arrival
-// of the same head at any subscriber: the fan-out spread.
+// subsChannels are the channels --subs-channel takes: the eth_subscribe
+// parameters, and the fields of a notification's result that name what it
+// announces (the same head or log reaches every subscriber).
+var subsChannels = map[string]struct {
+	params string
+	key    [][]string
+}{
+	"newHeads": {`["newHeads"]`, [][]string{{"hash"}}},
+	"logs":     {`["logs",{}]`, [][]string{{"transactionHash"}, {"logIndex"}}},
+}
+
+// subscribers are WebSocket connections subscribed to newHeads or logs
+// while a run writes. Each notification's lag is its arrival minus the
+// first arrival of the same head or log at any subscriber: the fan-out
+// spread.
 type subscribers struct {
 	conns []*websocket.Conn
+	key   [][]string // subsChannels[channel].key
 	start time.Time
 	wg    sync.WaitGroup
 
-	mu     sync.Mutex
-	first  map[string]time.Duration // head hash -> first arrival, since start
-	lag    load.Histogram
-	notes  int64
-	errors int64
+	mu      sync.Mutex
+	first   map[string]time.Duration // head or log -> first arrival, since start
+	lag     load.Histogram
+	channel string
+	notes   int64
+	errors  int64
 }
 
 // subsResult is what the subscribers saw during one run.
 type subsResult struct {
 	Subscribers   int     `json:"subscribers"`
-	Heads         int     `json:"heads"`         // distinct heads notified
+	Channel       string  `json:"channel"`
+	Heads         int     `json:"heads"`         // distinct heads (or logs) notified
 	Notifications int64   `json:"notifications"` // over all subscribers
 	PerSecond     float64 `json:"per_second"`
 	LagP50Ms      float64 `json:"lag_p50_ms"`
@@ -44,10 +59,11 @@ type subsResult struct {
 	Errors        int64   `json:"errors"` // subscriptions that ended early
 }
 
-// startSubscribers opens n subscriptions to t's newHeads; n = 0 gives a
+// startSubscribers opens n subscriptions to t's channel; n = 0 gives a
 // no-op set.
-func startSubscribers(ctx context.Context, t *target, n int) (*subscribers, error) {
-	s := &subscribers{first: map[string]time.Duration{}}
+func startSubscribers(ctx context.Context, t *target, n int, channel string) (*subscribers, error) {
+	ch := subsChannels[channel]
+	s := &subscribers{first: map[string]time.Duration{}, key: ch.key, channel: channel}
 	if n == 0 {
 		return s, nil
 	}
@@ -60,7 +76,7 @@ func startSubscribers(ctx context.Context, t *target, n int) (*subscribers, erro
 		s.conns = append(s.conns, ws)
 		ws.SetReadLimit(load.BodyBytesMax)
 		_ = ws.SetReadDeadline(time.Now().Add(setupTimeout))
-		err = ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":["newHeads"]}`))
+		err = ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_subscribe","params":`+ch.params+`}`))
 		var answer []byte
 		if err == nil {
 			_, answer, err = ws.ReadMessage()
@@ -86,6 +102,7 @@ func (s *subscribers) read(ws *websocket.Conn) {
 	var p fastjson.Parser
 	var lag load.Histogram
 	var notes int64
+	var key []byte
 	defer func() {
 		s.mu.Lock()
 		s.lag.Merge(&lag)
@@ -99,8 +116,14 @@ func (s *subscribers) read(ws *websocket.Conn) {
 		}
 		now := time.Since(s.start)
 		v, err := p.ParseBytes(msg)
-		hash := v.GetStringBytes("params", "result", "hash")
-		if err != nil || hash == nil {
+		key = key[:0]
+		if err == nil {
+			r := v.Get("params", "result")
+			for _, k := range s.key {
+				key = append(key, r.GetStringBytes(k...)...)
+			}
+		}
+		if len(key) == 0 {
 			if bytes.Contains(msg, []byte(`"error"`)) {
 				s.mu.Lock()
 				s.errors++
@@ -111,10 +134,10 @@ func (s *subscribers) read(ws *websocket.Conn) {
 		}
 		notes++
 		s.mu.Lock()
-		first, seen := s.first[string(hash)]
+		first, seen := s.first[string(key)]
 		if !seen {
 			first = now
-			s.first[string(hash)] = now
+			s.first[string(key)] = now
 		}
 		s.mu.Unlock()
 		lag.Record(now - first)
@@ -131,7 +154,7 @@ func (s *subscribers) stop() *subsResult {
 	elapsed := time.Since(s.start)
 	s.close()
 	s.wg.Wait()
-	return &subsResult{Subscribers: len(s.conns), Heads: len(s.first), Notifications: s.notes,
+	return &subsResult{Subscribers: len(s.conns), Channel: s.channel, Heads: len(s.first), Notifications: s.notes,
 		PerSecond: float64(s.notes) / elapsed.Seconds(), LagP50Ms: ms(s.lag.Quantile(0.5)),
 		LagP99Ms: ms(s.lag.Quantile(0.99)), LagMaxMs: ms(s.lag.Max()), Errors: s.errors}
 }
