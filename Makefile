@@ -9,7 +9,7 @@ BENCHTIME ?= 300ms
 BENCHCOUNT ?= 6
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge
+.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare
 
 # run starts the dev venue with --compat: its users point ethers, viem and
 # go-ethereum at it, and ethers cannot decode a receipt in the spec's shapes
@@ -88,6 +88,21 @@ bench:
 # stress drives a running node (make run) over loopback; bounded in count and time.
 stress: build
 	CGO_ENABLED=0 $(GO) run ./bench/cmd/loadgen -duration 10s
+
+# bench-compare runs ledger-bench (docs/load.md) against a fresh ledgerd --dev
+# and anvil in one run: SCENARIO (balance, chainid, transfer), RAMP
+# (FROM:TO:STEP requests/s), DURATION per step and node, CONNS.
+SCENARIO ?= balance
+RAMP ?= 2000:10000:2000
+DURATION ?= 3s
+CONNS ?= 8
+bench-compare: build bridge-tools
+	CGO_ENABLED=0 $(GO) build -o bin/ledger-bench ./cmd/ledger-bench
+	rm -rf ./data-bench; ./bin/ledgerd --dev --datadir ./data-bench --addr 127.0.0.1:18545 >/dev/null & l=$$!; \
+	$(BRIDGE_NPM)/node_modules/.bin/anvil --port 18546 --silent & a=$$!; \
+	./bin/ledger-bench --wait-up 20s --url http://127.0.0.1:18545 --compare http://127.0.0.1:18546 --scenario $(SCENARIO) \
+		--ramp $(RAMP) --duration $(DURATION) --conns $(CONNS) --json bench-compare.json --svg bench-compare.svg; s=$$?; \
+	kill $$l $$a; wait $$l $$a; rm -rf ./data-bench; exit $$s
 
 clean:
 	rm -rf bin data $(CLIENTS_JS)/node_modules $(BRIDGE_NPM)/node_modules

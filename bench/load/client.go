@@ -97,18 +97,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r := &run{cfg: &cfg, start: time.Now()}
 	r.tickets.Store(cfg.Requests)
-	deadline := r.start.Add(cfg.Duration + cfg.DrainTimeout)
 	for _, c := range conns {
 		c.run = r
-		_ = c.nc.SetDeadline(deadline)
 	}
-	// Cancelling fails the pending reads and writes at once.
-	stop := context.AfterFunc(ctx, func() {
-		for _, c := range conns {
-			_ = c.nc.SetDeadline(time.Now())
-		}
-	})
-	defer stop()
+	defer armDeadlines(ctx, conns, func(c *conn) deadliner { return c.nc }, r.start.Add(cfg.Duration+cfg.DrainTimeout))()
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		wg.Go(c.loop)
@@ -136,12 +128,13 @@ func validate(cfg *Config) error {
 	if cfg.DrainTimeout <= 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
 	}
-	return checkLoopback(cfg.Addr)
+	return CheckLoopback(cfg.Addr)
 }
 
-// checkLoopback accepts "localhost" and loopback IP literals only: no name
-// is resolved, so no lookup can send the load elsewhere.
-func checkLoopback(addr string) error {
+// CheckLoopback accepts "localhost" and loopback IP literals only: no name
+// is resolved, so no lookup can send the load elsewhere. Dialer re-checks
+// the address it dials.
+func CheckLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("load: bad address %q: %w", addr, err)
@@ -165,8 +158,18 @@ func loopbackControl(_, address string, _ syscall.RawConn) error {
 	return nil
 }
 
+// Dialer returns a dialer that refuses non-loopback addresses (after any
+// resolution) unless allowRemote.
+func Dialer(allowRemote bool) *net.Dialer {
+	d := &net.Dialer{Timeout: dialTimeout}
+	if !allowRemote {
+		d.Control = loopbackControl
+	}
+	return d
+}
+
 func dialAll(ctx context.Context, cfg *Config) ([]*conn, error) {
-	d := net.Dialer{Timeout: dialTimeout, Control: loopbackControl}
+	d := Dialer(false)
 	head := requestHead(cfg)
 	conns := make([]*conn, 0, cfg.Conns)
 	for i := range cfg.Conns {
@@ -180,6 +183,23 @@ func dialAll(ctx context.Context, cfg *Config) ([]*conn, error) {
 		conns = append(conns, newConn(i, nc, cfg, head))
 	}
 	return conns, nil
+}
+
+// deadliner is a connection whose reads and writes a deadline bounds.
+type deadliner interface{ SetDeadline(time.Time) error }
+
+// armDeadlines sets every connection's deadline and, should ctx be
+// cancelled, moves it to now so pending reads and writes fail at once. The
+// returned function disarms the cancellation.
+func armDeadlines[C any](ctx context.Context, conns []C, nc func(C) deadliner, deadline time.Time) func() bool {
+	for _, c := range conns {
+		_ = nc(c).SetDeadline(deadline)
+	}
+	return context.AfterFunc(ctx, func() {
+		for _, c := range conns {
+			_ = nc(c).SetDeadline(time.Now())
+		}
+	})
 }
 
 // requestHead is every request's head up to the Content-Length value.

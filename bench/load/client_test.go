@@ -163,9 +163,9 @@ func TestRunCountsCheckFailures(t *testing.T) {
 func TestRunRefusesNonLoopback(t *testing.T) {
 	f := func(addr string, wantErr error) {
 		t.Helper()
-		err := checkLoopback(addr)
+		err := CheckLoopback(addr)
 		if !errors.Is(err, wantErr) || (wantErr == nil) != (err == nil) {
-			t.Fatalf("checkLoopback(%q) = %v, want %v", addr, err, wantErr)
+			t.Fatalf("CheckLoopback(%q) = %v, want %v", addr, err, wantErr)
 		}
 	}
 	f("127.0.0.1:8545", nil)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // echoServer is a tiny HTTP/1.1 server: it answers each request with its own
@@ -20,7 +21,10 @@ type echoServer struct {
 	batch    int
 	silent   bool
 	requests atomic.Int64
-	wg       sync.WaitGroup
+	// The stallAt-th request (from 1) of the server waits stallFor (ns)
+	// before it is answered; zero never stalls.
+	stallAt, stallFor atomic.Int64
+	wg                sync.WaitGroup
 }
 
 func startEchoServer(t testing.TB, batch int, silent bool) *echoServer {
@@ -67,7 +71,10 @@ func (s *echoServer) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		s.requests.Add(1)
+		n := s.requests.Add(1)
+		if n == s.stallAt.Load() {
+			time.Sleep(time.Duration(s.stallFor.Load()))
+		}
 		if s.silent {
 			continue
 		}
