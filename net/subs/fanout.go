@@ -188,19 +188,25 @@ func (h *Hub) fanTick(r *tickRec) {
 	for i := range r.markets {
 		m := &r.markets[i]
 		for _, s := range h.collect(ChannelMarkets, &m.m.Config.ID, nil) {
-			h.deliver(s, h.marketBody(m))
+			if r.seq >= s.stateSeq {
+				h.deliver(s, h.marketBody(m))
+			}
 		}
 	}
 	for i := range r.positions {
 		p := &r.positions[i]
 		for _, s := range h.collect(ChannelPositions, nil, []clob.Address{p.p.Account}) {
-			h.deliver(s, h.positionsBody(p))
+			if r.seq >= s.stateSeq {
+				h.deliver(s, h.positionsBody(p))
+			}
 		}
 	}
 	for i := range r.triggers {
 		p := &r.triggers[i]
 		for _, s := range h.collect(ChannelTriggers, nil, []clob.Address{p.p.Account}) {
-			h.deliver(s, h.triggersBody(p))
+			if r.seq >= s.stateSeq {
+				h.deliver(s, h.triggersBody(p))
+			}
 		}
 	}
 	for _, c := range [...]Channel{ChannelWithdrawals, ChannelTransfers} {
@@ -432,6 +438,7 @@ func (h *Hub) replayTicks(s *sub) {
 // ascending by id. REQUIRES: h.mu held.
 func (h *Hub) snapshotMarkets(s *sub) {
 	h.ringMu.Lock()
+	s.stateSeq = h.tickHead
 	ents := make([]*marketEnt, 0, len(h.latestMkt))
 	for id, m := range h.latestMkt {
 		if s.wantsBook(id) {
@@ -479,6 +486,7 @@ func (h *Hub) snapshotPositions(s *sub) {
 	a := s.accounts[0]
 	h.ringMu.Lock()
 	p := h.latestPos[a]
+	s.stateSeq = h.tickHead
 	h.ringMu.Unlock()
 	if p != nil {
 		h.deliver(s, h.positionsBody(p))
@@ -494,6 +502,7 @@ func (h *Hub) snapshotTriggers(s *sub) {
 	a := s.accounts[0]
 	h.ringMu.Lock()
 	p := h.latestTrig[a]
+	s.stateSeq = h.tickHead
 	h.ringMu.Unlock()
 	if p != nil {
 		h.deliver(s, h.triggersBody(p))

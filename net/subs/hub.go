@@ -396,6 +396,11 @@ type sub struct {
 	live     bool   // activated: the fan-out delivers to it
 	closed   bool   // unsubscribed or closed: nothing more is sent
 	startSeq uint64 // delta channels: first tick seq to replay at activation
+	// stateSeq, for the state channels (markets, positions, triggers): the
+	// first tick seq the fan-out delivers. The snapshot took the latest
+	// entries as published, which may include ticks the fan-out has not
+	// reached yet; those it skips, or they would repeat the snapshot.
+	stateSeq uint64
 	stamp    uint64 // dedup mark of the current collect
 
 	// Delivery position, for resume_since.

@@ -1028,3 +1028,37 @@ func TestReceiptsEncodedOnDemand(t *testing.T) {
 		t.Fatalf("two subscribers each, encoded %d receipts, %d logs; want 1 and 1", body.receipts, body.logs)
 	}
 }
+
+// TestStateSnapshotBeforeFanOut: a state channel activated after a tick
+// was published but before the fan-out reached it takes that tick's entry
+// in its snapshot and does not get it again live; the next tick is live.
+func TestStateSnapshotBeforeFanOut(t *testing.T) {
+	a := addr(1)
+	h := New(Config{})
+	tk := newTick(1000).book(bookID(2), true, nil).t
+	tk.Positions = append(tk.Positions, AccountPositions{Account: a})
+	tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	h.PublishTick(tk) // not pumped yet
+	c := &fakeConn{}
+	ids := []string{
+		subscribe(t, h, c, "svc_markets", `{"orderbook_ids":["`+hexHash(bookID(2))+`"]}`),
+		subscribe(t, h, c, "svc_positions", `{"account":"`+hexAddr(a)+`"}`),
+		subscribe(t, h, c, "svc_triggers", `{"account":"`+hexAddr(a)+`"}`),
+	}
+	h.Pump()
+	for _, id := range ids {
+		if got := rawResults(t, c, id); len(got) != 1 {
+			t.Fatalf("%s: %d notifications, want the snapshot alone: %v", id, len(got), got)
+		}
+	}
+	tk = newTick(2000).book(bookID(2), true, nil).t
+	tk.Positions = append(tk.Positions, AccountPositions{Account: a})
+	tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	h.PublishTick(tk)
+	h.Pump()
+	for _, id := range ids {
+		if got := rawResults(t, c, id); len(got) != 2 {
+			t.Fatalf("%s: %d notifications after the next tick, want 2", id, len(got))
+		}
+	}
+}
