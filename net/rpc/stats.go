@@ -65,19 +65,28 @@ type rpcStats struct {
 	wsConns atomic.Int64 // between WSOpen and WSClosed
 }
 
-// count counts one request to method (nil: a body that did not parse)
-// over WebSocket or HTTP, and whether it was answered with an error.
-func (st *rpcStats) count(method []byte, ws, failed bool) {
+// counts returns the counters of method (nil: a body that did not parse)
+// over WebSocket or HTTP.
+func (st *rpcStats) counts(method []byte, ws bool) *callCounts {
 	t := transportHTTP
 	if ws {
 		t = transportWS
 	}
-	c := &st.calls[methodIndex(method)][t]
+	return &st.calls[methodIndex(method)][t]
+}
+
+// count counts one request, and whether it was answered with an error.
+func (st *rpcStats) count(method []byte, ws, failed bool) {
+	c := st.counts(method, ws)
 	c.requests.Add(1)
 	if failed {
 		c.errors.Add(1)
 	}
 }
+
+// counts returns the call's counters. A deferred answer (a lone send)
+// counts its error when it fails (reply.fail).
+func (c *call) counts() *callCounts { return c.s.stats.counts(c.req.Method, c.ws != nil) }
 
 // count counts the call, answered with an error or not.
 func (c *call) count(failed bool) { c.s.stats.count(c.req.Method, c.ws != nil, failed) }
