@@ -96,19 +96,26 @@ func (s *stats) countTx(tx *core.Tx, rej *core.Reject, err error) {
 		kind = TxKindOrderbook
 	}
 	outcome := int(rej.Code)
-	var rejected *RejectedError
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrOverloaded):
-		outcome = txOverloaded
-	case errors.Is(err, ErrBlacklisted):
-		outcome = txBlacklisted
-	case errors.As(err, &rejected):
-		outcome = txValidatorsRejected
-	default: // ErrStopped, ErrLogFailed
-		outcome = txStopped
+	if err != nil {
+		outcome = refusalOutcome(err)
 	}
 	s.txs[kind][outcome].Add(1)
+}
+
+// refusalOutcome is the outcome of a refusal before the ledger. Apart from
+// countTx: errors.As moves its target to the heap, which an admitted
+// transaction must not pay for.
+func refusalOutcome(err error) int {
+	var rejected *RejectedError
+	switch {
+	case errors.Is(err, ErrOverloaded):
+		return txOverloaded
+	case errors.Is(err, ErrBlacklisted):
+		return txBlacklisted
+	case errors.As(err, &rejected):
+		return txValidatorsRejected
+	}
+	return txStopped // ErrStopped, ErrLogFailed
 }
 
 // observeTick records one tick applied since start, that landed intents.

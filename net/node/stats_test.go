@@ -39,3 +39,13 @@ func TestTxOutcomesNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestCountTxAllocs: counting an admission allocates nothing.
+func TestCountTxAllocs(t *testing.T) {
+	var s stats
+	tx := &core.Tx{To: core.OrderbookAddress, HasTo: true}
+	var rej core.Reject
+	if n := testing.AllocsPerRun(1000, func() { s.countTx(tx, &rej, nil) }); n != 0 {
+		t.Fatalf("countTx allocates %v times", n)
+	}
+}
