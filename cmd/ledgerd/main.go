@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log"
 	"net/http"
-	_ "net/http/pprof" // served only when --pprof is set
 	"os"
 	"os/signal"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/l1"
+	"github.com/ledgervenue/node/net/metrics"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
@@ -33,7 +33,7 @@ import (
 const ChainID = 0x50d
 
 type flags struct {
-	addr, datadir, adminToken, clock, seed, pprof string
+	addr, datadir, adminToken, clock, seed, admin string
 	l1                                            string // the bridged chain's JSON-RPC endpoint (net/l1)
 	bots                                          string // the built-in bots' spec (bench/bots); "" runs none
 	dev, compat, ignoreSnapshots                  bool
@@ -65,7 +65,8 @@ func main() {
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
-	flag.StringVar(&f.pprof, "pprof", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060)")
+	flag.StringVar(&f.admin, "admin-addr", "", "serve Prometheus /metrics and net/http/pprof /debug/pprof/ on this address (e.g. 127.0.0.1:6060; docs/metrics.md)")
+	flag.StringVar(&f.admin, "pprof", "", "the former name of --admin-addr")
 	flag.IntVar(&f.historyCache, "history-cache", node.DefaultCacheEntries, "attested records kept in RAM; older ones are read from disk")
 	flag.IntVar(&f.snapshotEvery, "snapshot-every", node.DefaultSnapshotEvery, "take a state snapshot after this many inputs (-1: never)")
 	flag.DurationVar(&f.snapshotInterval, "snapshot-interval", node.DefaultSnapshotInterval, "take a state snapshot this long after the previous one, if any input arrived since")
@@ -167,8 +168,9 @@ func run(f *flags) error {
 		n.Close()
 		return err
 	}
-	if f.pprof != "" {
-		go func() { log.Println(http.ListenAndServe(f.pprof, nil)) }()
+	if f.admin != "" {
+		admin := metrics.AdminHandler(metrics.Sources{Node: n, RPC: svc, Hub: hub, Server: srv})
+		go func() { log.Println(http.ListenAndServe(f.admin, admin)) }()
 	}
 	printBanner(f, srv.Addr(), n)
 	if botCtl != nil {

@@ -45,6 +45,11 @@
 //     held batch's records are durable, so the restart attests them.
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
+//   - The Prometheus metrics' sources (stats.go: admissions by outcome,
+//     tick, group commit and attestation histograms, queue depths) are
+//     atomics and lock-free histograms written around core calls by the
+//     node's goroutines; the core never sees them, and an admission counts
+//     without allocating.
 //   - Bridge withdrawals (withdrawals.go): a tick's outcome rows are stored
 //     in the tick's group commit and published only once durable; a claim
 //     is signed only over a durable row, with at least n − f signers, and

@@ -197,12 +197,15 @@ func (s *faultState) admit(tx *core.Tx, f int) error {
 func (n *Node) SubmitTxVotes(tx *core.Tx, dissent *[]string, done func(*Entry, error)) (core.Reject, error) {
 	s := n.faults.cur.Load()
 	if err := s.admit(tx, n.committee.F); err != nil {
+		n.stats.countTx(tx, &core.Reject{}, err)
 		return core.Reject{}, err
 	}
 	if dissent != nil {
 		*dissent = s.rejections
 	}
-	return n.submit(&core.Input{Kind: core.InputTx, Tx: *tx}, done)
+	rej, err := n.submit(&core.Input{Kind: core.InputTx, Tx: *tx}, done)
+	n.stats.countTx(tx, &rej, err)
+	return rej, err
 }
 
 // SigningValidators returns the indices of the committee members that sign

@@ -43,7 +43,11 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 		}
 		last = tickUs
 		wait := make(chan error, 1)
+		start := time.Now()
 		_, err := n.submitLocked(&core.Input{Kind: core.InputTick, TimeUs: tickUs}, func(_ *Entry, err error) { wait <- err })
+		if err == nil {
+			n.stats.observeTick(start, len(n.ledger.LastTick().Landed))
+		}
 		n.mu.Unlock()
 		if err != nil {
 			return nil, err

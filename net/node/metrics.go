@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/holiman/uint256"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // metricsWindowSeconds is how far back svc_metrics averages.
@@ -18,6 +19,8 @@ const metricsWindowSeconds = 10
 type metrics struct {
 	start   time.Time
 	buckets [metricsWindowSeconds + 1]bucket
+	// attestSeconds is the stats' histogram of the same latency (stats.go).
+	attestSeconds prometheus.Histogram
 }
 
 type bucket struct {
@@ -52,6 +55,7 @@ func (m *metrics) observe(now time.Time, e *Entry) {
 	b := m.bucket(now)
 	b.count++
 	b.latencyNs += int64(now.Sub(e.acceptedAt))
+	m.attestSeconds.Observe(now.Sub(e.acceptedAt).Seconds())
 	b.gasPrice.Add(&b.gasPrice, &e.Rec.EffectiveGasPrice)
 }
 

@@ -145,6 +145,7 @@ type Node struct {
 	// decreases either.
 	pastPerfect floor
 	metrics     metrics
+	stats       stats // the Prometheus metrics' sources (stats.go)
 	// awaiting maps the Seq of each admitted orderbook transaction and
 	// withdrawal (core.LandsInTick) to it until the tick it lands in has run.
 	awaiting map[uint64]awaitRef
@@ -270,6 +271,7 @@ func Open(cfg Config) (*Node, error) {
 	n.genesisHash = n.ledger.StateHash()
 	start := time.Now()
 	n.metrics.start = start
+	n.stats.init(&n.metrics)
 	if err := n.restore(); err != nil {
 		lg.Close()
 		return nil, err

@@ -73,7 +73,9 @@ func (n *Node) writer() {
 			err = n.cfg.BeforeAppend()
 		}
 		if err == nil {
+			start := time.Now()
 			err = n.log.Append(&g)
+			n.stats.observeCommit(start, len(group))
 		}
 		if err != nil {
 			n.fail(group, err)

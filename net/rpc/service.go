@@ -97,6 +97,7 @@ type Service struct {
 	queued      atomic.Int64
 	queuedBytes atomic.Int64
 	workers     sync.WaitGroup
+	stats       rpcStats // for the Prometheus metrics (stats.go)
 
 	// The refusals of the limits, built once with their values.
 	errQueueFull, errQueueBytes, errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
@@ -198,6 +199,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	defer scratchPool.Put(sc)
 	reqs, batch, perr := sc.parser.Parse(req.Body)
 	if perr != nil {
+		s.stats.count(nil, false, true)
 		w.Body = jsonrpc.AppendError(w.Body, nil, perr)
 		return
 	}
@@ -247,6 +249,7 @@ func (s *Service) runAll(sc *scratch, reqs []jsonrpc.Request, batch bool, o orig
 		c := call{s: s, sc: sc, req: &reqs[i], origin: o}
 		switch begin := len(dst); {
 		case refusal != nil:
+			c.count(true)
 			dst = c.refuse(dst, refusal)
 		default:
 			dst = c.run(dst)
@@ -325,11 +328,13 @@ func (c *call) refuse(dst []byte, e *jsonrpc.Error) []byte {
 func (c *call) run(dst []byte) []byte {
 	id := c.req.ID
 	if c.req.Invalid != nil {
+		c.count(true)
 		return jsonrpc.AppendError(dst, id, c.req.Invalid)
 	}
 	start := len(dst)
 	dst = jsonrpc.AppendResultPrefix(dst, id)
 	dst, err := c.dispatch(dst)
+	c.count(err != nil && err != errDeferred)
 	switch {
 	case err == errDeferred:
 		return dst[:start]

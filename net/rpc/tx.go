@@ -119,11 +119,12 @@ type reply struct {
 	sync    bool
 	dissent []string // the validators that rejected it, fewer than f + 1
 	done    atomic.Bool
+	errs    *atomic.Uint64 // the method's error count (stats.go)
 }
 
 // sendDeferred submits tx and answers through r (its d or ws set).
 func (c *call) sendDeferred(r *reply, tx *core.Tx, timeout time.Duration, sync bool) {
-	r.node, r.hash, r.timeout, r.sync = c.s.node, tx.Hash, timeout, sync
+	r.node, r.hash, r.timeout, r.sync, r.errs = c.s.node, tx.Hash, timeout, sync, &c.counts().errors
 	if c.req.ID != nil {
 		r.id = bytes.Clone(c.req.ID)
 	}
@@ -181,6 +182,7 @@ func (r *reply) fail(e *jsonrpc.Error) {
 	if !r.done.CompareAndSwap(false, true) {
 		return
 	}
+	r.errs.Add(1)
 	if r.id == nil {
 		r.complete(nil)
 		return

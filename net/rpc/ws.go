@@ -47,10 +47,12 @@ func (st *wsState) release() { st.inFlight.Add(-1) }
 // WSOpen implements server.WSHandler.
 func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
 	c.Context = &wsState{admin: s.authorized(req.Header("Authorization"))}
+	s.stats.wsConns.Add(1)
 }
 
 // WSClosed implements server.WSHandler.
 func (s *Service) WSClosed(c *server.WSConn) {
+	s.stats.wsConns.Add(-1)
 	if s.cfg.Hub != nil {
 		s.cfg.Hub.DropConn(wsSubscriber{c})
 	}
@@ -63,6 +65,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 	defer scratchPool.Put(sc)
 	reqs, batch, perr := sc.parser.Parse(msg)
 	if perr != nil {
+		s.stats.count(nil, true, true)
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)
 		c.Reply(sc.out)
 		return

@@ -132,6 +132,10 @@ type Stats struct {
 	Notifications uint64 // messages accepted by Conn.Send
 	Encodings     uint64 // payloads encoded
 	Closes        uint64 // server-initiated closes
+	// ByChannel counts the open subscriptions per Channel; Ended the
+	// subscriptions ended, by EndReason (stats.go).
+	ByChannel [channelEnd]int
+	Ended     [endReasons]uint64
 }
 
 // Hub turns published ticks, receipts and past-perfect times into
@@ -469,6 +473,7 @@ func (h *Hub) Subscribe(c Conn, typ []byte, params *fastjson.Value) (string, *js
 	h.conns[c] = append(h.conns[c], s)
 	h.perAddr[addr]++
 	h.regs[sp.ch].add(s)
+	h.stats.ByChannel[sp.ch]++
 	if sp.ch == ChannelPositions {
 		h.watch(s.accounts[0], 1)
 	}
@@ -567,6 +572,7 @@ func (h *Hub) Unsubscribe(c Conn, id string) bool {
 		return false
 	}
 	h.remove(s)
+	h.stats.Ended[EndUnsubscribed]++
 	return true
 }
 
@@ -577,6 +583,7 @@ func (h *Hub) DropConn(c Conn) {
 	defer h.mu.Unlock()
 	for _, s := range slices.Clone(h.conns[c]) {
 		h.remove(s)
+		h.stats.Ended[EndConnClosed]++
 	}
 	delete(h.conns, c)
 }
@@ -637,6 +644,7 @@ func (h *Hub) remove(s *sub) {
 		delete(h.perAddr, s.addr)
 	}
 	h.regs[s.ch].remove(s)
+	h.stats.ByChannel[s.ch]--
 	if s.ch == ChannelPositions {
 		h.watch(s.accounts[0], -1)
 	}
@@ -676,6 +684,7 @@ func (h *Hub) closeSub(s *sub, code int, missed uint64) {
 	d.missed = missed
 	h.remove(s)
 	h.stats.Closes++
+	h.stats.Ended[endReasonOf(code)]++
 	s.conn.SendClose(appendClose(nil, s.id, code, &d))
 }
 

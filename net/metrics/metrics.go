@@ -1,0 +1,136 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+
+	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/rpc"
+	"github.com/ledgervenue/node/net/server"
+	"github.com/ledgervenue/node/net/subs"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Sources are what the metrics read; a nil one is left out.
+type Sources struct {
+	Node   *node.Node
+	RPC    *rpc.Service
+	Hub    *subs.Hub
+	Server *server.Server
+}
+
+// AdminHandler serves the admin port: /metrics (NewRegistry(src)) and
+// net/http/pprof under /debug/pprof/.
+func AdminHandler(src Sources) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(NewRegistry(src), promhttp.HandlerOpts{}))
+	mux.HandleFunc("/debug/pprof/", pprof.Index) // and the named profiles below it
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// NewRegistry returns a registry of the node's metrics and the Go runtime
+// and process collectors.
+func NewRegistry(src Sources) *prometheus.Registry {
+	r := prometheus.NewRegistry()
+	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		&collector{src: src})
+	if src.Node != nil {
+		r.MustRegister(src.Node.Histograms()...)
+	}
+	return r
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
+
+var (
+	rpcRequests = desc("ledgerd_rpc_requests_total",
+		"JSON-RPC requests answered, per method (unknown ones, invalid requests and unparsable bodies: other) and transport.",
+		"method", "transport")
+	rpcErrors = desc("ledgerd_rpc_errors_total",
+		"JSON-RPC requests answered with an error object, per method and transport.", "method", "transport")
+	rpcQueued = desc("ledgerd_rpc_queue_requests",
+		"Requests with writes waiting for a worker (bounded by --rpc.queue).")
+	rpcQueuedBytes = desc("ledgerd_rpc_queue_bytes",
+		"Bytes of the requests with writes queued for or running on the workers (bounded by --rpc.queue-bytes).")
+	wsConns = desc("ledgerd_websocket_connections",
+		"Open WebSocket connections.")
+	txs = desc("ledgerd_transactions_total",
+		"Signed transactions the node admitted or refused, by kind (orderbook, other) and outcome (admitted or the refusal's reason).",
+		"kind", "outcome")
+	admitQueue = desc("ledgerd_node_admit_queue_inputs",
+		"Inputs applied by the sequencer and waiting for the writer's group commit.")
+	attestQueue = desc("ledgerd_node_attest_queue_records",
+		"Durable records waiting for the attester.")
+	inflight = desc("ledgerd_node_inflight_inputs",
+		"Inputs applied and not yet attested (writes are refused at "+strconv.Itoa(node.MaxInflight)+").")
+	conns = desc("ledgerd_connections",
+		"Open connections to the JSON-RPC port, HTTP and WebSocket.")
+	outbound = desc("ledgerd_outbound_bytes",
+		"Bytes queued for client sockets over all connections (bounded by --outbound-total-max).")
+	subsOpen = desc("ledgerd_subscriptions",
+		"Open subscriptions per channel.", "channel")
+	subsEnded = desc("ledgerd_subscriptions_ended_total",
+		"Subscriptions ended, by reason: unsubscribed, connection_closed, or the close code's name (lagged -32020, shutdown -32021, slow -32022, serialize -32023).",
+		"reason")
+	notifications = desc("ledgerd_subscription_notifications_total",
+		"Subscription notifications handed to connections.")
+)
+
+// collector reads the sources' counters at scrape time.
+type collector struct{ src Sources }
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{rpcRequests, rpcErrors, rpcQueued, rpcQueuedBytes, wsConns, txs,
+		admitQueue, attestQueue, inflight, conns, outbound, subsOpen, subsEnded, notifications} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	gauge := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, float64(v), labels...)
+	}
+	if s := c.src.RPC; s != nil {
+		s.EachMethod(func(method, transport string, requests, errors uint64) {
+			counter(rpcRequests, requests, method, transport)
+			counter(rpcErrors, errors, method, transport)
+		})
+		jobs, bytes := s.QueueDepth()
+		gauge(rpcQueued, jobs)
+		gauge(rpcQueuedBytes, bytes)
+		gauge(wsConns, s.WSConns())
+	}
+	if n := c.src.Node; n != nil {
+		st := n.Stats()
+		for k, byOutcome := range st.Txs {
+			for o, v := range byOutcome {
+				counter(txs, v, node.TxKindNames[k], node.TxOutcomeNames[o])
+			}
+		}
+		gauge(admitQueue, int64(st.AdmitQueue))
+		gauge(attestQueue, int64(st.AttestQueue))
+		gauge(inflight, int64(st.Inflight))
+	}
+	if s := c.src.Server; s != nil {
+		gauge(conns, s.OpenConns())
+		gauge(outbound, s.OutboundBytes())
+	}
+	if h := c.src.Hub; h != nil {
+		st := h.Stats()
+		st.EachChannel(func(channel string, open int) { gauge(subsOpen, int64(open), channel) })
+		st.EachEnded(func(reason string, ended uint64) { counter(subsEnded, ended, reason) })
+		counter(notifications, st.Notifications)
+	}
+}
