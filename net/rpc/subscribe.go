@@ -132,8 +132,9 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 	return hub
 }
 
-// Publisher adapts the hub to the node: ticks pass through; receipts are
-// encoded here, where the receipt and log encoders live.
+// Publisher adapts the hub to the node: ticks pass through; receipts go
+// with a body (receiptBody) that encodes them, on demand, with the receipt
+// and log encoders that live here.
 type Publisher struct {
 	Hub  *subs.Hub
 	Node *node.Node

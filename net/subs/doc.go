@@ -51,7 +51,9 @@
 // buffered ticks whose deadline is > since, up to the newest tick fanned
 // out; the fan-out sends the following ones live: no gap, no duplicate,
 // ticks that arrived between Subscribe and Activate included), or sends
-// the snapshot (state channels), then makes the subscription live.
+// the snapshot (state channels: it covers every tick published so far, so
+// the fan-out skips those the snapshot took before it reached them), then
+// makes the subscription live.
 // Unsubscribe and DropConn remove silently. A server-initiated close sends
 // one close notification (Conn.SendClose) and removes the subscription;
 // Unsubscribe of its id then answers false (the id no longer exists, as
@@ -94,9 +96,11 @@
 //     stored triggers after each tick that changed them: a trigger intent
 //     of the account landed (submit, update, cancel) or one of its
 //     triggers fired or was cancelled (group, liquidation, ttl).
-//   - logs, svc_accountReceipts, svc_confirmedReceipts (live): the
-//     pre-encoded log or receipt; the receipt channels' since replays the
-//     retained receipts with a later attestation time.
+//   - logs, svc_accountReceipts, svc_confirmedReceipts (live): the log or
+//     receipt, encoded by its ReceiptBody only when a subscriber is to get
+//     it, and once however many do (a node nobody subscribes to encodes no
+//     receipt); the receipt channels' since replays the retained receipts
+//     with a later attestation time.
 //   - svc_pastPerfectTime: the newest past-perfect time as a hex quantity,
 //     whenever it advances and is ≥ the subscribed timestamp (immediately on
 //     Activate when already reached).
