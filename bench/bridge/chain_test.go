@@ -23,7 +23,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 
@@ -171,16 +170,6 @@ func startAnvil(t *testing.T) *anvil {
 	return a
 }
 
-// devKey returns the key of dev account i (anvil's and ledgerd's).
-func devKey(t *testing.T, i int) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := crypto.HexToECDSA(node.DevKeys[i])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // transactor signs with key for chain; bind fills in nonce, fees and gas.
 func transactor(t *testing.T, key *ecdsa.PrivateKey, chainID *big.Int) *bind.TransactOpts {
 	t.Helper()
@@ -231,7 +220,7 @@ func deploy(t *testing.T, a *anvil) *bridged {
 	for i, m := range committee.Members {
 		validators[i] = m
 	}
-	b := &bridged{anvil: a, Committee: committee, owner: transactor(t, devKey(t, 0), a.ChainID), abi: arts["Bridge"].ABI}
+	b := &bridged{anvil: a, Committee: committee, owner: transactor(t, node.DevKey(0), a.ChainID), abi: arts["Bridge"].ABI}
 	cfg := node.DevBridgeConfig()
 	deployOne := func(art artifact, want core.Address, args ...any) *bind.BoundContract {
 		input, err := art.ABI.Pack("", args...)

@@ -26,7 +26,7 @@ func TestDepositCreditsTheLedger(t *testing.T) {
 	}
 
 	b := deploy(t, a)
-	depositor := devKey(t, 1)
+	depositor := node.DevKey(1)
 	to := common.Address{0x0b, 19: 0x01}                  // a fresh ledger account
 	b.deposit(t, depositor, 0, big.NewInt(2_500_000), to) // 2.5 USD (6 decimals)
 	b.deposit(t, depositor, 2, big.NewInt(3), to)         // 3e-8 WBTC (8 decimals)

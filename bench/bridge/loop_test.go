@@ -88,7 +88,7 @@ func TestBridgeLoop(t *testing.T) {
 	// --compat: bind reads the head block, which go-ethereum decodes only in
 	// the compat shapes (README, "Client compatibility").
 	l := startLedgerd(t, t.TempDir(), "--compat", "--l1", a.URL)
-	trader := devKey(t, 1)
+	trader := node.DevKey(1)
 	traderAddr := common.Address(node.DevAddress(1))
 
 	// 1. Deposit 100 USD on the bridged chain; the ledger credits 100e18.
@@ -104,7 +104,7 @@ func TestBridgeLoop(t *testing.T) {
 	ttl := big.NewInt(60_000_000)
 	market := common.HexToHash("0x01") // WETH/USD
 	wethBefore := l.balance(t, node.DevWETH, traderAddr)
-	_, err := l.book.Transact(transactor(t, devKey(t, 0), chainID), "submitOrder", market, oneWETH, price, uint8(0), deadline, ttl, uint8(0))
+	_, err := l.book.Transact(transactor(t, node.DevKey(0), chainID), "submitOrder", market, oneWETH, price, uint8(0), deadline, ttl, uint8(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestBridgeLoop(t *testing.T) {
 	}
 
 	// 5. Anyone claims on the bridged chain; the recipient is paid once.
-	claimer := transactor(t, devKey(t, 3), a.ChainID)
+	claimer := transactor(t, node.DevKey(3), a.ChainID)
 	tx, err = b.Bridge.Transact(claimer, "claim", usd.Address(), amount, recipient, []byte(p.Proof), []byte(p.AuxTxSuffix))
 	mined(t, a.Client, tx, err)
 	if got := balanceOf(t, usd, recipient); got.Cmp(amount) != 0 {

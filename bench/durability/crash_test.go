@@ -83,10 +83,7 @@ func TestKillRestart(t *testing.T) {
 	dir := t.TempDir()
 	var senders []*sender
 	for i := range transferKeys + 2 {
-		k, err := crypto.HexToECDSA(node.DevKeys[i])
-		if err != nil {
-			t.Fatal(err)
-		}
+		k := node.DevKey(i)
 		s := &sender{key: k, addr: crypto.PubkeyToAddress(k.PublicKey)}
 		switch i {
 		case transferKeys:

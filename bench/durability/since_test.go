@@ -12,7 +12,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/ledgervenue/node/bench/proc"
@@ -34,11 +33,7 @@ type trader struct {
 
 func newTrader(t *testing.T, i int) *trader {
 	t.Helper()
-	k, err := crypto.HexToECDSA(node.DevKeys[i])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &trader{key: k}
+	return &trader{key: node.DevKey(i)}
 }
 
 // send signs and sends a transaction; it returns once acknowledged.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/holiman/uint256"
@@ -164,15 +163,6 @@ func (v *venue) waitFor(t *testing.T, what string, ok func(scrape) bool) scrape 
 	}
 }
 
-func devKey(t *testing.T, i int) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := crypto.HexToECDSA(node.DevKeys[i])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
 // signTx signs an EIP-1559 transaction at 1 gwei.
 func signTx(t *testing.T, key *ecdsa.PrivateKey, nonce uint64, to common.Address, value *big.Int, gas uint64, data []byte) *types.Transaction {
 	t.Helper()
@@ -204,11 +194,11 @@ func TestScrapeCountsTraffic(t *testing.T) {
 
 	// Over HTTP: a transfer, one refused for its balance, an unknown method.
 	to := common.Address(node.DevAddress(1))
-	if err := v.http.SendTransaction(ctx, signTx(t, devKey(t, 0), 0, to, big.NewInt(1), 21000, nil)); err != nil {
+	if err := v.http.SendTransaction(ctx, signTx(t, node.DevKey(0), 0, to, big.NewInt(1), 21000, nil)); err != nil {
 		t.Fatal(err)
 	}
 	tooMuch := new(big.Int).Exp(big.NewInt(10), big.NewInt(40), nil)
-	if err := v.http.SendTransaction(ctx, signTx(t, devKey(t, 2), 0, to, tooMuch, 21000, nil)); err == nil {
+	if err := v.http.SendTransaction(ctx, signTx(t, node.DevKey(2), 0, to, tooMuch, 21000, nil)); err == nil {
 		t.Fatal("a transfer beyond the balance was admitted")
 	}
 	if err := v.http.Client().CallContext(ctx, nil, "ledgerd_noSuchMethod"); err == nil {
@@ -232,7 +222,7 @@ func TestScrapeCountsTraffic(t *testing.T) {
 	in := clob.Intent{Kind: clob.IntentSubmit, Book: node.DevMarkets()[0].ID, Side: clob.Buy, Deadline: deadline}
 	in.Size.SetUint64(1e15)
 	in.Price.Mul(uint256.NewInt(200_000), uint256.NewInt(1e16))
-	order := signTx(t, devKey(t, 3), 0, common.Address(core.OrderbookAddress), new(big.Int), core.TxGas, abi.AppendSubmitOrder(nil, &in))
+	order := signTx(t, node.DevKey(3), 0, common.Address(core.OrderbookAddress), new(big.Int), core.TxGas, abi.AppendSubmitOrder(nil, &in))
 	if err := v.wsConn.SendTransaction(ctx, order); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package node
 
 import (
+	"crypto/ecdsa"
+
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
@@ -28,13 +30,18 @@ var DevKeys = [10]string{
 // DevBalanceWei is each dev account's native prefund: 10 000 tokens.
 var DevBalanceWei = new(uint256.Int).Mul(uint256.NewInt(10_000), uint256.NewInt(1e18))
 
-// DevAddress returns the address of DevKeys[i].
-func DevAddress(i int) core.Address {
+// DevKey returns the private key DevKeys[i].
+func DevKey(i int) *ecdsa.PrivateKey {
 	key, err := crypto.HexToECDSA(DevKeys[i])
 	if err != nil {
 		panic("BUG: malformed dev key: " + err.Error())
 	}
-	return core.Address(crypto.PubkeyToAddress(key.PublicKey))
+	return key
+}
+
+// DevAddress returns the address of DevKeys[i].
+func DevAddress(i int) core.Address {
+	return core.Address(crypto.PubkeyToAddress(DevKey(i).PublicKey))
 }
 
 // Dev tokens: the base tokens of the dev markets, prefunded to every dev

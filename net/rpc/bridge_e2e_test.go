@@ -55,7 +55,7 @@ func (tn *testNode) tryWithdraw(t *testing.T, who int, token, to common.Address,
 		return common.Hash{}, err
 	}
 	// Signing a valid key's transaction cannot fail: t is not used here.
-	tx := signWithdraw(t, devKey(t, who), nonce, withdrawCall(token, to, amount, tn.nextDeadline()), new(big.Int))
+	tx := signWithdraw(t, node.DevKey(who), nonce, withdrawCall(token, to, amount, tn.nextDeadline()), new(big.Int))
 	if err := tn.eth.SendTransaction(ctx, tx); err != nil {
 		return common.Hash{}, fmt.Errorf("withdraw from %d refused: %w (%v)", who, err, errorData(err))
 	}
@@ -442,7 +442,7 @@ var withdrawABI = func() abi.ABI {
 // until its batch executes, then claimable with a proof that verifies.
 func TestBridgeWithdrawOverTheWire(t *testing.T) {
 	tn := bridgeNode(t)
-	key := devKey(t, 3)
+	key := node.DevKey(3)
 	to := common.Address{0x70, 0x42}
 	data, err := withdrawABI.Pack("withdraw", common.Address(core.NativeToken), to, big.NewInt(2e18), tn.nextDeadline())
 	if err != nil {

@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/ledgervenue/node/net/node"
 	"math/big"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestTransferShapesByMode(t *testing.T) {
 	for _, compat := range []bool{false, true} {
 		tn := startNodeWith(t, nodeSetup{compat: compat})
 		ctx := context.Background()
-		tx := dynTx(t, devKey(t, 0), chainID, 0, devAddr(5), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(3)))
+		tx := dynTx(t, node.DevKey(0), chainID, 0, devAddr(5), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(3)))
 		if err := tn.eth.SendTransaction(ctx, tx); err != nil {
 			t.Fatal(err)
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/holiman/uint256"
@@ -126,15 +125,6 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	})
 	t.Cleanup(tn.stop)
 	return tn
-}
-
-func devKey(t testing.TB, i int) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := crypto.HexToECDSA(node.DevKeys[i])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 func devAddr(i int) common.Address { return common.Address(node.DevAddress(i)) }

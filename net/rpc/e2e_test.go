@@ -81,7 +81,7 @@ func TestSendTransferReceiptVerifies(t *testing.T) {
 	tn := startNode(t)
 	ctx := context.Background()
 	value := new(big.Int).Mul(big.NewInt(3), big.NewInt(1e18))
-	tx := dynTx(t, devKey(t, 0), chainID, 0, devAddr(5), value, gwei, new(big.Int).Mul(gwei, big.NewInt(3)))
+	tx := dynTx(t, node.DevKey(0), chainID, 0, devAddr(5), value, gwei, new(big.Int).Mul(gwei, big.NewInt(3)))
 	if err := tn.eth.SendTransaction(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestSendTransferReceiptVerifies(t *testing.T) {
 func TestLegacyTransactionAccepted(t *testing.T) {
 	tn := startNode(t)
 	to := devAddr(2)
-	tx, err := types.SignNewTx(devKey(t, 1), types.NewEIP155Signer(big.NewInt(chainID)),
+	tx, err := types.SignNewTx(node.DevKey(1), types.NewEIP155Signer(big.NewInt(chainID)),
 		&types.LegacyTx{Nonce: 0, GasPrice: gwei, Gas: 21000, To: &to, Value: big.NewInt(7)})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestLegacyTransactionAccepted(t *testing.T) {
 // once the transaction is attested, so the receipt is there at once.
 func TestSendTimeoutWaitsForConfirmation(t *testing.T) {
 	tn := startNode(t)
-	tx := dynTx(t, devKey(t, 3), chainID, 0, devAddr(4), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2)))
+	tx := dynTx(t, node.DevKey(3), chainID, 0, devAddr(4), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2)))
 	raw, _ := tx.MarshalBinary()
 	var h common.Hash
 	if err := tn.rpc.CallContext(context.Background(), &h, "eth_sendRawTransaction", hexutil.Encode(raw), 5000); err != nil {
@@ -184,7 +184,7 @@ func TestSendTimeoutWaitsForConfirmation(t *testing.T) {
 func TestValidationErrors(t *testing.T) {
 	tn := startNode(t)
 	ctx := context.Background()
-	key := devKey(t, 6)
+	key := node.DevKey(6)
 	to := devAddr(7)
 	fee := new(big.Int).Mul(gwei, big.NewInt(2))
 	send := func(tx *types.Transaction) error { return tn.eth.SendTransaction(ctx, tx) }
@@ -227,7 +227,7 @@ func TestPendingTransactionRefused(t *testing.T) {
 			close(gate)
 		}
 	}()
-	key, to, fee := devKey(t, 8), devAddr(9), new(big.Int).Mul(gwei, big.NewInt(2))
+	key, to, fee := node.DevKey(8), devAddr(9), new(big.Int).Mul(gwei, big.NewInt(2))
 	first := dynTx(t, key, chainID, 0, to, big.NewInt(1), gwei, fee)
 	sent := make(chan error, 1)
 	go func() { sent <- tn.eth.SendTransaction(context.Background(), first) }()
@@ -338,7 +338,7 @@ func TestAdminBaseFeeAndClock(t *testing.T) {
 	if p, _ := tn.eth.SuggestGasPrice(ctx); p.Int64() != 2e9 {
 		t.Fatalf("gas price after setBaseFee %v", p)
 	}
-	err := tn.eth.SendTransaction(ctx, dynTx(t, devKey(t, 0), chainID, 0, devAddr(1), big.NewInt(1), big.NewInt(0), gwei))
+	err := tn.eth.SendTransaction(ctx, dynTx(t, node.DevKey(0), chainID, 0, devAddr(1), big.NewInt(1), big.NewInt(0), gwei))
 	wantRPCError(t, err, -32000, "transaction validation failed", "Underpriced tx: max_fee_per_gas 1000000000 < base fee 2000000000")
 	before, _ := tn.eth.BlockNumber(ctx)
 	var now hexutil.Uint64
@@ -379,7 +379,7 @@ func TestInternalErrorWhenNodeStopped(t *testing.T) {
 	if err := tn.node.Close(); err != nil {
 		t.Fatal(err)
 	}
-	err := tn.eth.SendTransaction(context.Background(), dynTx(t, devKey(t, 0), chainID, 0, devAddr(1), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
+	err := tn.eth.SendTransaction(context.Background(), dynTx(t, node.DevKey(0), chainID, 0, devAddr(1), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
 	wantRPCError(t, err, -32603, "Internal error", node.ErrStopped.Error())
 	if _, err := tn.eth.ChainID(context.Background()); err != nil {
 		t.Fatal(err)
@@ -395,7 +395,7 @@ func TestMetricsAreMeasured(t *testing.T) {
 	tip, feeCap := gwei, new(big.Int).Mul(gwei, big.NewInt(3))
 	var hashes []common.Hash
 	for i := range uint64(count) {
-		tx := dynTx(t, devKey(t, 2), chainID, i, devAddr(3), big.NewInt(1), tip, feeCap)
+		tx := dynTx(t, node.DevKey(2), chainID, i, devAddr(3), big.NewInt(1), tip, feeCap)
 		var h common.Hash
 		raw, _ := tx.MarshalBinary()
 		if err := tn.rpc.CallContext(ctx, &h, "eth_sendRawTransaction", hexutil.Encode(raw), 5000); err != nil {
@@ -463,7 +463,7 @@ func TestDiskFailureKeepsReads(t *testing.T) {
 	})
 	ctx := context.Background()
 	tip, feeCap := gwei, new(big.Int).Mul(gwei, big.NewInt(3))
-	ok := dynTx(t, devKey(t, 0), chainID, 0, devAddr(1), big.NewInt(1), tip, feeCap)
+	ok := dynTx(t, node.DevKey(0), chainID, 0, devAddr(1), big.NewInt(1), tip, feeCap)
 	if err := tn.eth.SendTransaction(ctx, ok); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +471,7 @@ func TestDiskFailureKeepsReads(t *testing.T) {
 
 	failing.Store(true)
 	for nonce := uint64(1); nonce <= 2; nonce++ { // the write that hits the failure, then one after
-		err := tn.eth.SendTransaction(ctx, dynTx(t, devKey(t, 0), chainID, nonce, devAddr(1), big.NewInt(1), tip, feeCap))
+		err := tn.eth.SendTransaction(ctx, dynTx(t, node.DevKey(0), chainID, nonce, devAddr(1), big.NewInt(1), tip, feeCap))
 		wantRPCError(t, err, -32603, "Internal error", node.ErrLogFailed.Error())
 	}
 	if _, err := tn.eth.TransactionReceipt(ctx, ok.Hash()); err != nil {

@@ -20,7 +20,7 @@ import (
 
 // faultTransfer signs a 1-wei transfer from dev account from to dev account to.
 func faultTransfer(t *testing.T, from int, nonce uint64, to int) *types.Transaction {
-	return dynTx(t, devKey(t, from), chainID, nonce, devAddr(to), big.NewInt(1), big.NewInt(0), big.NewInt(2e9))
+	return dynTx(t, node.DevKey(from), chainID, nonce, devAddr(to), big.NewInt(1), big.NewInt(0), big.NewInt(2e9))
 }
 
 func (tn *testNode) adminFaults(method string, arg map[string]any) {

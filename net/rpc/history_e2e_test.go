@@ -74,7 +74,7 @@ func (tn *testNode) sendTransfers(t *testing.T, from, to, n int, nonce *uint64) 
 	var out []common.Hash
 	for range n {
 		tn.clock.Advance(1000)
-		tx := dynTx(t, devKey(t, from), chainID, *nonce, devAddr(to), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(3)))
+		tx := dynTx(t, node.DevKey(from), chainID, *nonce, devAddr(to), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(3)))
 		if err := tn.eth.SendTransaction(context.Background(), tx); err != nil {
 			t.Fatal(err)
 		}

@@ -99,7 +99,7 @@ func postNow(t *testing.T, url, body string) httpAnswer {
 // sendBody is eth_sendRawTransaction of a transfer from dev account i at
 // nonce 0, alone or (batch) as a batch of one.
 func sendBody(t *testing.T, id, i int, batch bool) string {
-	raw := hexBytes(t, dynTx(t, devKey(t, i), chainID, 0, devAddr(9), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
+	raw := hexBytes(t, dynTx(t, node.DevKey(i), chainID, 0, devAddr(9), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_sendRawTransaction","params":[%q]}`, id, raw)
 	if batch {
 		return "[" + body + "]"
@@ -230,7 +230,7 @@ func TestResponseBytesMax(t *testing.T) {
 	tn := startNodeWith(t, nodeSetup{rpc: func(c *rpc.Config) { c.ResponseBytesMax = bound }})
 	ctx := context.Background()
 	const message = "response too large (max 65536 bytes)"
-	raw := hexBytes(t, dynTx(t, devKey(t, 5), chainID, 0, devAddr(9), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
+	raw := hexBytes(t, dynTx(t, node.DevKey(5), chainID, 0, devAddr(9), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
 	for _, withWrite := range []bool{false, true} { // on the event loop, on a worker
 		var batch []gethrpc.BatchElem
 		for range 8 { // each about 15 KB

@@ -42,7 +42,7 @@ type obSender struct {
 }
 
 func (tn *testNode) sender(t *testing.T, i int) *obSender {
-	return &obSender{tn: tn, key: devKey(t, i)}
+	return &obSender{tn: tn, key: node.DevKey(i)}
 }
 
 func (s *obSender) addr() common.Address { return crypto.PubkeyToAddress(s.key.PublicKey) }

@@ -114,7 +114,7 @@ func TestLockAndRecover(t *testing.T) {
 	ctx := context.Background()
 	fee := new(big.Int).Mul(gwei, big.NewInt(3))
 	for i, w := range wires(t, tn) {
-		key, from, to := devKey(t, 3+i), devAddr(3+i), devAddr(9)
+		key, from, to := node.DevKey(3+i), devAddr(3+i), devAddr(9)
 		var none json.RawMessage
 		w.call(t, w.rpc, &none, "svc_getAccountInfo", from)
 		if string(none) != "null" {
@@ -213,7 +213,7 @@ func TestEquivocationLocks(t *testing.T) {
 		c.BeforeAppend = func() error { <-gate; return nil }
 	})
 	ctx := context.Background()
-	key, from, to, fee := devKey(t, 5), devAddr(5), devAddr(9), new(big.Int).Mul(gwei, big.NewInt(3))
+	key, from, to, fee := node.DevKey(5), devAddr(5), devAddr(9), new(big.Int).Mul(gwei, big.NewInt(3))
 	first := dynTx(t, key, chainID, 0, to, big.NewInt(1), gwei, fee)
 	sent := make(chan error, 1)
 	go func() { sent <- tn.eth.SendTransaction(ctx, first) }()
@@ -275,7 +275,7 @@ func TestEquivocationLocks(t *testing.T) {
 func TestRecoveryBlockCompat(t *testing.T) {
 	tn := startNodeWith(t, nodeSetup{compat: true})
 	w := wire{"HTTP", tn.rpc, tn.admin, tn.eth}
-	key, from, fee := devKey(t, 6), devAddr(6), new(big.Int).Mul(gwei, big.NewInt(3))
+	key, from, fee := node.DevKey(6), devAddr(6), new(big.Int).Mul(gwei, big.NewInt(3))
 	w.send(t, tn, dynTx(t, key, chainID, 0, devAddr(9), big.NewInt(1), gwei, fee))
 	var target targetTx
 	w.call(t, w.admin, &target, "admin_lockAccount", map[string]any{"address": from})

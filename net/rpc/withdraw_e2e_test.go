@@ -50,7 +50,7 @@ func withdrawCall(token common.Address, to common.Address, amount *big.Int, dead
 func TestWithdrawOverTheWire(t *testing.T) {
 	tn := startNode(t, withBridge)
 	ctx := context.Background()
-	key, addr := devKey(t, 0), devAddr(0)
+	key, addr := node.DevKey(0), devAddr(0)
 	recipient := common.HexToAddress("0x00000000000000000000000000000000000000ca")
 	native0, weth0 := tn.balance(t, addr), callView(t, tn, "balanceOf", weth, addr)
 
@@ -104,7 +104,7 @@ func TestWithdrawOverTheWire(t *testing.T) {
 func TestWithdrawRefusedOverTheWire(t *testing.T) {
 	tn := startNode(t, withBridge)
 	ctx := context.Background()
-	key, addr := devKey(t, 2), devAddr(2)
+	key, addr := node.DevKey(2), devAddr(2)
 	to := devAddr(3)
 	d := tn.nextDeadline()
 	plus := func(v *big.Int, n int64) *big.Int { return new(big.Int).Add(v, big.NewInt(n)) }
@@ -161,7 +161,7 @@ func withdrawRestart(t *testing.T, every int) {
 	dir := t.TempDir()
 	opts := []nodeOption{withBridge, func(c *node.Config) { c.DataDir, c.SnapshotEvery = dir, every }}
 	tn := startNode(t, opts...)
-	key, addr := devKey(t, 4), devAddr(4)
+	key, addr := node.DevKey(4), devAddr(4)
 	native0 := tn.balance(t, addr)
 	send := func(nonce uint64, amount int64) (common.Hash, *big.Int) {
 		batch := tn.nextDeadline()

@@ -117,7 +117,7 @@ func wantNonce(t *testing.T, tn *testNode, a common.Address, want uint64) {
 func TestWithdrawStateRefusedAtAdmission(t *testing.T) {
 	tn := bridgeNode(t)
 	feed := tn.withdrawalFeed(t, map[string]any{})
-	bad := signWithdraw(t, devKey(t, 0), 0, withdrawCall(native, devAddr(3), big.NewInt(1e17), tn.nextDeadline()), new(big.Int))
+	bad := signWithdraw(t, node.DevKey(0), 0, withdrawCall(native, devAddr(3), big.NewInt(1e17), tn.nextDeadline()), new(big.Int))
 	err := tn.eth.SendTransaction(context.Background(), bad)
 	wantRPCError(t, err, 3, "execution reverted", nil)
 	wantNonce(t, tn, devAddr(0), 0)
@@ -148,7 +148,7 @@ func TestWithdrawStateExecuted(t *testing.T) {
 	ws := ethclient.NewClient(tn.dialWS(t))
 	to := common.Address{0x70, 0x77}
 	before := balances(t, tn, devAddr(2))
-	tx := signWithdraw(t, devKey(t, 2), 0, withdrawCall(native, to, eth(2), tn.nextDeadline()), new(big.Int))
+	tx := signWithdraw(t, node.DevKey(2), 0, withdrawCall(native, to, eth(2), tn.nextDeadline()), new(big.Int))
 	if err := ws.SendTransaction(ctx, tx); err != nil {
 		t.Fatalf("withdraw refused: %v (%v)", err, errorData(err))
 	}

@@ -46,14 +46,14 @@ func TestWebSocketMethods(t *testing.T) {
 	if b, err := eth.BalanceAt(ctx, devAddr(2), nil); err != nil || b.Cmp(node.DevBalanceWei.ToBig()) != 0 {
 		t.Fatalf("balance over ws %v %v", b, err)
 	}
-	tx := dynTx(t, devKey(t, 2), chainID, 0, devAddr(3), big.NewInt(5), gwei, new(big.Int).Mul(gwei, big.NewInt(2)))
+	tx := dynTx(t, node.DevKey(2), chainID, 0, devAddr(3), big.NewInt(5), gwei, new(big.Int).Mul(gwei, big.NewInt(2)))
 	if err := eth.SendTransaction(ctx, tx); err != nil {
 		t.Fatal(err)
 	}
 	if r := tn.waitReceipt(tx.Hash()); r.Status != 1 {
 		t.Fatalf("receipt %+v", r)
 	}
-	raw, _ := dynTx(t, devKey(t, 2), chainID, 1, devAddr(3), big.NewInt(5), gwei, new(big.Int).Mul(gwei, big.NewInt(2))).MarshalBinary()
+	raw, _ := dynTx(t, node.DevKey(2), chainID, 1, devAddr(3), big.NewInt(5), gwei, new(big.Int).Mul(gwei, big.NewInt(2))).MarshalBinary()
 	var chain, sent string
 	var bal hexutil.Big
 	batch := []gethrpc.BatchElem{

@@ -2,6 +2,7 @@ package rpc_test
 
 import (
 	"fmt"
+	"github.com/ledgervenue/node/net/node"
 	"math/big"
 	"net/http"
 	"strings"
@@ -22,7 +23,7 @@ func BenchmarkWSSendTransfers(b *testing.B) {
 	perConn := max(1, b.N/conns)
 	bodies := make([][][]byte, conns)
 	for c := range conns {
-		key := devKey(b, c)
+		key := node.DevKey(c)
 		for nonce := range perConn {
 			tx := hexBytes(b, dynTx(b, key, chainID, uint64(nonce), devAddr(9), big.NewInt(1), gwei, new(big.Int).Mul(gwei, big.NewInt(2))))
 			bodies[c] = append(bodies[c], []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_sendRawTransaction","params":[%q]}`, nonce, tx)))
