@@ -167,6 +167,35 @@ func TestOrdersAgainstLedgerd(t *testing.T) {
 	}
 }
 
+// TestSvcSubscribersAgainstLedgerd: ledgerd's own channels as subscribers.
+// Every accepted transfer's receipt reaches both svc_confirmedReceipts
+// subscribers (each transfer once per subscriber); with orders, the
+// svc_orderbook subscribers see the book's updates tick by tick.
+func TestSvcSubscribersAgainstLedgerd(t *testing.T) {
+	addr := startLedgerd(t)
+	r, _, err := bench(t, "--url", "http://"+addr, "--scenario", "transfer", "--rate", "50", "--duration", "1s",
+		"--conns", "2", "--accounts", "4", "--subs", "2", "--subs-channel", "svc_confirmedReceipts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, r, 1, 1, 1)
+	run := r.Nodes[0].Steps[0].Runs[0]
+	// The funding transfers before the run may be notified too.
+	if sub := run.Subs; sub == nil || sub.Heads < int(run.OK) || sub.Notifications != 2*int64(sub.Heads) || sub.Errors != 0 {
+		t.Fatalf("receipt subscribers %+v for %d transfers", sub, run.OK)
+	}
+	r, _, err = bench(t, "--url", "http://"+addr, "--scenario", "orders", "--rate", "100", "--duration", "1s",
+		"--conns", "4", "--funder", "3", "--subs", "2", "--subs-channel", "svc_orderbook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, r, 1, 1, 1)
+	if sub := r.Nodes[0].Steps[0].Runs[0].Subs; sub == nil || sub.Channel != "svc_orderbook" || sub.Heads < 2 ||
+		sub.Notifications < int64(sub.Heads) || sub.Errors != 0 {
+		t.Fatalf("book subscribers %+v", sub)
+	}
+}
+
 // TestCompareWithAnvil drives ledgerd and anvil alternately.
 func TestCompareWithAnvil(t *testing.T) {
 	anvil, err := filepath.Abs("../../bench/bridge/npm/node_modules/.bin/anvil")

@@ -106,7 +106,7 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&o.accounts, "accounts", 0, "fresh sender accounts of transfer (0: --conns; rounded up to a multiple of --conns)")
 	fs.IntVar(&o.runs, "runs", 1, "runs per rate step and node (alternating A, B, A, B with --compare)")
 	fs.IntVar(&o.subs, "subs", 0, "WebSocket subscribers kept open during each run (subs scenario: default 16)")
-	fs.StringVar(&o.subsChannel, "subs-channel", "newHeads", "what the subscribers subscribe to: newHeads or logs")
+	fs.StringVar(&o.subsChannel, "subs-channel", "newHeads", "what the subscribers subscribe to: newHeads, logs, or ledgerd's svc_orderbook or svc_confirmedReceipts")
 	fs.DurationVar(&o.p99Max, "p99-max", 100*time.Millisecond, "a ramp step whose p99 latency exceeds this is past the knee")
 	fs.StringVar(&o.seed, "seed", "ledger-bench", "seed of the fresh sender keys")
 	fs.IntVar(&o.funder, "funder", 0, "dev account (0..9 of the test mnemonic) that funds the fresh senders")
@@ -193,7 +193,7 @@ func (o *options) validate() error {
 	case o.subs < 0 || o.subs > SubscribersMax:
 		return fmt.Errorf("--subs %d outside 0..%d", o.subs, SubscribersMax)
 	case subsChannels[o.subsChannel].params == "":
-		return fmt.Errorf("--subs-channel %q: newHeads or logs", o.subsChannel)
+		return fmt.Errorf("--subs-channel %q: newHeads, logs, svc_orderbook or svc_confirmedReceipts", o.subsChannel)
 	case o.funder < 0 || o.funder >= len(node.DevKeys):
 		return fmt.Errorf("--funder %d outside 0..%d", o.funder, len(node.DevKeys)-1)
 	}

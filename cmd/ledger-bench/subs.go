@@ -19,17 +19,20 @@ const subsStopWait = 500 * time.Millisecond
 
 // subsChannels are the channels --subs-channel takes: the eth_subscribe
 // parameters, and the fields of a notification's result that name what it
-// announces (the same head or log reaches every subscriber).
+// announces (the same head, log, book update or receipt reaches every
+// subscriber). The svc_ channels are ledgerd's.
 var subsChannels = map[string]struct {
 	params string
 	key    [][]string
 }{
-	"newHeads": {`["newHeads"]`, [][]string{{"hash"}}},
-	"logs":     {`["logs",{}]`, [][]string{{"transactionHash"}, {"logIndex"}}},
+	"newHeads":              {`["newHeads"]`, [][]string{{"hash"}}},
+	"logs":                  {`["logs",{}]`, [][]string{{"transactionHash"}, {"logIndex"}}},
+	"svc_orderbook":         {`["svc_orderbook",{}]`, [][]string{{"orderbook_id"}, {"timestamp"}}},
+	"svc_confirmedReceipts": {`["svc_confirmedReceipts",{}]`, [][]string{{"transactionHash"}}},
 }
 
-// subscribers are WebSocket connections subscribed to newHeads or logs
-// while a run writes. Each notification's lag is its arrival minus the
+// subscribers are WebSocket connections subscribed to one channel while a
+// run writes. Each notification's lag is its arrival minus the
 // first arrival of the same head or log at any subscriber: the fan-out
 // spread.
 type subscribers struct {
@@ -50,7 +53,7 @@ type subscribers struct {
 type subsResult struct {
 	Subscribers   int     `json:"subscribers"`
 	Channel       string  `json:"channel"`
-	Heads         int     `json:"heads"`         // distinct heads (or logs) notified
+	Heads         int     `json:"heads"`         // distinct heads, logs, book updates or receipts notified
 	Notifications int64   `json:"notifications"` // over all subscribers
 	PerSecond     float64 `json:"per_second"`
 	LagP50Ms      float64 `json:"lag_p50_ms"`
@@ -120,7 +123,9 @@ func (s *subscribers) read(ws *websocket.Conn) {
 		if err == nil {
 			r := v.Get("params", "result")
 			for _, k := range s.key {
-				key = append(key, r.GetStringBytes(k...)...)
+				if f := r.Get(k...); f != nil {
+					key = f.MarshalTo(key) // a string or a number
+				}
 			}
 		}
 		if len(key) == 0 {
