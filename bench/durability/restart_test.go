@@ -9,7 +9,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/ledgervenue/node/bench/proc"
@@ -106,7 +105,7 @@ func TestRestartOverLongHistoryTakesWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	key, _ := crypto.HexToECDSA(node.DevKeys[0])
+	key := node.DevKey(0)
 	tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
 		ChainID: big.NewInt(chainID), GasFeeCap: new(big.Int).Mul(gwei, big.NewInt(2)), GasTipCap: new(big.Int), Gas: 21_000,
 		To: &common.Address{0xee}, Value: big.NewInt(1)})

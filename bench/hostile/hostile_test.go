@@ -234,14 +234,10 @@ func newGood(t *testing.T, url string, devKey int) *good {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := crypto.HexToECDSA(node.DevKeys[devKey])
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &good{t: t, ec: ec, key: key}
+	g := &good{t: t, ec: ec, key: node.DevKey(devKey)}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if g.nonce, err = ec.NonceAt(ctx, crypto.PubkeyToAddress(key.PublicKey), nil); err != nil {
+	if g.nonce, err = ec.NonceAt(ctx, crypto.PubkeyToAddress(g.key.PublicKey), nil); err != nil {
 		t.Fatal(err)
 	}
 	price, err := ec.SuggestGasPrice(ctx)

@@ -4,13 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"math/big"
-	"runtime"
-	"strconv"
-	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -18,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 
+	"github.com/ledgervenue/node/bench/txgen"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
 )
@@ -149,7 +145,7 @@ func (s *senders) prepare(ctx context.Context, t *target, count int) error {
 		return fmt.Errorf("the gas of %d transactions per account costs more than the %v wei each was funded with: add --accounts", perAccount, s.native)
 	}
 	s.bodies = make([][]byte, count)
-	return parallel(len(s.keys), func(a int) error {
+	return txgen.Parallel(len(s.keys), func(a int) error {
 		for i := a; i < count; i += len(s.keys) {
 			k := uint64(i / len(s.keys))
 			to, value, data := s.sink, big.NewInt(1), []byte(nil)
@@ -161,7 +157,7 @@ func (s *senders) prepare(ctx context.Context, t *target, count int) error {
 			if err != nil {
 				return err
 			}
-			s.bodies[i] = sendRawBody(raw)
+			s.bodies[i] = txgen.SendRawBody(raw)
 		}
 		return nil
 	})
@@ -187,11 +183,8 @@ func (s *senders) fund(ctx context.Context, t *target) error {
 	s.feeCap = new(big.Int).Mul(price, big.NewInt(2))
 	s.signer = types.LatestSignerForChainID(s.chainID)
 	s.sink = common.BytesToAddress(crypto.Keccak256([]byte("ledger-bench sink"), []byte(s.seed)))
-	s.keys, s.addrs = senderKeys(s.seed, s.accounts)
-	dev, err := crypto.HexToECDSA(node.DevKeys[s.funder])
-	if err != nil {
-		return err
-	}
+	s.keys, s.addrs = txgen.DeriveKeys("ledger-bench key", s.seed, 0, s.accounts)
+	dev := node.DevKey(s.funder)
 	nonce, err := c.PendingNonceAt(cctx, crypto.PubkeyToAddress(dev.PublicKey))
 	if err != nil {
 		return err
@@ -247,49 +240,4 @@ func (s *senders) send(ctx context.Context, c *ethclient.Client, key *ecdsa.Priv
 		return common.Hash{}, err
 	}
 	return tx.Hash(), c.SendTransaction(ctx, tx)
-}
-
-// sendRawBody is the eth_sendRawTransaction request of raw.
-func sendRawBody(raw []byte) []byte {
-	const prefix, suffix = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x`, `"]}`
-	b := make([]byte, 0, len(prefix)+2*len(raw)+len(suffix))
-	b = append(b, prefix...)
-	b = hex.AppendEncode(b, raw)
-	return append(b, suffix...)
-}
-
-// senderKeys derives count keys from seed.
-func senderKeys(seed string, count int) ([]*ecdsa.PrivateKey, []common.Address) {
-	keys := make([]*ecdsa.PrivateKey, count)
-	addrs := make([]common.Address, count)
-	for i := range keys {
-		for attempt := 0; keys[i] == nil; attempt++ {
-			// A hash is a valid key unless zero or >= n: odds about 2^-128.
-			keys[i], _ = crypto.ToECDSA(crypto.Keccak256([]byte("ledger-bench key"), []byte(seed),
-				binary.BigEndian.AppendUint64(nil, uint64(i)), []byte(strconv.Itoa(attempt))))
-		}
-		addrs[i] = crypto.PubkeyToAddress(keys[i].PublicKey)
-	}
-	return keys, addrs
-}
-
-// parallel runs f(0..n-1) on every core and returns the first error.
-func parallel(n int, f func(i int) error) error {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < n && errs[w] == nil; i += workers {
-				errs[w] = f(i)
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -3,7 +3,6 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/ledgervenue/node/net/node"
 	"math/big"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/rpc"
 )
 

@@ -2,7 +2,6 @@ package rpc_test
 
 import (
 	"fmt"
-	"github.com/ledgervenue/node/net/node"
 	"math/big"
 	"net/http"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/ledgervenue/node/net/node"
 )
 
 // BenchmarkWSSendTransfers measures transfers/s over WebSocket: 8

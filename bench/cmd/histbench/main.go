@@ -22,7 +22,6 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
 	"flag"
 	"fmt"
 	"log"
@@ -220,13 +219,7 @@ func recipient(i int) core.Address {
 	return core.Address{0xbe, 0xef, byte(i % recipients >> 8), byte(i % recipients)}
 }
 
-var devKey = func() *ecdsa.PrivateKey {
-	k, err := crypto.HexToECDSA(node.DevKeys[0])
-	if err != nil {
-		panic(err)
-	}
-	return k
-}()
+var devKey = node.DevKey(0)
 
 // sendTransfer sends 1 wei from dev account 0 and returns its hash once the
 // node acknowledged it.

@@ -24,6 +24,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/ledgervenue/node/bench/load"
+	"github.com/ledgervenue/node/bench/txgen"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/clob/abi"
@@ -469,7 +470,7 @@ func pickSample(e *env, addrs []common.Address, bodies [][][]byte, sentUs [][]in
 // bodyTxHash is the hash of the transaction an eth_sendRawTransaction body
 // carries.
 func bodyTxHash(body []byte) common.Hash {
-	raw, err := hex.DecodeString(string(body[len(sendRawPrefix) : len(body)-len(sendRawSuffix)]))
+	raw, err := hex.DecodeString(string(body[len(txgen.SendRawPrefix) : len(body)-len(txgen.SendRawSuffix)]))
 	if err != nil {
 		panic("BUG: malformed eth_sendRawTransaction body: " + err.Error())
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/ledgervenue/node/bench/txgen"
 )
 
 // Bounds of the soak client: what it holds does not grow with the run.
@@ -150,7 +152,7 @@ const soakBodyPrefix = `{"jsonrpc":"2.0","id":`
 const soakBodyMiddle = `,"method":"eth_sendRawTransaction","params":["0x`
 
 func soakBodyBytes(rawBytes int) int {
-	return len(soakBodyPrefix) + 20 + len(soakBodyMiddle) + 2*rawBytes + len(sendRawSuffix)
+	return len(soakBodyPrefix) + 20 + len(soakBodyMiddle) + 2*rawBytes + len(txgen.SendRawSuffix)
 }
 
 func appendSoakBody(dst []byte, account int, raw []byte) []byte {
@@ -158,7 +160,7 @@ func appendSoakBody(dst []byte, account int, raw []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(account), 10)
 	dst = append(dst, soakBodyMiddle...)
 	dst = hex.AppendEncode(dst, raw)
-	return append(dst, sendRawSuffix...)
+	return append(dst, txgen.SendRawSuffix...)
 }
 
 // next is the load client's Next: account conn*pipeline+seq%pipeline sends

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
 	"math/big"
 	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -20,6 +17,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/ledgervenue/node/bench/load"
+	"github.com/ledgervenue/node/bench/txgen"
 	"github.com/ledgervenue/node/core"
 )
 
@@ -176,26 +174,7 @@ func checkNonces(e *env, addrs []common.Address, r *load.Result) error {
 
 // deriveKeys returns count keys derived from seed and the run index.
 func deriveKeys(seed string, run, count int) ([]*ecdsa.PrivateKey, []common.Address) {
-	keys := make([]*ecdsa.PrivateKey, count)
-	addrs := make([]common.Address, count)
-	for i := range keys {
-		keys[i] = deriveKey(seed, uint64(run), uint64(i))
-		addrs[i] = crypto.PubkeyToAddress(keys[i].PublicKey)
-	}
-	return keys, addrs
-}
-
-func deriveKey(seed string, run, index uint64) *ecdsa.PrivateKey {
-	var b [24]byte
-	binary.BigEndian.PutUint64(b[:8], run)
-	binary.BigEndian.PutUint64(b[8:16], index)
-	for attempt := uint64(0); ; attempt++ {
-		binary.BigEndian.PutUint64(b[16:], attempt)
-		// A hash is a valid key unless it is zero or >= n: odds about 2^-128.
-		if k, err := crypto.ToECDSA(crypto.Keccak256([]byte("loadgen key"), []byte(seed), b[:])); err == nil {
-			return k
-		}
-	}
+	return txgen.DeriveKeys("loadgen key", seed, run, count)
 }
 
 func sinkAddress(seed string) common.Address {
@@ -267,25 +246,11 @@ type signFunc func(account int, key *ecdsa.PrivateKey, signer types.Signer, nonc
 // parallel on every core.
 func signAll(keys []*ecdsa.PrivateKey, perAccount int, sign signFunc) ([][][]byte, error) {
 	bodies := make([][][]byte, len(keys))
-	workers := runtime.GOMAXPROCS(0)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for wi := range workers {
-		wg.Go(func() {
-			for k := wi; k < len(keys); k += workers {
-				if bodies[k], errs[wi] = signAccount(k, keys[k], perAccount, sign); errs[wi] != nil {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
-		}
-	}
-	return bodies, nil
+	err := txgen.Parallel(len(keys), func(k int) (err error) {
+		bodies[k], err = signAccount(k, keys[k], perAccount, sign)
+		return err
+	})
+	return bodies, err
 }
 
 func signAccount(account int, key *ecdsa.PrivateKey, count int, sign signFunc) ([][]byte, error) {
@@ -296,19 +261,10 @@ func signAccount(account int, key *ecdsa.PrivateKey, count int, sign signFunc) (
 		if err != nil {
 			return nil, err
 		}
-		body := make([]byte, 0, 80+2*len(raw))
-		body = append(body, sendRawPrefix...)
-		body = hex.AppendEncode(body, raw)
-		out[nonce] = append(body, sendRawSuffix...)
+		out[nonce] = txgen.SendRawBody(raw)
 	}
 	return out, nil
 }
-
-// The eth_sendRawTransaction body around the hex of the raw transaction.
-const (
-	sendRawPrefix = `{"jsonrpc":"2.0","id":1,"method":"eth_sendRawTransaction","params":["0x`
-	sendRawSuffix = `"]}`
-)
 
 // signedTransfer returns the raw EIP-1559 transfer of 1 wei to `to`.
 func signedTransfer(key *ecdsa.PrivateKey, signer types.Signer, nonce uint64, to common.Address) ([]byte, error) {
