@@ -576,7 +576,7 @@ func (h *Hub) fanReceipt(r *Receipt) {
 	for _, s := range h.collect(ChannelAccountReceipts, nil, owners[:n]) {
 		body = h.deliverReceipt(s, r, body)
 	}
-	if len(h.regs[ChannelLogs].all) == 0 && len(h.regs[ChannelLogs].byAccount) == 0 {
+	if h.regs[ChannelLogs].empty() {
 		return
 	}
 	for i := range r.Body.LogCount() {

@@ -727,6 +727,11 @@ type registry struct {
 	byAccount map[clob.Address][]*sub
 }
 
+// empty reports whether the channel has no subscription at all.
+func (r *registry) empty() bool {
+	return len(r.all) == 0 && len(r.byBook) == 0 && len(r.byAccount) == 0
+}
+
 func (r *registry) add(s *sub) {
 	switch {
 	case len(s.accounts) > 0:
