@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"log"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -170,7 +169,7 @@ func run(f *flags) error {
 	}
 	if f.admin != "" {
 		admin := metrics.AdminHandler(metrics.Sources{Node: n, RPC: svc, Hub: hub, Server: srv})
-		go func() { log.Println(http.ListenAndServe(f.admin, admin)) }()
+		go func() { log.Println(metrics.ListenAndServe(f.admin, admin)) }()
 	}
 	printBanner(f, srv.Addr(), n)
 	if botCtl != nil {

@@ -1,9 +1,11 @@
 package metrics_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -284,5 +286,60 @@ func TestAdminServesPprof(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("/debug/pprof/goroutine: status %d", resp.StatusCode)
+	}
+}
+
+// TestAdminConnsBounded: past AdminConnsMax open connections the admin
+// port serves no one more until a connection closes.
+func TestAdminConnsBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go metrics.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	get := func(c net.Conn, wait time.Duration) error {
+		c.SetDeadline(time.Now().Add(wait))
+		if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")); err != nil {
+			return err
+		}
+		_, err := http.ReadResponse(bufio.NewReader(c), nil)
+		return err
+	}
+	for range metrics.AdminConnsMax {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+		if err := get(c, 5*time.Second); err != nil {
+			t.Fatalf("connection %d not served: %v", len(held), err)
+		}
+	}
+	extra, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	if err := get(extra, 300*time.Millisecond); err == nil {
+		t.Fatalf("connection %d served past AdminConnsMax", metrics.AdminConnsMax+1)
+	}
+	held[0].Close()
+	extra2, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra2.Close()
+	// The waiting connection takes the freed slot; its request was already
+	// sent, so a fresh one is served once it closes too.
+	extra.Close()
+	if err := get(extra2, 5*time.Second); err != nil {
+		t.Fatalf("not served after connections closed: %v", err)
 	}
 }
