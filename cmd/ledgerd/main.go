@@ -150,7 +150,7 @@ func run(f *flags) error {
 		return err
 	}
 	hub := rpc.StartHub(n, f.compat)
-	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat,
+	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Dev: f.dev,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
 		ResponseBytesMax: f.responseBytesMax}
 	var botCtl *bots.Controller // admin_startBots and --bots: dev mode on the wall clock only

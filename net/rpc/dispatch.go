@@ -368,3 +368,8 @@ func (c *call) pastPerfectTime(dst []byte) ([]byte, *jsonrpc.Error) {
 	dst = strconv.AppendInt(dst, c.s.node.PastPerfectTime(), 10)
 	return append(dst, '"'), nil
 }
+
+// controlAllowed reports whether the call may use the anvil-compatible
+// controls (evm_*, anvil_*): always under --dev, as in anvil, else only
+// with the admin token.
+func (c *call) controlAllowed() bool { return c.admin || c.s.cfg.Dev }

@@ -60,6 +60,11 @@ type Config struct {
 	// Bots serves admin_startBots, admin_stopBots and admin_bots; nil
 	// refuses them (ledgerd sets it under --dev).
 	Bots BotsController
+	// Dev is --dev: the anvil-compatible controls need no admin token (as
+	// in anvil, the node binds to loopback) and the dev accounts sign for
+	// clients (eth_accounts, eth_sendTransaction, …). Off, the controls
+	// follow the admin rule and signing is refused.
+	Dev bool
 }
 
 // Defaults of Config's limits.
@@ -285,7 +290,9 @@ func (s *Service) authorized(h []byte) bool {
 
 func isWrite(method []byte) bool {
 	switch string(method) {
-	case "eth_sendRawTransaction", "svc_sendRawTransaction", "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
+	case "eth_sendRawTransaction", "svc_sendRawTransaction":
+		return true
+	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
 	}
