@@ -87,6 +87,10 @@ func open(dir string, tune func(badger.Options) badger.Options) (*Log, error) {
 		db.Close()
 		return nil, err
 	}
+	if err := l.checkRestored(dir); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return l, nil
 }
 

@@ -35,6 +35,7 @@ type flags struct {
 	addr, datadir, adminToken, clock, seed, admin string
 	l1                                            string // the bridged chain's JSON-RPC endpoint (net/l1)
 	bots                                          string // the built-in bots' spec (bench/bots); "" runs none
+	dumpState, loadState                          string // state files (anvil's flags: state.go)
 	dev, compat, ignoreSnapshots                  bool
 	validators, historyCache, snapshotEvery       int
 	withdrawalsPerBatch                           int
@@ -64,6 +65,8 @@ func main() {
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
+	flag.StringVar(&f.dumpState, "dump-state", "", "on shutdown, write the whole state (ledger, books, history) to this file, for --load-state or anvil_loadState (docs/anvil.md)")
+	flag.StringVar(&f.loadState, "load-state", "", "start from the state in this file (written by --dump-state or anvil_dumpState); the data directory must be empty")
 	flag.StringVar(&f.admin, "admin-addr", "", "serve Prometheus /metrics and net/http/pprof /debug/pprof/ on this address (e.g. 127.0.0.1:6060; docs/metrics.md)")
 	flag.StringVar(&f.admin, "pprof", "", "the former name of --admin-addr")
 	flag.IntVar(&f.historyCache, "history-cache", node.DefaultCacheEntries, "attested records kept in RAM; older ones are read from disk")
@@ -149,6 +152,12 @@ func run(f *flags) error {
 	if err != nil {
 		return err
 	}
+	if f.loadState != "" {
+		if err := loadState(n, f); err != nil {
+			n.Close()
+			return err
+		}
+	}
 	hub := rpc.StartHub(n, f.compat)
 	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Dev: f.dev,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
@@ -207,6 +216,13 @@ func run(f *flags) error {
 		log.Printf("stopping server: %v", err)
 	}
 	svc.Close() // the writes still queued run before the node closes
+	if f.dumpState != "" {
+		if err := n.DumpStateFile(f.dumpState); err != nil {
+			log.Printf("--dump-state: %v", err)
+		} else {
+			log.Printf("state written to %s", f.dumpState)
+		}
+	}
 	return n.Close()
 }
 

@@ -64,6 +64,14 @@ type batchCache struct {
 	order []uint64 // insertion order, oldest first
 }
 
+// reset forgets every cached batch: after a revert, a sequence number may
+// name another batch.
+func (c *batchCache) reset() {
+	c.mu.Lock()
+	c.bySeq, c.order = nil, nil
+	c.mu.Unlock()
+}
+
 func (c *batchCache) get(lg *persist.Log, seq uint64) (*attest.Batch, error) {
 	c.mu.Lock()
 	b := c.bySeq[seq]

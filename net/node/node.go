@@ -122,12 +122,42 @@ type Node struct {
 	clock     *monotonic
 	committee *attest.Committee
 	log       *persist.Log
+
+	// mu guards the state (below, and the fields state's doc names).
+	mu sync.RWMutex
+	state
+	// pastPerfect is the newest past-perfect time reported: it never
+	// decreases either (but across a revert, revert.go).
+	pastPerfect floor
+	metrics     metrics
+	stats       stats     // the Prometheus metrics' sources (stats.go)
+	atRisk      riskCache // ob_getRankedPositions' ordering (perp.go)
+	// pub receives durable ticks and attested receipts (nil: nobody
+	// subscribes).
+	pub        Publisher
+	snap       snapshotter
+	batches    batchCache
+	logScanMax int // LogScanMax; tests lower it
+
+	// faults are the committee's injected faults (faults.go): not logged.
+	faults faultBox
+	// evm holds the evm_snapshot states and serializes the controls that
+	// replace the whole state (revert.go).
+	evm evmSnapshots
+
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// state is what load builds from the store and genesis: everything a
+// revert (revert.go) replaces at once. Guarded by Node.mu, but the queues
+// and channels, which the pipeline's goroutines own.
+type state struct {
 	// genesisHash is the state hash before any input: a snapshot taken
 	// under another genesis is not used.
 	genesisHash core.Hash
-
-	mu     sync.RWMutex
-	ledger *core.Ledger
+	ledger      *core.Ledger
 	// entries holds the records not yet attested, and the newest attested
 	// ones (recent); the rest of history is on disk.
 	entries map[core.Hash]*Entry
@@ -141,36 +171,22 @@ type Node struct {
 	// stopErr, once set, refuses every write: ErrStopped or ErrLogFailed.
 	stopErr error
 	lastAtt int64 // timestamp of the newest attestation batch
-	// pastPerfect is the newest past-perfect time reported: it never
-	// decreases either.
-	pastPerfect floor
-	metrics     metrics
-	stats       stats // the Prometheus metrics' sources (stats.go)
 	// awaiting maps the Seq of each admitted orderbook transaction and
 	// withdrawal (core.LandsInTick) to it until the tick it lands in has run.
 	awaiting map[uint64]awaitRef
 	market   *marketViews
-	atRisk   riskCache // ob_getRankedPositions' ordering (perp.go)
 	perp     perpViews // perp bookkeeping for publishing (perpsubs.go)
-	// pub receives durable ticks and attested receipts (nil: nobody
-	// subscribes); lastTickHash chains the published ticks.
-	pub          Publisher
+	// lastTickHash chains the published ticks.
 	lastTickHash clob.Hash
 	lastTickUs   int64
 	// nextBatchSeq is the sequence number of the next attestation batch:
 	// one after the newest stored batch, so none is ever signed twice.
 	nextBatchSeq uint64
-	snap         snapshotter
-	batches      batchCache
-	logScanMax   int // LogScanMax; tests lower it
 	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
 	// finalized is each account's newest attested transaction (recovery.go).
 	finalized map[core.Address]core.TxRef
-
-	// faults are the committee's injected faults (faults.go): not logged.
-	faults faultBox
 
 	admitQ  *queue[admission]
 	attestQ *queue[*Entry]
@@ -178,9 +194,6 @@ type Node struct {
 	// withdrawal batch.
 	claimWake chan struct{}
 	quit      chan struct{}
-	wg        sync.WaitGroup
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // awaitRef is an orderbook transaction waiting for its tick: its entry
@@ -242,45 +255,65 @@ func Open(cfg Config) (*Node, error) {
 		clock:      &monotonic{src: cfg.Clock},
 		committee:  attest.NewCommittee(cfg.CommitteeSeed, cfg.Validators, 0),
 		log:        lg,
-		ledger:     core.NewLedger(cfg.ledgerConfig()),
-		entries:    make(map[core.Hash]*Entry),
-		recent:     newRing(cfg.CacheEntries),
-		awaiting:   make(map[uint64]awaitRef),
-		finalized:  make(map[core.Address]core.TxRef),
-		admitQ:     newQueue[admission](),
-		attestQ:    newQueue[*Entry](),
-		claimWake:  make(chan struct{}, 1),
-		quit:       make(chan struct{}),
 		logScanMax: LogScanMax,
 	}
 	n.initFaults()
+	n.dropEvmSnapshots() // left by a run that did not close
+	n.metrics.start = time.Now()
+	n.stats.init(&n.metrics)
+	if err := n.load(); err != nil {
+		lg.Close()
+		return nil, err
+	}
+	n.snap.init(n)
+	n.startPipeline()
+	return n, nil
+}
+
+// load builds the node's state from nothing: genesis, then the newest
+// usable snapshot and the log after it (restore). Open calls it, and a
+// revert (revert.go) calls it on a scratch node over the restored store.
+func (n *Node) load() error {
+	cfg := &n.cfg
+	n.state = state{
+		ledger:    core.NewLedger(cfg.ledgerConfig()),
+		entries:   make(map[core.Hash]*Entry),
+		recent:    newRing(cfg.CacheEntries),
+		awaiting:  make(map[uint64]awaitRef),
+		finalized: make(map[core.Address]core.TxRef),
+		perp:      newPerpViews(),
+		admitQ:    newQueue[admission](),
+		attestQ:   newQueue[*Entry](),
+		claimWake: make(chan struct{}, 1),
+		quit:      make(chan struct{}),
+	}
 	n.market = newMarketViews(n.ledger.Orderbook())
 	n.market.idx.SetEquity(n.equity)
-	n.perp = newPerpViews()
 	for i := range cfg.Genesis {
 		g := &cfg.Genesis[i]
 		n.ledger.Genesis(g.Token, g.Account, &g.Amount)
 	}
 	for i := range cfg.Markets {
 		if err := n.ledger.GenesisMarket(&cfg.Markets[i]); err != nil {
-			lg.Close()
-			return nil, fmt.Errorf("genesis market %d: %w", i, err)
+			return fmt.Errorf("genesis market %d: %w", i, err)
 		}
 		n.market.addMarket(&cfg.Markets[i])
 	}
 	n.genesisHash = n.ledger.StateHash()
 	start := time.Now()
-	n.metrics.start = start
-	n.stats.init(&n.metrics)
 	if err := n.restore(); err != nil {
-		lg.Close()
-		return nil, err
+		return err
 	}
-	if lg.Len() > 0 {
+	if n.log.Len() > 0 {
 		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
-			time.Since(start).Round(time.Millisecond), n.replayedFrom, lg.Len()-n.replayedFrom, n.inflight)
+			time.Since(start).Round(time.Millisecond), n.replayedFrom, n.log.Len()-n.replayedFrom, n.inflight)
 	}
-	n.snap.init(n)
+	return nil
+}
+
+// startPipeline starts the node's goroutines over the state load built.
+func (n *Node) startPipeline() {
+	cfg := &n.cfg
 	n.wg.Add(4)
 	go n.writer()
 	go n.attester()
@@ -298,7 +331,6 @@ func Open(cfg Config) (*Node, error) {
 		n.wg.Add(1)
 		go n.trimmer()
 	}
-	return n, nil
 }
 
 // restore rebuilds the state: from the newest usable snapshot, then the log
@@ -387,6 +419,9 @@ func (n *Node) checkNewestBatch(head persist.Head) (*persist.Batch, error) {
 // Later calls return the first call's result.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		n.evm.mu.Lock()
+		defer n.evm.mu.Unlock()
+		n.dropEvmSnapshots()
 		n.mu.Lock()
 		n.stop(ErrStopped)
 		n.mu.Unlock()

@@ -120,6 +120,14 @@ type riskCache struct {
 	ranked []clob.MarginInfo
 }
 
+// reset forgets the ranking (a revert rebuilds the ledger: its sequence
+// numbers start over).
+func (c *riskCache) reset() {
+	c.mu.Lock()
+	c.valid, c.ranked = false, nil
+	c.mu.Unlock()
+}
+
 type riskKey struct {
 	m          clob.MarginInfo
 	equity, mm *big.Int

@@ -64,9 +64,10 @@ func (n *Node) writer() {
 				g.Batches = append(g.Batches, a.batch)
 			case a.claims != nil:
 				g.Claims = append(g.Claims, a.claims...)
-			default:
+			case a.snap != nil:
 				g.Snapshot = a.snap // at most one: the snapshotter waits for each
 			}
+			// Nothing set: a barrier (revert.go), answered with the group.
 		}
 		var err error
 		if n.cfg.BeforeAppend != nil {

@@ -48,6 +48,11 @@ type Publisher interface {
 	// subscription (subs.Hub.WatchedPositions). Called under the node's
 	// sequencer lock: must be quick and must not call into the node.
 	WatchedPositions(dst []clob.Address) []clob.Address
+	// Reverted says the node's state was replaced (evm_revert,
+	// anvil_loadState: revert.go): what was published before is no longer
+	// its history. Called with the pipeline stopped, before it starts
+	// again; may call into the node.
+	Reverted()
 }
 
 // idleSlotDomain prefixes the hash of an idle slot's header.

@@ -113,6 +113,11 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, errUnauthorized
 		}
 		return c.adminFaults(dst)
+	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState":
+		if !c.controlAllowed() {
+			return dst, errUnauthorized
+		}
+		return c.stateControl(dst)
 	case "admin_startBots", "admin_stopBots", "admin_bots":
 		if !c.admin {
 			return dst, errUnauthorized

@@ -295,6 +295,8 @@ func isWrite(method []byte) bool {
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
+	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState":
+		return true
 	}
 	return false
 }

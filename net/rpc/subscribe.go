@@ -183,6 +183,25 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
 }
 
+// Reverted implements node.Publisher: the hub ends every subscription and
+// starts over from the node's new history, as a hub of a restarted node
+// would (NewHub). The attester is stopped meanwhile: no receipt to queue.
+func (p *Publisher) Reverted() {
+	n := p.Node
+	ticks, err := n.StoredTicks()
+	if err != nil {
+		n.Logf("subscriptions: the replay buffer starts empty after the revert: %v", err)
+	}
+	rs, floorUs, rerr := newestReceipts(n, subs.ReceiptsRingSize)
+	if rerr != nil {
+		n.Logf("subscriptions: the receipt channels' since reaches back only to the revert: %v", rerr)
+		rs, floorUs = nil, -1
+	}
+	if err := p.Hub.Reset(n.LastTickUs(), ticks, hubReceipts(rs, false), floorUs); err != nil {
+		n.Logf("subscriptions: after the revert: %v", err)
+	}
+}
+
 // refill hands the hub the newest receipts of the node's history, then
 // those Attested queued meanwhile, and stops the queueing; it returns how
 // many it handed. On an error the queued receipts are published as they

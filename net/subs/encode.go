@@ -164,6 +164,9 @@ const (
 	CodeShutdown  = -32021
 	CodeSlow      = -32022
 	CodeSerialize = -32023
+	// CodeReverted: the node's state was replaced (evm_revert,
+	// anvil_loadState); not resumable, since the history went back.
+	CodeReverted = -32024
 )
 
 func closeMessage(code int) string {
@@ -174,6 +177,8 @@ func closeMessage(code int) string {
 		return "node is shutting down"
 	case CodeSlow:
 		return "subscriber did not accept a notification in time"
+	case CodeReverted:
+		return "node state was reverted to a snapshot or loaded: subscribe again"
 	}
 	return "failed to serialize a subscription notification"
 }
@@ -199,6 +204,9 @@ func appendClose(dst []byte, id string, code int, d *resumeData) []byte {
 	dst = strconv.AppendInt(dst, int64(code), 10)
 	dst = append(dst, `,"message":`...)
 	dst = jsonrpc.AppendString(dst, closeMessage(code))
+	if code == CodeReverted {
+		return append(dst, `,"data":{"resumable":false}}}}`...)
+	}
 	if code == CodeSerialize {
 		dst = append(dst, `,"data":{"resumable":false`...)
 	} else {

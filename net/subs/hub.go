@@ -604,15 +604,21 @@ func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pumpLocked()
+	h.closeAll(CodeShutdown)
+	h.closed = true
+}
+
+// closeAll closes every subscription with code, oldest first.
+// REQUIRES: h.mu held.
+func (h *Hub) closeAll(code int) {
 	ids := make([]*sub, 0, len(h.subs))
 	for _, s := range h.subs {
 		ids = append(ids, s)
 	}
 	slices.SortFunc(ids, func(a, b *sub) int { return cmp.Compare(a.n, b.n) })
 	for _, s := range ids {
-		h.closeSub(s, CodeShutdown, 0)
+		h.closeSub(s, code, 0)
 	}
-	h.closed = true
 }
 
 // Stats returns the hub's counters.

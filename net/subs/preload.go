@@ -1,6 +1,7 @@
 package subs
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ledgervenue/node/core/clob"
@@ -50,9 +51,16 @@ func (h *Hub) Preload(ticks []*Tick) error {
 	if h.preloaded || h.tickHead != 0 || h.nextID != 0 || h.pubClosed {
 		panic("BUG: subs.Hub.Preload must come once, before any PublishTick and Subscribe")
 	}
+	h.preloadLocked(ticks)
+	return nil
+}
+
+// preloadLocked is Preload's work, on checked ticks.
+// REQUIRES: h.mu and h.ringMu held.
+func (h *Hub) preloadLocked(ticks []*Tick) {
 	h.preloaded = true
 	if len(ticks) == 0 {
-		return nil
+		return
 	}
 	n := len(ticks)
 	keep := min(n, len(h.ticks))
@@ -79,7 +87,6 @@ func (h *Hub) Preload(ticks []*Tick) error {
 	// Fanned out already: no subscription existed to receive them.
 	h.tickNext = uint64(keep)
 	h.doneUs, h.hasDone = newest.TickUs, true
-	return nil
 }
 
 // PreloadReceipts refills the receipts ring after a restart from the
@@ -97,11 +104,8 @@ func (h *Hub) Preload(ticks []*Tick) error {
 // REQUIRES: called at most once, before the first PublishReceipts and the
 // first Subscribe.
 func (h *Hub) PreloadReceipts(rs []Receipt, floorUs int64) error {
-	for i := 1; i < len(rs); i++ {
-		if rs[i].TimeUs < rs[i-1].TimeUs {
-			return fmt.Errorf("cannot preload the receipts: receipt %d at %d is older than the one before it at %d",
-				i, rs[i].TimeUs, rs[i-1].TimeUs)
-		}
+	if err := checkReceipts(rs); err != nil {
+		return err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -110,6 +114,13 @@ func (h *Hub) PreloadReceipts(rs []Receipt, floorUs int64) error {
 	if h.rcptHead != 0 || h.nextID != 0 || h.pubClosed {
 		panic("BUG: subs.Hub.PreloadReceipts must come once, before any PublishReceipts and Subscribe")
 	}
+	h.preloadReceiptsLocked(rs, floorUs)
+	return nil
+}
+
+// preloadReceiptsLocked is PreloadReceipts' work, on checked receipts.
+// REQUIRES: h.mu and h.ringMu held.
+func (h *Hub) preloadReceiptsLocked(rs []Receipt, floorUs int64) {
 	h.rcptFloorUs = floorUs
 	h.pushReceipts(rs)
 	// Fanned out already: no subscription existed to receive them.
@@ -117,7 +128,6 @@ func (h *Hub) PreloadReceipts(rs []Receipt, floorUs int64) error {
 	if n := len(rs); n > 0 {
 		h.rcptUs, h.hasRcpt = rs[n-1].TimeUs, true
 	}
-	return nil
 }
 
 // checkPreload verifies that ticks are a chain of valid ticks ending at the
@@ -156,4 +166,57 @@ func (h *Hub) distrustPreloaded() {
 	clear(h.latestMkt)
 	clear(h.latestPos)
 	clear(h.latestTrig)
+}
+
+// checkReceipts verifies that rs are in attestation order.
+func checkReceipts(rs []Receipt) error {
+	for i := 1; i < len(rs); i++ {
+		if rs[i].TimeUs < rs[i-1].TimeUs {
+			return fmt.Errorf("cannot preload the receipts: receipt %d at %d is older than the one before it at %d",
+				i, rs[i].TimeUs, rs[i-1].TimeUs)
+		}
+	}
+	return nil
+}
+
+// Reset is for a node whose state was replaced (evm_revert,
+// anvil_loadState): what the hub holds is no longer the node's history. It
+// delivers nothing more of it, ends every subscription with CodeReverted
+// (not resumable), and empties the hub as New made it, with floorUs (the
+// node's last tick now) as Config.FloorUs; then it preloads ticks and
+// receipts as Preload and PreloadReceipts do, in the same critical
+// section, so no subscription sees the hub between the two. Either that
+// breaks their rules is left out, and the error says which. Subscription
+// ids go on counting.
+func (h *Hub) Reset(floorUs int64, ticks []*Tick, rs []Receipt, rcptFloorUs int64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closeAll(CodeReverted)
+	h.ringMu.Lock()
+	defer h.ringMu.Unlock()
+	h.cfg.FloorUs = floorUs
+	clear(h.ticks)
+	h.tickHead, h.tickFirst, h.tickNext = 0, 0, 0
+	h.floorUs, h.lastPubUs = floorUs, floorUs
+	clear(h.rcpts)
+	h.rcptHead, h.rcptFirst, h.rcptNext, h.rcptFloorUs = 0, 0, 0, -1
+	clear(h.latestMkt)
+	clear(h.latestPos)
+	clear(h.latestTrig)
+	h.pubPPT, h.pptUs, h.pptBody = -1, -1, nil
+	h.pubIdle, h.idleUs = Tick{}, 0
+	h.doneUs, h.hasDone, h.rcptUs, h.hasRcpt = 0, false, 0, false
+	h.preloaded, h.chainCheck, h.chainHash = false, false, clob.Hash{}
+	var errs []error
+	if err := checkPreload(ticks, floorUs); err != nil {
+		errs = append(errs, fmt.Errorf("cannot preload the replay buffer: %w", err))
+		ticks = nil
+	}
+	h.preloadLocked(ticks)
+	if err := checkReceipts(rs); err != nil {
+		errs = append(errs, err)
+		rs, rcptFloorUs = nil, -1
+	}
+	h.preloadReceiptsLocked(rs, rcptFloorUs)
+	return errors.Join(errs...)
 }

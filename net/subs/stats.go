@@ -10,17 +10,19 @@ const (
 	EndShutdown                      // closed with CodeShutdown
 	EndSlow                          // closed with CodeSlow
 	EndSerialize                     // closed with CodeSerialize
+	EndReverted                      // closed with CodeReverted
 	endReasons
 )
 
 var endReasonNames = [endReasons]string{
 	EndUnsubscribed: "unsubscribed", EndConnClosed: "connection_closed", EndLagged: "lagged",
 	EndShutdown: "shutdown", EndSlow: "slow", EndSerialize: "serialize",
+	EndReverted: "reverted",
 }
 
 func (r EndReason) String() string { return endReasonNames[r] }
 
-// endReasonOf maps a close code (CodeLagged … CodeSerialize) to its reason.
+// endReasonOf maps a close code (CodeLagged … CodeReverted) to its reason.
 func endReasonOf(code int) EndReason { return EndLagged + EndReason(CodeLagged-code) }
 
 // EachChannel calls fn with every channel's name and open subscriptions.

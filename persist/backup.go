@@ -1,0 +1,203 @@
+package persist
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/zstd"
+)
+
+// Whole-store copies, for the node's evm_snapshot / evm_revert and state
+// dumps. Backup streams every key and value of one consistent view (a
+// Badger read transaction); Restore makes the store hold exactly what a
+// backup holds.
+//
+// Layout: a zstd stream (its checksum catches damage) of
+//
+//	| backupMagic 8 | (keyLen 4 | key | valueLen 4 | value)* | 0 4 |
+//
+// Restore does not use Badger's own DropAll and Load: DropAll may panic a
+// concurrent reader (the node reads its history without its lock), and
+// Load writes at the backup's versions, which the deletes before it would
+// hide. It deletes every key, then writes the backup's pairs as new
+// versions; readers meanwhile see one state or the other, or a mix, never
+// a fault. A restoreMarker key is set first and removed last: Open refuses
+// a store a crash left half restored.
+
+const backupMagic = "LDBKUP01"
+
+// BackupValueMax bounds one key or value Restore accepts: a snapshot is the
+// largest value the store holds, and 1 GiB compressed is far beyond any.
+const BackupValueMax = 1 << 30
+
+var restoreMarker = []byte("restoring")
+
+// ErrBadBackup wraps what makes Restore refuse its input before it changed
+// anything.
+var ErrBadBackup = errors.New("not a state backup of this ledgerd")
+
+// Backup writes the whole store, as of one moment, to w.
+func (l *Log) Backup(w io.Writer) error {
+	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(zw, 1<<16)
+	bw.WriteString(backupMagic)
+	var n [4]byte
+	put := func(b []byte) {
+		binary.BigEndian.PutUint32(n[:], uint32(len(b)))
+		bw.Write(n[:])
+		bw.Write(b)
+	}
+	err = l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		var val []byte
+		for it.Rewind(); it.Valid(); it.Next() {
+			item := it.Item()
+			var err error
+			if val, err = item.ValueCopy(val[:0]); err != nil {
+				return err
+			}
+			put(item.Key())
+			put(val)
+		}
+		return nil
+	})
+	if err != nil {
+		zw.Close()
+		return fmt.Errorf("cannot back up the store: %w", err)
+	}
+	put(nil) // a zero-length key ends the pairs: no key is empty
+	if err := bw.Flush(); err != nil {
+		zw.Close()
+		return fmt.Errorf("cannot write the backup: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("cannot write the backup: %w", err)
+	}
+	return nil
+}
+
+// CheckBackup reads a backup to its end and verifies its framing and
+// checksum, changing nothing: Restore's input should pass it first, since
+// a Restore that fails midway leaves the store half restored.
+func CheckBackup(r io.Reader) error {
+	return readBackup(r, func(k, v []byte) error { return nil })
+}
+
+// Restore replaces the whole store with the backup r and reloads the log's
+// own bookkeeping. An error before the first write (ErrBadBackup) changed
+// nothing; a later one leaves a store Open refuses.
+// REQUIRES: no Append, snapshot or prune runs meanwhile.
+func (l *Log) Restore(r io.Reader) error {
+	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(restoreMarker, nil) }); err != nil {
+		return fmt.Errorf("cannot restore the store: %w", err)
+	}
+	var keys [][]byte
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{}) // keys only
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if k := it.Item().Key(); string(k) != string(restoreMarker) {
+				keys = append(keys, it.Item().KeyCopy(nil))
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = l.deleteKeys(keys)
+	}
+	if err != nil {
+		return fmt.Errorf("cannot restore the store: %w", err)
+	}
+	wb := l.db.NewWriteBatch()
+	defer wb.Cancel()
+	err = readBackup(r, func(k, v []byte) error { return wb.Set(bytes.Clone(k), bytes.Clone(v)) })
+	if err == nil {
+		err = wb.Flush()
+	}
+	if err == nil {
+		err = l.db.Update(func(txn *badger.Txn) error { return txn.Delete(restoreMarker) })
+	}
+	if err != nil {
+		return fmt.Errorf("cannot restore the store (it is now damaged: restore it again or start afresh): %w", err)
+	}
+	l.nextSeq = 1
+	if err := l.findEnd(); err != nil {
+		return err
+	}
+	if l.ticks.keep > 0 {
+		return l.KeepTicks(l.ticks.keep)
+	}
+	return nil
+}
+
+// readBackup calls fn for each pair of the backup r, in order; fn's slices
+// are valid only during the call.
+func readBackup(r io.Reader, fn func(k, v []byte) error) error {
+	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(BackupValueMax))
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrBadBackup, err)
+	}
+	defer zr.Close()
+	br := bufio.NewReaderSize(zr, 1<<16)
+	magic := make([]byte, len(backupMagic))
+	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
+		return fmt.Errorf("%w: no backup header", ErrBadBackup)
+	}
+	var k, v []byte
+	read := func(dst []byte) ([]byte, error) {
+		var n [4]byte
+		if _, err := io.ReadFull(br, n[:]); err != nil {
+			return nil, err
+		}
+		size := binary.BigEndian.Uint32(n[:])
+		if int(size) > BackupValueMax {
+			return nil, fmt.Errorf("an entry of %d bytes (max %d)", size, BackupValueMax)
+		}
+		if cap(dst) < int(size) {
+			dst = make([]byte, size)
+		}
+		dst = dst[:size]
+		_, err := io.ReadFull(br, dst)
+		return dst, err
+	}
+	for {
+		if k, err = read(k); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadBackup, err)
+		}
+		if len(k) == 0 {
+			break
+		}
+		if v, err = read(v); err != nil {
+			return fmt.Errorf("%w: %v", ErrBadBackup, err)
+		}
+		if err := fn(k, v); err != nil {
+			return err
+		}
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		return fmt.Errorf("%w: data after its end", ErrBadBackup)
+	}
+	return nil
+}
+
+// checkRestored refuses a store whose Restore did not finish.
+func (l *Log) checkRestored(dir string) error {
+	return l.db.View(func(txn *badger.Txn) error {
+		if _, err := txn.Get(restoreMarker); !errors.Is(err, badger.ErrKeyNotFound) {
+			if err == nil {
+				err = fmt.Errorf("the data directory %q was left half restored by an interrupted evm_revert or anvil_loadState: load a state into an empty one, or remove it to start afresh", dir)
+			}
+			return err
+		}
+		return nil
+	})
+}
