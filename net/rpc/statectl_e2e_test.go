@@ -250,4 +250,3 @@ func TestDumpLoadState(t *testing.T) {
 	err := other.rpc.CallContext(ctx, &ok, "anvil_loadState", dump)
 	wantRPCError(t, err, -32602, "Invalid params", "not a state dump of this venue: it was taken under another genesis (other dev accounts, markets or flags)")
 }
-
