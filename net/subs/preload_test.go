@@ -515,3 +515,58 @@ func TestPreloadReceipts(t *testing.T) {
 	}()
 	_ = h.PreloadReceipts(rs, -1)
 }
+
+// TestResetMatchesPreload: a hub that ran one history and is Reset to
+// another (a node's evm_revert) ends its subscriptions with -32024, not
+// resumable, and then answers every subscription exactly as a fresh hub
+// preloaded with that other history does.
+func TestResetMatchesPreload(t *testing.T) {
+	const replay = 128
+	g := newTickGen(42, 3, 12)
+	all := g.ticks(120, 20)
+	kept, after := all[:80], all[100:] // the revert goes back to tick 79; 80..99 are undone
+	undone := all[80:100]
+	cfg := Config{ReplayTicks: replay, Markets: g.markets, Positions: g.positions, Triggers: g.triggers}
+
+	reset := New(cfg)
+	for _, tk := range append(append([]*Tick{}, kept...), undone...) {
+		reset.PublishTick(tk)
+		reset.Pump()
+	}
+	old := &refConn{}
+	id, err := subscribeErr(reset, old, "svc_orderbook", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset.Activate(old, id)
+	reset.Pump()
+	newest := kept[len(kept)-1].TickUs
+	if err := reset.Reset(newest, viaCodec(t, kept), nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.closes) != 1 || !strings.Contains(old.closes[0], `"code":-32024`) || !strings.Contains(old.closes[0], `"data":{"resumable":false}`) {
+		t.Fatalf("close of a subscription at the reset: %q", old.closes)
+	}
+	if st := reset.Stats(); st.Ended[EndReverted] != 1 || st.Subscriptions != 0 {
+		t.Fatalf("stats after the reset: ended %v, %d open", st.Ended, st.Subscriptions)
+	}
+
+	freshCfg := cfg
+	freshCfg.FloorUs = newest
+	fresh := New(freshCfg)
+	if err := fresh.Preload(viaCodec(t, kept)); err != nil {
+		t.Fatal(err)
+	}
+	// Ids go on counting across a reset: take the one the old subscription had.
+	dummy := &refConn{}
+	if id, err := subscribeErr(fresh, dummy, "svc_orderbook", `{}`); err != nil || !fresh.Unsubscribe(dummy, id) {
+		t.Fatal(err)
+	}
+	diffs, matched := compareHubs(t, reset, fresh, replayCases(g, kept), after, viaCodec(t, after))
+	if len(diffs) > 0 {
+		t.Fatalf("%d differences, first ones:\n%s", len(diffs), strings.Join(diffs[:min(5, len(diffs))], "\n"))
+	}
+	if matched["svc_orderbook"] == 0 || matched["newHeads"] == 0 {
+		t.Fatalf("too little compared: %v", matched)
+	}
+}

@@ -39,7 +39,7 @@ func TestStatsCountChannelsAndEnds(t *testing.T) {
 	ended := map[string]uint64{}
 	st := h.Stats()
 	st.EachEnded(func(reason string, n uint64) { ended[reason] = n })
-	want := map[string]uint64{"unsubscribed": 1, "connection_closed": 1, "slow": 1, "shutdown": 2, "lagged": 0, "serialize": 0}
+	want := map[string]uint64{"unsubscribed": 1, "connection_closed": 1, "slow": 1, "shutdown": 2, "lagged": 0, "serialize": 0, "reverted": 0}
 	for r, n := range want {
 		if ended[r] != n {
 			t.Errorf("ended %s: %d, want %d (all: %v)", r, ended[r], n, ended)
