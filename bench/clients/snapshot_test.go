@@ -1,9 +1,20 @@
 package clients
 
 import (
+	"context"
+	"math/big"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/ledgervenue/node/bench/proc"
+	"github.com/ledgervenue/node/net/node"
 )
 
 // TestSnapshotRevertJS runs evm_snapshot → orders, a fill and a transfer →
@@ -26,5 +37,75 @@ func TestSnapshotRevertJS(t *testing.T) {
 				t.Fatal(p.Err)
 			}
 		})
+	}
+}
+
+// TestDumpStateFlags: the real binary writes its state on shutdown with
+// --dump-state; a node started with --load-state on an empty data
+// directory has the same state hash and serves the same receipts; a
+// non-empty one is refused rather than overwritten.
+func TestDumpStateFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts nodes")
+	}
+	bin := buildGo(t, "./cmd/ledgerd")
+	file := filepath.Join(t.TempDir(), "venue.state")
+	dir := t.TempDir()
+	a, err := proc.Start(bin, "--dev", "--datadir", dir, "--admin-token", "test", "--dump-state", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	eth, err := ethclient.Dial(a.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := common.Address(node.DevAddress(1))
+	tx, err := types.SignNewTx(node.DevKey(0), types.LatestSignerForChainID(big.NewInt(0x50d)), &types.DynamicFeeTx{
+		ChainID: big.NewInt(0x50d), Nonce: 0, GasTipCap: new(big.Int), GasFeeCap: big.NewInt(1e9), Gas: 21000,
+		To: &to, Value: big.NewInt(1e18)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := eth.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	var receipt *types.Receipt
+	for deadline := time.Now().Add(10 * time.Second); receipt == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		receipt, _ = eth.TransactionReceipt(ctx, tx.Hash())
+	}
+	if receipt == nil {
+		t.Fatal("no receipt")
+	}
+	eth.Close()
+	a.Stop()
+
+	b, err := proc.Start(bin, "--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--load-state", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	c, err := gethrpc.DialOptions(ctx, b.HTTP, gethrpc.WithHeader("Authorization", "Bearer test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var got *types.Receipt
+	if err := c.CallContext(ctx, &got, "eth_getTransactionReceipt", tx.Hash()); err != nil || got == nil || got.TxHash != tx.Hash() {
+		t.Fatalf("the transfer's receipt on the loaded node: %v %v", got, err)
+	}
+	// The state the first node wrote on shutdown is the one the second
+	// starts from: its log names the same inputs and hash.
+	written := regexp.MustCompile(`state written to \S+: (\d+ inputs, state hash [0-9a-f]{64})`).FindStringSubmatch(a.Log())
+	replaced := regexp.MustCompile(`state replaced: (\d+ inputs, state hash [0-9a-f]{64})`).FindStringSubmatch(b.Log())
+	if written == nil || replaced == nil || written[1] != replaced[1] {
+		t.Fatalf("dumped %q, loaded %q; logs:\n%s\n%s", written, replaced, a.Log(), b.Log())
+	}
+	if !strings.Contains(written[1], " inputs") || strings.HasPrefix(written[1], "0 ") {
+		t.Fatalf("the dumped state holds no input: %s", written[1])
+	}
+
+	if _, err := proc.Start(bin, "--dev", "--datadir", dir, "--admin-token", "test", "--load-state", file); err == nil {
+		t.Fatal("--load-state into a data directory that holds inputs was not refused")
 	}
 }

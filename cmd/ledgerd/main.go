@@ -217,11 +217,7 @@ func run(f *flags) error {
 	}
 	svc.Close() // the writes still queued run before the node closes
 	if f.dumpState != "" {
-		if err := n.DumpStateFile(f.dumpState); err != nil {
-			log.Printf("--dump-state: %v", err)
-		} else {
-			log.Printf("state written to %s", f.dumpState)
-		}
+		return n.CloseDumping(f.dumpState)
 	}
 	return n.Close()
 }

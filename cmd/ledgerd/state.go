@@ -24,7 +24,5 @@ func loadState(n *node.Node, f *flags) error {
 	if err := n.LoadState(bufio.NewReaderSize(file, 1<<16)); err != nil {
 		return fmt.Errorf("--load-state %s: %w", f.loadState, err)
 	}
-	seq, h := n.StateAt()
-	fmt.Printf("state loaded from %s: %d inputs, state hash %x\n", f.loadState, seq, h)
 	return nil
 }

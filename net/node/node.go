@@ -417,7 +417,15 @@ func (n *Node) checkNewestBatch(head persist.Head) (*persist.Batch, error) {
 
 // Close stops accepting writes, drains the pipeline and closes the log.
 // Later calls return the first call's result.
-func (n *Node) Close() error {
+func (n *Node) Close() error { return n.close("") }
+
+// CloseDumping is Close that, once the pipeline is drained, writes the
+// final state to the file path (--dump-state: revert.go) and logs its
+// sequence and hash. The log is closed either way; the error says what
+// failed.
+func (n *Node) CloseDumping(path string) error { return n.close(path) }
+
+func (n *Node) close(dump string) error {
 	n.closeOnce.Do(func() {
 		n.evm.mu.Lock()
 		defer n.evm.mu.Unlock()
@@ -425,12 +433,26 @@ func (n *Node) Close() error {
 		n.mu.Lock()
 		n.stop(ErrStopped)
 		n.mu.Unlock()
-		close(n.quit)
-		n.admitQ.close()
-		n.wg.Wait()
-		n.closeErr = n.log.Close()
+		n.stopPipeline()
+		var dumpErr error
+		if dump != "" {
+			if dumpErr = n.dumpFile(dump, false); dumpErr == nil {
+				seq, h := n.StateAt()
+				n.Logf("state written to %s: %d inputs, state hash %x", dump, seq, h)
+			}
+		}
+		n.closeErr = errors.Join(dumpErr, n.log.Close())
 	})
 	return n.closeErr
+}
+
+// stopPipeline stops the pipeline's goroutines; the inputs already
+// admitted are made durable first.
+// REQUIRES: n.evm.mu held, writes refused (stopErr set).
+func (n *Node) stopPipeline() {
+	close(n.quit)
+	n.admitQ.close()
+	n.wg.Wait()
 }
 
 // submit applies in under the sequencer lock and queues it for the log. done

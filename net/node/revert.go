@@ -96,7 +96,7 @@ func (n *Node) EvmSnapshot() (uint64, error) {
 	id := n.evm.next
 	path := filepath.Join(n.evmDir(), strconv.FormatUint(id, 10)+".state")
 	clockUs := n.cfg.Clock.NowMicros()
-	if err := n.dumpFile(path); err != nil {
+	if err := n.dumpFile(path, true); err != nil {
 		return 0, err
 	}
 	n.evm.next++
@@ -138,25 +138,18 @@ func (n *Node) EvmRevert(id uint64) (bool, error) {
 func (n *Node) DumpState(w io.Writer) error {
 	n.evm.mu.Lock()
 	defer n.evm.mu.Unlock()
-	return n.dump(w)
+	return n.dump(w, true)
 }
 
-// DumpStateFile writes the whole state to the file path, whole or not at
-// all (--dump-state).
-func (n *Node) DumpStateFile(path string) error {
-	n.evm.mu.Lock()
-	defer n.evm.mu.Unlock()
-	return n.dumpFile(path)
-}
-
-// dumpFile writes the state to path, whole or not at all.
+// dumpFile writes the state to path, whole or not at all; barrier: the
+// pipeline runs (else it is stopped, and the store is the whole state).
 // REQUIRES: n.evm.mu held.
-func (n *Node) dumpFile(path string) error {
+func (n *Node) dumpFile(path string, barrier bool) error {
 	f, err := os.Create(path + ".tmp")
 	if err != nil {
 		return err
 	}
-	err = n.dump(f)
+	err = n.dump(f, barrier)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -173,11 +166,14 @@ func (n *Node) dumpFile(path string) error {
 	return nil
 }
 
-// dump writes the state header and the store's backup after a barrier.
+// dump writes the state header and the store's backup, after a barrier
+// when the pipeline runs.
 // REQUIRES: n.evm.mu held.
-func (n *Node) dump(w io.Writer) error {
-	if err := n.barrier(); err != nil {
-		return err
+func (n *Node) dump(w io.Writer, barrier bool) error {
+	if barrier {
+		if err := n.barrier(); err != nil {
+			return err
+		}
 	}
 	var hdr [stateHeaderLen]byte
 	copy(hdr[:], stateMagic)
@@ -270,10 +266,7 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 	}
 	n.stop(errReplacing)
 	n.mu.Unlock()
-	// Stop the pipeline as Close does; what was admitted becomes durable.
-	close(n.quit)
-	n.admitQ.close()
-	n.wg.Wait()
+	n.stopPipeline()
 
 	err := n.log.Restore(r)
 	if err == nil {
@@ -296,6 +289,8 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			n.snap.init(n)
 			pub := n.pub
 			n.mu.Unlock()
+			seq, h := n.StateAt() // the pipeline is stopped: nothing moves it
+			n.Logf("state replaced: %d inputs, state hash %x", seq, h)
 			if pub != nil {
 				pub.Reverted()
 			}
