@@ -103,6 +103,9 @@ type Service struct {
 	queuedBytes atomic.Int64
 	workers     sync.WaitGroup
 	stats       rpcStats // for the Prometheus metrics (stats.go)
+	// devSend runs each dev account's eth_sendTransaction one at a time
+	// (devsign.go).
+	devSend [len(node.DevKeys)]sync.Mutex
 
 	// The refusals of the limits, built once with their values.
 	errQueueFull, errQueueBytes, errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
@@ -294,6 +297,8 @@ func isWrite(method []byte) bool {
 		return true
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
+		return true
+	case "eth_sendTransaction", "eth_signTypedData_v4": // devsign.go: waits for durability; bounded but costly
 		return true
 	}
 	return false
