@@ -209,7 +209,7 @@ func parseTypedData(v *fastjson.Value) (*apitypes.TypedData, *jsonrpc.Error) {
 		return nil, errTypedDataSize
 	}
 	fields := 0
-	if types, e := v.Get("types").Object(); e == nil {
+	if types := v.GetObject("types"); types != nil {
 		types.Visit(func(_ []byte, t *fastjson.Value) {
 			a, _ := t.Array()
 			fields += len(a)
@@ -226,6 +226,9 @@ func parseTypedData(v *fastjson.Value) (*apitypes.TypedData, *jsonrpc.Error) {
 		return nil, jsonrpc.InvalidParams("typed data: " + e.Error())
 	}
 	if td.Types["EIP712Domain"] == nil { // viem and ethers send it; alloy infers it
+		if td.Types == nil {
+			td.Types = apitypes.Types{}
+		}
 		td.Types["EIP712Domain"] = domainType(&td.Domain)
 	}
 	return td, nil
@@ -464,9 +467,11 @@ func parseAccessList(v *fastjson.Value) (types.AccessList, *jsonrpc.Error) {
 			return nil, errAccessList
 		}
 		t := types.AccessTuple{Address: a}
-		keys, e := keysV.Array()
-		if e != nil && keysV != nil {
-			return nil, errAccessList
+		var keys []*fastjson.Value
+		if keysV != nil {
+			if keys, e = keysV.Array(); e != nil {
+				return nil, errAccessList
+			}
 		}
 		for _, k := range keys {
 			h, err := jsonrpc.ParseHash(k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -396,4 +397,30 @@ func TestDevSignTypedDataWorstCase(t *testing.T) {
 	}
 	t.Logf("typed data at the bounds (%d fields, %d objects) signed in %v", rpc.TypedDataFieldsMax, rpc.TypedDataObjectsMax,
 		time.Since(start).Round(time.Millisecond))
+}
+
+// FuzzDevSignParams posts the signing methods with fuzzed params to a --dev
+// node: whatever they hold (typed data go-ethereum's encoder chokes on
+// included), the answer is one JSON-RPC response with a spec code, as
+// FuzzMethodParams checks for every method outside --dev.
+func FuzzDevSignParams(f *testing.F) {
+	methods := []string{"eth_sendTransaction", "eth_signTransaction", "eth_sign", "personal_sign", "eth_signTypedData_v4"}
+	td, _ := json.Marshal(mail())
+	tdString, _ := json.Marshal(string(td))
+	from := `"` + devAddr(0).Hex() + `"`
+	for i := range methods {
+		for _, p := range []string{`[]`, `{}`, `null`, `[` + from + `,"0x00"]`, `["0x00",` + from + `]`,
+			`[` + from + `,` + string(td) + `]`, `[` + from + `,` + string(tdString) + `]`,
+			`[{"from":` + from + `,"to":` + from + `,"value":"0x1","gasPrice":"0x3b9aca00","accessList":[{"address":` + from + `,"storageKeys":[]}]}]`,
+			`[{"from":` + from + `,"type":"0x1","maxFeePerGas":"0x1"}]`} {
+			f.Add(uint8(i), []byte(p))
+		}
+	}
+	f.Add(uint8(4), []byte(`[`+from+`,{"types":{"EIP712Domain":[],"A":[{"name":"x","type":"uint8[2]"}]},"primaryType":"A","domain":{"name":"d"},"message":{"x":[1]}}]`))
+	tn := startNodeWith(f, nodeSetup{rpc: func(c *rpc.Config) { c.Dev = true }})
+	f.Fuzz(func(t *testing.T, m uint8, params []byte) {
+		method := methods[int(m)%len(methods)]
+		body := `{"jsonrpc":"2.0","id":7,"method":` + strconv.Quote(method) + `,"params":` + string(params) + `}`
+		checkResponse(t, body, post(t, tn.url, body))
+	})
 }
