@@ -13,6 +13,9 @@
 //	js/order-viem.mjs      to a filled limit order
 //	gethorder/
 //	tour.sh                README.md's curl tour, with the answers it shows
+//	js/devsign-ethers.mjs  the dev accounts signing for ethers' JsonRpcSigner
+//	js/devsign-viem.mjs    and viem's JSON-RPC account (TestDevSigning,
+//	js/devsign.mjs         docs/signing.md); what the two share
 //	js/package.json        exact ethers and viem versions; package-lock.json pins the rest
 //
 // # The flow

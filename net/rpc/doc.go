@@ -31,6 +31,13 @@
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
 // they answer -32600 at once, on the event loop: they never take a worker.
 //
+// Under --dev (Config.Dev) the dev accounts sign for the client
+// (devsign.go, docs/signing.md): eth_accounts lists them;
+// eth_sendTransaction fills, signs and submits through
+// eth_sendRawTransaction's path; eth_signTransaction, eth_sign,
+// personal_sign and eth_signTypedData_v4 sign. Outside --dev they answer
+// -32000 and eth_accounts is [].
+//
 // # Limits
 //
 // Every bound has a Config field (0: its default) or a constant; the
@@ -82,6 +89,10 @@
 //     attestation, at most SyncSendTimeoutMax (60 s); the committee-fault
 //     controls and svc_getProcessedDeposits are bounded by the node
 //     (node.BlacklistMax, node.FaultReasonMax, node.ProcessedDepositsScanMax).
+//   - eth_signTypedData_v4's typed data: TypedDataBytesMax (64 KiB) of
+//     JSON, TypedDataFieldsMax (256) fields in its types,
+//     TypedDataObjectsMax (1024) objects in its message (-32602 beyond);
+//     eth_sendTransaction's call data ethtx.RawSizeMax (128 KiB).
 //   - The REST withdrawal listings return ListLimitDefault (500) rows, at
 //     most ListLimitMax (1000) with `limit` (400 beyond).
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,

@@ -103,6 +103,9 @@ type Service struct {
 	queuedBytes atomic.Int64
 	workers     sync.WaitGroup
 	stats       rpcStats // for the Prometheus metrics (stats.go)
+	// devSend runs each dev account's eth_sendTransaction one at a time
+	// (devsign.go).
+	devSend [len(node.DevKeys)]sync.Mutex
 
 	// The refusals of the limits, built once with their values.
 	errQueueFull, errQueueBytes, errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
@@ -296,6 +299,8 @@ func isWrite(method []byte) bool {
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
 	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState":
+		return true
+	case "eth_sendTransaction", "eth_signTypedData_v4": // devsign.go: waits for durability; bounded but costly
 		return true
 	}
 	return false
