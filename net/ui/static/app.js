@@ -8,7 +8,8 @@
 
 const BOOK_DEPTH = 12;          // levels per side
 const TRADES_KEPT = 60;         // clearings kept in the list
-const CANDLES_SHOWN = 60;       // buckets on the chart's time axis
+const CANDLES_SHOWN = 60;       // buckets on the chart's time axis, at most
+const CANDLES_MIN_SLOTS = 24;   // and at least
 const METRICS_EVERY_MS = 2000;  // svc_metrics has no channel: poll it
 const RESOLUTIONS = { '1m': 60e6, '5m': 300e6, '15m': 900e6, '1h': 3600e6, '4h': 14400e6, '1d': 86400e6 }; // µs; ob_getCandles' set
 
@@ -255,8 +256,12 @@ function selectMarket(id) {
     // Live book: the whole aggregated book (cut to depth) after each tick it ran in.
     const book = subs.subscribe('svc_orderbook', { orderbook_ids: [id], depth: BOOK_DEPTH }, renderBook);
     // One frame per tick that traded: the clearing price and volume. `since`
-    // replays the last minute from the node's buffer, so the list starts full.
-    const ticks = subs.subscribe('svc_candles', { orderbook_ids: [id], since: Math.max(0, view.candlesAsOf - 60e6) }, onClearing);
+    // replays the last minute from the node's buffer, so the list starts
+    // full; a since older than the buffer (a node that just restarted) is
+    // refused with -32602, and then the list starts empty.
+    const live = () => subs.subscribe('svc_candles', { orderbook_ids: [id] }, onClearing);
+    const ticks = subs.subscribe('svc_candles', { orderbook_ids: [id], since: Math.max(0, view.candlesAsOf - 60e6) }, onClearing,
+      { onError: () => { view.marketSubs.push(live()); } });
     view.marketSubs = [book, ticks];
   }).catch(showError);
 }
@@ -340,13 +345,13 @@ function foldCandle({ t, p, v }) {
   }
 }
 
-// drawChart draws the candles by hand in SVG: a time axis of CANDLES_SHOWN
-// buckets ending at the newest, price grid and labels on the right, wicks
+// drawChart draws the candles by hand in SVG: a time axis of buckets ending
+// at the newest, price grid and labels on the right, wicks
 // (line) and bodies (rect), volume bars under the prices, a dashed line at
 // the last price. Every candle is a <g class="candle">.
 function drawChart() {
   const svg = $('chart');
-  const W = 800, H = 320, R = 70, top = 10, priceH = 230, volTop = 250, volH = 50;
+  const W = 800, H = 400, R = 70, top = 10, priceH = 300, volTop = 320, volH = 56;
   const plotW = W - R;
   const ks = view.candles;
   const width = RESOLUTIONS[view.res];
@@ -365,7 +370,10 @@ function drawChart() {
     return;
   }
   const newest = ks[ks.length - 1].t;
-  const slot = plotW / CANDLES_SHOWN;
+  // The axis spans the buckets the candles cover, at least CANDLES_MIN_SLOTS
+  // (a young venue's few candles stay readable), at most CANDLES_SHOWN.
+  const slots = Math.min(CANDLES_SHOWN, Math.max(CANDLES_MIN_SLOTS, (newest - ks[0].t) / width + 1));
+  const slot = plotW / slots;
   const xOf = (t) => plotW - slot * ((newest - t) / width + 0.5);
   let lo = Infinity, hi = -Infinity, vmax = 0;
   for (const k of ks) { lo = Math.min(lo, float(k.l)); hi = Math.max(hi, float(k.h)); vmax = Math.max(vmax, float(k.v)); }
@@ -374,14 +382,16 @@ function drawChart() {
   hi += pad; lo -= pad;
   const yOf = (p) => top + (hi - p) / (hi - lo) * priceH;
   const dp = priceDp();
+  const last = ks[ks.length - 1].c, yl = yOf(float(last));
   for (let i = 0; i <= 4; i++) {                          // price grid
     const p = lo + (hi - lo) * i / 4, y = yOf(p);
     out.push(node('line', { x1: 0, x2: plotW, y1: y, y2: y }, 'grid'));
+    if (Math.abs(y - yl) < 14) continue;                  // the last price's label is there
     const label = node('text', { x: plotW + 6, y: y + 4 });
     label.textContent = p.toFixed(dp);
     out.push(label);
   }
-  for (let i = 0; i < CANDLES_SHOWN; i += 15) {           // time labels
+  for (let i = 0; i < slots; i += Math.ceil(slots / 4)) { // time labels
     const t = newest - i * width, x = xOf(t);
     const label = node('text', { x, y: H - 4, 'text-anchor': 'middle' });
     label.textContent = width >= 86400e6 ? new Date(t / 1000).toISOString().slice(5, 10) : clock(t).slice(0, 5);
@@ -403,7 +413,6 @@ function drawChart() {
     g.append(title);
     out.push(g);
   }
-  const last = ks[ks.length - 1].c, yl = yOf(float(last));
   out.push(node('line', { x1: 0, x2: plotW, y1: yl, y2: yl }, 'last'));
   const ll = node('text', { x: plotW + 6, y: yl + 4 }, 'last-label');
   ll.textContent = units(last, dp);
@@ -458,11 +467,11 @@ async function renderPositions(addr, p) {
     cards.push([`${s.base_symbol} (locked ${units(big(s.locked_balance), 4)})`, units(big(s.balance), 4)]);
   }
   $('balances').replaceChildren(...cards.map(([k, v]) => { const d = el('div'); d.append(el('span', '', k), v); return d; }));
-  const name = (id) => view.markets.get(id)?.name ?? id.slice(0, 10);
   tableRows($('positions').tBodies[0], p.positions.filter((x) => x.kind === 'perp').map((x) => {
-    const pnl = big(x.unrealized_pnl);
-    return [name(x.orderbook_id), [x.side, x.side === 'long' ? 'up' : 'down'], units(big(x.size), 4), units(big(x.entry_price), 2),
-      units(big(x.mark_price), 2), units(big(x.liquidation_price), 2), [units(pnl, 2), pnl < 0n ? 'down' : 'up']];
+    const m = view.markets.get(x.orderbook_id), dp = decimalsOf(m.tick_precision), pnl = big(x.unrealized_pnl);
+    const liq = big(x.liquidation_price);
+    return [m.name, [x.side, x.side === 'long' ? 'up' : 'down'], units(big(x.size), decimalsOf(m.lot_size)), units(big(x.entry_price), dp),
+      units(big(x.mark_price), dp), liq ? units(liq, dp) : '–', [units(pnl, 2), pnl < 0n ? 'down' : 'up']];
   }));
 }
 
