@@ -1,11 +1,9 @@
 package rpc_test
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestWebViewServed: the web view is served over the node's own port at
@@ -13,25 +11,9 @@ import (
 // 304, and an unknown file is 404; other GETs still reach the REST surface.
 func TestWebViewServed(t *testing.T) {
 	tn := startNode(t)
-	client := http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(method, path string, header ...string) (*http.Response, string) {
 		t.Helper()
-		req, err := http.NewRequest(method, tn.url+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp, body := httpDo(t, tn, method, path, header...)
 		return resp, string(body)
 	}
 
@@ -66,10 +48,10 @@ func TestWebViewServed(t *testing.T) {
 	if resp, body := do("GET", "/uix"); resp.StatusCode != 404 || body != `{"error":"not found"}` {
 		t.Fatalf("GET /uix (REST): %d %q", resp.StatusCode, body)
 	}
-	// The page's own requests: JSON-RPC from its origin is granted.
+	// The page's own JSON-RPC, from its origin, is granted.
 	req, _ := http.NewRequest("POST", tn.url+"/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ob_getMarkets"}`))
 	req.Header.Set("Origin", tn.url)
-	rresp, err := client.Do(req)
+	rresp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

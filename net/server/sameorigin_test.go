@@ -36,25 +36,36 @@ func TestSameOriginPage(t *testing.T) {
 			t.Fatalf("Host %s Origin %s: %d %q grant %q, want %d", ch.host, ch.origin, resp.StatusCode, body, grant, ch.status)
 		}
 	}
-	upgrade := func(host, origin string) (int, string) {
-		t.Helper()
-		conn, resp, err := websocket.DefaultDialer.Dial(wsURL(s), http.Header{"Host": {host}, "Origin": {origin}})
-		if err == nil {
-			conn.Close()
-			return resp.StatusCode, ""
-		}
-		if resp == nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
-	if status, body := upgrade("10.1.2.3:8545", "http://10.1.2.3:8545"); status != 101 {
+	if status, body := upgradeWith(t, s, "http://10.1.2.3:8545", "10.1.2.3:8545"); status != 101 {
 		t.Fatalf("the node's own page, upgrade: %d %s", status, body)
 	}
 	// Upgrades check no Host otherwise, so here the vhosts list is what
 	// keeps a rebinding page out.
-	if status, body := upgrade("evil.example:8545", "http://evil.example:8545"); status != 403 || body != `{"error":"origin not allowed (--ws.origins)"}` {
+	if status, body := upgradeWith(t, s, "http://evil.example:8545", "evil.example:8545"); status != 403 || body != `{"error":"origin not allowed (--ws.origins)"}` {
 		t.Fatalf("a rebinding page, upgrade: %d %s", status, body)
 	}
+}
+
+// upgradeWith opens a WebSocket to s with the Origin and Host given ("":
+// none, or the dialer's) and returns the status and, when refused, the
+// body.
+func upgradeWith(t *testing.T, s *Server, origin, host string) (int, string) {
+	t.Helper()
+	h := http.Header{}
+	if origin != "" {
+		h.Set("Origin", origin)
+	}
+	if host != "" {
+		h.Set("Host", host)
+	}
+	conn, resp, err := websocket.DefaultDialer.Dial(wsURL(s), h)
+	if err == nil {
+		conn.Close()
+		return resp.StatusCode, ""
+	}
+	if resp == nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
 }
