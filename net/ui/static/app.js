@@ -92,7 +92,6 @@ class Subs {
       if (!sub) return;                                   // unsubscribed meanwhile
       if (msg.params.error) {                             // closed by the node (lag, slow reader)
         this.byId.delete(sub.id);
-        sub.onClosed?.(msg.params.error);
         if (this.subs.has(sub)) this.send(sub);
         return;
       }
@@ -253,6 +252,7 @@ function selectMarket(id) {
   renderSummary();
   renderTrades();
   loadCandles().then(() => {
+    if (view.market !== id) return;                       // the user moved on
     // Live book: the whole aggregated book (cut to depth) after each tick it ran in.
     const book = subs.subscribe('svc_orderbook', { orderbook_ids: [id], depth: BOOK_DEPTH }, renderBook);
     // One frame per tick that traded: the clearing price and volume. `since`
@@ -295,7 +295,8 @@ function renderBook(b) {
 
 // ------------------------------------------------------------- clearings
 function onClearing(c) {
-  if (c.orderbook !== view.market) return;
+  // A resubscription (reconnect, lag) replays from `since`: skip what we have.
+  if (c.orderbook !== view.market || (view.trades.length && c.timestamp_us <= view.trades[0].t)) return;
   const tick = { t: c.timestamp_us, p: big(c.price), v: big(c.volume) };
   view.trades.unshift(tick);
   view.trades.length = Math.min(view.trades.length, TRADES_KEPT);
