@@ -16,6 +16,9 @@ if (!url || !out) {
 }
 const WAIT_MS = 30000; // each element must show within this
 
+// A fresh profile each run (playwright passes it as --user-data-dir, and
+// --headless for headless: true); the flags keep chromium from reaching
+// out to the network and from needing a sandbox or a GPU, as root in CI.
 const profile = mkdtempSync(join(tmpdir(), 'ledgerd-ui-'));
 const context = await chromium.launchPersistentContext(profile, {
   executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -55,7 +58,7 @@ try {
   if (errors.length) failed = `the page reported errors: ${errors.join('; ')}`;
   else if (counts.status) failed = `the page shows an error: ${counts.status}`;
 } catch (e) {
-  const status = await context.pages()[0]?.textContent('#status').catch(() => '');
+  const status = await context.pages()[0]?.textContent('#status', { timeout: 1000 }).catch(() => '');
   failed = `${e.message}\nerrors so far: ${errors.join('; ')}\nthe page's status line: ${status}`;
 } finally {
   await context.close();
