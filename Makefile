@@ -9,7 +9,7 @@ BENCHTIME ?= 300ms
 BENCHCOUNT ?= 6
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare
+.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare ui-tools ui-screenshot
 
 # run starts the dev venue with --compat: its users point ethers, viem and
 # go-ethereum at it, and ethers cannot decode a receipt in the spec's shapes
@@ -26,10 +26,10 @@ build:
 # again under the race detector.
 test: lint clients test-unit test-race
 
-test-unit: clients bridge-tools
+test-unit: clients bridge-tools ui-tools
 	CGO_ENABLED=0 $(GO) test -count=1 -timeout 15m $(PKGS)
 
-test-race: clients bridge-tools
+test-race: clients bridge-tools ui-tools
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 # clients installs the pinned ethers and viem the client matrix runs
@@ -48,6 +48,21 @@ bridge-tools: $(BRIDGE_NPM)/node_modules/.package-lock.json
 
 $(BRIDGE_NPM)/node_modules/.package-lock.json: $(BRIDGE_NPM)/package.json $(BRIDGE_NPM)/package-lock.json
 	npm ci --prefix $(BRIDGE_NPM) --no-audit --no-fund --ignore-scripts
+
+# ui-tools installs playwright-core, pinned, with which the web view's
+# browser test (bench/ui) drives Debian's chromium; it downloads no browser.
+UI_NPM := bench/ui/npm
+ui-tools: $(UI_NPM)/node_modules/.package-lock.json
+
+$(UI_NPM)/node_modules/.package-lock.json: $(UI_NPM)/package.json $(UI_NPM)/package-lock.json
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix $(UI_NPM) --no-audit --no-fund --ignore-scripts
+
+# ui-screenshot refreshes docs/ui.png (README, docs/ui.md): the browser
+# test against a node whose bots traded for UI_WARMUP first, so the chart
+# has candles.
+UI_WARMUP ?= 5m
+ui-screenshot: ui-tools
+	LEDGERD_UI_SHOT=$(CURDIR)/docs/ui.png LEDGERD_UI_WARMUP=$(UI_WARMUP) CGO_ENABLED=0 $(GO) test -count=1 -v -timeout 20m -run TestWebViewInBrowser ./bench/ui
 
 # e2e-bridge runs the whole bridge loop against anvil: deposit, trade,
 # withdraw, claim (bench/bridge, TestBridgeLoop).
@@ -105,4 +120,4 @@ bench-compare: build bridge-tools
 	kill $$l $$a; wait $$l $$a; rm -rf ./data-bench; exit $$s
 
 clean:
-	rm -rf bin data $(CLIENTS_JS)/node_modules $(BRIDGE_NPM)/node_modules
+	rm -rf bin data $(CLIENTS_JS)/node_modules $(BRIDGE_NPM)/node_modules $(UI_NPM)/node_modules

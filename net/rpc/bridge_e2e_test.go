@@ -74,14 +74,28 @@ func (tn *testNode) poorRow(t *testing.T, i byte, who int) common.Hash {
 }
 
 // restGet sends method to path over HTTP and returns the status, the
-// response and the body.
+// response and the body, which must be JSON.
 func restGet(t *testing.T, tn *testNode, method, path string) (int, *http.Response, []byte) {
+	t.Helper()
+	resp, body := httpDo(t, tn, method, path)
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s %s: Content-Type %q", method, path, ct)
+	}
+	return resp.StatusCode, resp, body
+}
+
+// httpDo sends method to path with the header name-value pairs given and
+// returns the response, redirects not followed, and its body.
+func httpDo(t *testing.T, tn *testNode, method, path string, header ...string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, tn.url+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := http.Client{Timeout: 5 * time.Second}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	c := http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -91,10 +105,7 @@ func restGet(t *testing.T, tn *testNode, method, path string) (int, *http.Respon
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
-		t.Fatalf("%s %s: Content-Type %q", method, path, ct)
-	}
-	return resp.StatusCode, resp, body
+	return resp, body
 }
 
 // restOK is restGet of a GET that must answer 200.

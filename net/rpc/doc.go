@@ -26,7 +26,8 @@
 // The bridge's REST surface (rest.go, docs/bridge.md §5) shares the port:
 // every request to a path under /v1/, and every GET or HEAD, is REST,
 // hand-routed and answered on the event loop from the node's disk reads;
-// POST elsewhere is JSON-RPC.
+// POST elsewhere is JSON-RPC. GET and HEAD on /ui and under /ui/ are the
+// web view's embedded files (package ui).
 //
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
 // they answer -32600 at once, on the event loop: they never take a worker.

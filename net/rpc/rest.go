@@ -12,13 +12,14 @@ import (
 	"github.com/ledgervenue/node/net/http1"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/server"
+	"github.com/ledgervenue/node/net/ui"
 	"github.com/ledgervenue/node/persist"
 )
 
 // The REST surface of the bridge (docs/bridge.md §5), hand-parsed on the
 // event loops: GET and HEAD on /v1/bridge/..., JSON bodies, JSON errors.
 // Every path under /v1/ is REST whatever the verb (a POST there is 405,
-// not JSON-RPC); a GET or HEAD outside /v1/ is 404.
+// not JSON-RPC); a GET or HEAD outside /v1/ and /ui/ is 404.
 
 // Listing bounds: ListLimitDefault rows without `limit`, at most
 // ListLimitMax with it.
@@ -41,8 +42,12 @@ func isREST(req *http1.Request) bool {
 	return string(req.Method) != "POST" || bytes.HasPrefix(req.Path, []byte("/v1/"))
 }
 
-// serveREST answers the REST paths; everything else is 404.
+// serveREST answers the REST paths and the web view (/ui/, package ui);
+// everything else is 404.
 func (s *Service) serveREST(req *http1.Request, w *server.Response) {
+	if ui.Serve(req, w) {
+		return
+	}
 	r, arg := routeOf(string(req.Path))
 	switch {
 	case r == routeNone:

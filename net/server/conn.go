@@ -280,7 +280,7 @@ func (cs *connState) dispatch(req *http1.Request) step {
 			return stepWait
 		}
 		m := cs.meta
-		m.allow = w.Allow
+		m.allow, m.headers = w.Allow, w.Headers
 		cs.out = appendResponse(cs.out, w.Status, w.ContentType, w.Body, m)
 		if cap(w.Body) > bufRetainMax {
 			w.Body = nil

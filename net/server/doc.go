@@ -60,6 +60,9 @@
 //     localhost, 127.0.0.1 and [::1] with any scheme and port): served, and
 //     an HTTP answer carries Access-Control-Allow-Origin: <that origin> and
 //     Vary: Origin. Never "*": a grant names the page it is for.
+//   - Origin exactly "http://" + Host, with a Host the vhosts rule below
+//     serves: the node's own page (its web view, /ui/), admitted over HTTP
+//     and on upgrades whatever the lists say (policy.sameOrigin).
 //   - Any other Origin: 403 {"error":"origin not allowed (--http.corsdomain)"}
 //     (or "(--ws.origins)" on an upgrade), and the connection is closed.
 //   - Host (HTTP requests, not upgrades, as in go-ethereum): missing, an IP

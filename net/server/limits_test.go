@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"runtime"
 	"strconv"
@@ -16,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/gorilla/websocket"
 )
 
 // trickle sends raw one byte every gap from a goroutine, until it is sent
@@ -537,47 +534,27 @@ func TestOriginPolicy(t *testing.T) {
 // local pages and clients without Origin), not against the Host names.
 func TestWebSocketOrigins(t *testing.T) {
 	s := startServer(t, newWSHandler(), Config{})
-	dialOrigin := func(s *Server, origin, host string) (int, string) {
-		t.Helper()
-		h := http.Header{}
-		if origin != "" {
-			h.Set("Origin", origin)
-		}
-		if host != "" {
-			h.Set("Host", host)
-		}
-		conn, resp, err := websocket.DefaultDialer.Dial(wsURL(s), h)
-		if err == nil {
-			conn.Close()
-			return resp.StatusCode, ""
-		}
-		if resp == nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body)
-	}
 	for _, ok := range []string{"", "http://localhost:3000", "https://127.0.0.1", "http://[::1]:5173"} {
-		if status, body := dialOrigin(s, ok, ""); status != 101 {
+		if status, body := upgradeWith(t, s, ok, ""); status != 101 {
 			t.Fatalf("origin %q: %d %s", ok, status, body)
 		}
 	}
 	for _, refused := range []string{"https://evil.example", "null"} {
-		status, body := dialOrigin(s, refused, "")
+		status, body := upgradeWith(t, s, refused, "")
 		if status != 403 || body != `{"error":"origin not allowed (--ws.origins)"}` {
 			t.Fatalf("origin %q: %d %s", refused, status, body)
 		}
 	}
 	// Host names are HTTP's (go-ethereum checks no vhosts on upgrades).
-	if status, body := dialOrigin(s, "", "node.lan:8545"); status != 101 {
+	if status, body := upgradeWith(t, s, "", "node.lan:8545"); status != 101 {
 		t.Fatalf("upgrade with a host name: %d %s", status, body)
 	}
 	// The HTTP origin list does not admit WebSocket pages, nor the reverse.
 	s = startServer(t, newWSHandler(), Config{WSOrigins: []string{"https://app.example"}, CORSDomains: []string{"https://web.example"}})
-	if status, body := dialOrigin(s, "https://app.example", ""); status != 101 {
+	if status, body := upgradeWith(t, s, "https://app.example", ""); status != 101 {
 		t.Fatalf("listed origin: %d %s", status, body)
 	}
-	if status, _ := dialOrigin(s, "https://web.example", ""); status != 403 {
+	if status, _ := upgradeWith(t, s, "https://web.example", ""); status != 403 {
 		t.Fatalf("an HTTP origin upgraded: %d", status)
 	}
 }

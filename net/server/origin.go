@@ -146,19 +146,31 @@ func newPolicy(cfg *Config) (policy, error) {
 // that reaches the node through a rebound name still sends its own Origin.
 func (p *policy) check(req *http1.Request, upgrade bool) (reason string, origin []byte) {
 	origin = req.Header("Origin")
+	host := req.Header("Host")
 	if upgrade {
-		if origin != nil && !p.wsOrigins.allows(origin) {
+		if origin != nil && !p.wsOrigins.allows(origin) && !p.sameOrigin(origin, host) {
 			return reasonWSOrig, nil
 		}
 		return "", origin
 	}
-	if !p.vhosts.allows(req.Header("Host")) {
+	if !p.vhosts.allows(host) {
 		return reasonBadHost, nil
 	}
-	if origin != nil && !p.cors.allows(origin) {
+	if origin != nil && !p.cors.allows(origin) && !p.sameOrigin(origin, host) {
 		return reasonCORS, nil
 	}
 	return "", origin
+}
+
+// sameOrigin reports whether origin is a page the node served itself (its
+// web view, /ui/): "http://" and exactly the request's Host, a Host the
+// vhosts list serves. So the node's own page works whatever the lists say
+// and under any address the node listens on (--addr 0.0.0.0 reached by its
+// LAN IP), while a DNS-rebinding page, whose Host is its own name, is still
+// refused: only a name in --http.vhosts or an IP literal counts.
+func (p *policy) sameOrigin(origin, host []byte) bool {
+	rest, ok := bytes.CutPrefix(origin, []byte("http://"))
+	return ok && len(host) > 0 && bytes.EqualFold(rest, host) && p.vhosts.allows(host)
 }
 
 // splitHostPort splits "host", "host:port", "[v6]" or "[v6]:port". The host

@@ -29,6 +29,10 @@ type Response struct {
 	// Allow, when set, is sent as an Allow header (a 405's methods); it
 	// must not contain CR or LF. Not kept by Defer.
 	Allow string
+	// Headers, when set, are further header lines, each "Name: value\r\n"
+	// (a static page's caching and content policy); the handler must put
+	// no client bytes in them. Not kept by Defer.
+	Headers string
 
 	cs       *connState
 	deferred *Deferred
@@ -39,6 +43,7 @@ func (w *Response) reset() {
 	w.ContentType = "application/json"
 	w.Body = w.Body[:0]
 	w.Allow = ""
+	w.Headers = ""
 	w.deferred = nil
 }
 
@@ -130,6 +135,8 @@ type respMeta struct {
 	origin []byte
 	// allow is the handler's Allow header value (Response.Allow).
 	allow string
+	// headers are the handler's further header lines (Response.Headers).
+	headers string
 }
 
 func metaOf(req *http1.Request) respMeta {
@@ -155,7 +162,7 @@ func (m respMeta) appendExtra(dst []byte) []byte {
 	if m.allow != "" {
 		dst = append(append(append(dst, "Allow: "...), m.allow...), "\r\n"...)
 	}
-	return dst
+	return append(dst, m.headers...)
 }
 
 // appendResponse renders a handler's response.
