@@ -276,6 +276,10 @@ func Open(cfg Config) (*Node, error) {
 		lg.Close()
 		return nil, err
 	}
+	if err := n.storeGenesis(); err != nil { // for ledgerd replay (replay.go)
+		lg.Close()
+		return nil, err
+	}
 	if lg.Len() > 0 {
 		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
 			time.Since(start).Round(time.Millisecond), n.replayedFrom, lg.Len()-n.replayedFrom, n.inflight)
