@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
@@ -23,6 +25,7 @@ func replayMain(args []string) int {
 	fs := flag.NewFlagSet("ledgerd replay", flag.ContinueOnError)
 	datadir := fs.String("datadir", "./data", "data directory to replay (read only; stop the node first)")
 	frames := fs.String("frames", "", "write every subscription frame the ticks published to this file, one JSON line each")
+	accounts := fs.String("accounts", "", fmt.Sprintf("with --frames, also the svc_positions and svc_triggers frames of these accounts (comma-separated, at most %d)", node.ReplayAccountsMax))
 	// The genesis flags of ledgerd, for a data directory that stores no
 	// genesis description (written by an older ledgerd); ignored otherwise.
 	dev := fs.Bool("dev", false, "genesis of an older data directory: the node ran with --dev")
@@ -46,16 +49,30 @@ func replayMain(args []string) int {
 		gen.Genesis = node.DevGenesis()
 		gen.Markets = append(node.DevMarkets(), node.DevPerpMarkets()...)
 	}
-	if err := replay(*datadir, *frames, &gen); err != nil {
+	cfg := node.ReplayConfig{DataDir: *datadir, Genesis: &gen}
+	for _, a := range list(*accounts) {
+		if !common.IsHexAddress(a) {
+			fmt.Fprintf(os.Stderr, "ledgerd replay: --accounts: %q is not a hex address\n", a)
+			return 2
+		}
+		cfg.Accounts = append(cfg.Accounts, core.Address(common.HexToAddress(a)))
+	}
+	if len(cfg.Accounts) > 0 && *frames == "" {
+		fmt.Fprintln(os.Stderr, "ledgerd replay: --accounts needs --frames")
+		return 2
+	}
+	if err := replay(cfg, *frames, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "ledgerd replay: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func replay(datadir, frames string, gen *node.Config) error {
-	out := bufio.NewWriter(os.Stdout)
-	cfg := node.ReplayConfig{DataDir: datadir, Genesis: gen, Out: out}
+// replay runs cfg, writing the state lines to stdout and the progress to
+// stderr, and the frames to the file frames ("": none).
+func replay(cfg node.ReplayConfig, frames string, stdout, stderr io.Writer) error {
+	out := bufio.NewWriter(stdout)
+	cfg.Out = out
 	var fw *bufio.Writer
 	closeFrames := func() error { return nil }
 	if frames != "" {
@@ -72,7 +89,7 @@ func replay(datadir, frames string, gen *node.Config) error {
 	cfg.Progress = func(done, total uint64) {
 		if time.Since(last) >= replayProgressInterval {
 			last = time.Now()
-			fmt.Fprintf(os.Stderr, "replay: %d of %d inputs (%.0f%%)\n", done, total, 100*float64(done)/float64(max(total, 1)))
+			fmt.Fprintf(stderr, "replay: %d of %d inputs (%.0f%%)\n", done, total, 100*float64(done)/float64(max(total, 1)))
 		}
 	}
 	res, err := node.Replay(cfg)
@@ -86,7 +103,7 @@ func replay(datadir, frames string, gen *node.Config) error {
 		return err
 	}
 	took := time.Since(start)
-	fmt.Fprintf(os.Stderr, "replay: %d inputs, %d ticks, %d frames in %v (%.0f inputs/s, %.0f ticks/s)\n", res.Seq, res.Ticks,
+	fmt.Fprintf(stderr, "replay: %d inputs, %d ticks, %d frames in %v (%.0f inputs/s, %.0f ticks/s)\n", res.Seq, res.Ticks,
 		res.Frames, took.Round(time.Millisecond), float64(res.Seq)/took.Seconds(), float64(res.Ticks)/took.Seconds())
 	return nil
 }

@@ -110,6 +110,9 @@ type ReplayConfig struct {
 	// Frames, when set, receives the subscription frames the ticks publish
 	// (ReplayChannels), one JSON line each.
 	Frames io.Writer
+	// Accounts adds the frames of svc_positions and svc_triggers for each
+	// of these accounts (at most ReplayAccountsMax), subscribed at genesis.
+	Accounts []core.Address
 	// Progress, when set, is called every ReplayProgressEvery inputs with
 	// the inputs replayed and the log's length.
 	Progress func(done, total uint64)
@@ -124,11 +127,18 @@ type ReplayResult struct {
 	Ticks, Frames uint64
 }
 
+// ReplayAccountsMax bounds ReplayConfig.Accounts (ledgerd replay
+// --accounts): two subscriptions each, on a hub that allows
+// subs.SubsPerConnMax per connection.
+const ReplayAccountsMax = 64
+
 // ReplayChannels are the subscription channels Replay writes frames of,
 // each subscribed with no filter (params {}) before the first input: the
 // channels fed by the auction ticks alone. Left out (docs/replay.md):
-// svc_positions and svc_triggers (per account; and which accounts' mark
-// moves a tick carries depends on who watched them live), newHeads (idle
+// svc_positions and svc_triggers (per account: ReplayConfig.Accounts adds
+// them for the accounts it names; an account's positions frames equal a
+// live subscriber's if that account was watched live from the session's
+// start, since a tick carries a watched account's mark moves), newHeads (idle
 // slots come from the wall clock, not the log), and the receipt channels
 // (logs, svc_accountReceipts, svc_confirmedReceipts: attestation batches
 // are formed by the committee's timing, not by the log).
@@ -158,11 +168,15 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if len(cfg.Accounts) > ReplayAccountsMax {
+		return res, fmt.Errorf("%d accounts, at most %d", len(cfg.Accounts), ReplayAccountsMax)
+	}
 	var fw *frameWriter
 	if cfg.Frames != nil {
-		if fw, err = n.subscribeFrames(cfg.Frames); err != nil {
+		if fw, err = n.subscribeFrames(cfg.Frames, cfg.Accounts); err != nil {
 			return res, err
 		}
+		n.pub = fw // the watched accounts' mark moves, as a live hub's subscriptions
 	}
 	total := lg.Len()
 	var line []byte
@@ -189,8 +203,9 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 				return err
 			}
 			if fw != nil {
-				if err := fw.publish(e.publish); err != nil {
-					return err
+				fw.PublishTick(e.publish)
+				if fw.err != nil {
+					return fw.err
 				}
 			}
 		}
@@ -281,29 +296,58 @@ func (c *frameConn) SendClose([]byte) {}
 
 func (c *frameConn) RemoteIP() netip.Addr { return netip.IPv6Loopback() }
 
-// subscribeFrames subscribes a hand-driven hub to ReplayChannels, at
-// genesis: the state channels' snapshots are the genesis markets.
-func (n *Node) subscribeFrames(w io.Writer) (*frameWriter, error) {
+// subscribeFrames subscribes a hand-driven hub to ReplayChannels and to
+// each account's svc_positions and svc_triggers, at genesis: the state
+// channels' snapshots are the genesis markets and balances.
+func (n *Node) subscribeFrames(w io.Writer, accounts []core.Address) (*frameWriter, error) {
 	fw := &frameWriter{w: w}
 	fw.hub = subs.New(subs.Config{ReplayTicks: ReplayTicks, Positions: n.positionsLocked, Triggers: n.triggersLocked,
 		Markets: func() []obindex.Market { return n.market.idx.Markets(nil) }})
-	params := fastjson.MustParse(`{}`)
-	for _, ch := range ReplayChannels {
-		c := &frameConn{fw: fw, prefix: []byte(`{"channel":"` + ch + `","params":{},"result":`)}
-		id, rerr := fw.hub.Subscribe(c, []byte(ch), params)
+	var p fastjson.Parser
+	sub := func(ch, params string) error {
+		c := &frameConn{fw: fw, prefix: []byte(`{"channel":"` + ch + `","params":` + params + `,"result":`)}
+		v, err := p.Parse(params)
+		if err != nil {
+			return err
+		}
+		id, rerr := fw.hub.Subscribe(c, []byte(ch), v)
 		if rerr != nil {
-			return nil, fmt.Errorf("BUG: replay cannot subscribe %s: %s", ch, rerr.Message)
+			return fmt.Errorf("cannot subscribe %s %s: %s", ch, params, rerr.Message)
 		}
 		fw.hub.Activate(c, id)
+		return nil
+	}
+	for _, ch := range ReplayChannels {
+		if err := sub(ch, `{}`); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range accounts {
+		params := string(jsonrpc.AppendData([]byte(`{"account":`), a[:])) + `}`
+		for _, ch := range []string{"svc_positions", "svc_triggers"} {
+			if err := sub(ch, params); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return fw, fw.err
 }
 
-// publish fans t out to the frames.
-func (fw *frameWriter) publish(t *subs.Tick) error {
-	if err := fw.hub.PublishTick(t); err != nil {
-		return fmt.Errorf("the log's ticks do not chain: %w", err)
+// PublishTick fans t out to the frames (the first write error stays in
+// fw.err). A tick that does not chain on the previous one is an error too.
+func (fw *frameWriter) PublishTick(t *subs.Tick) {
+	if err := fw.hub.PublishTick(t); err != nil && fw.err == nil {
+		fw.err = fmt.Errorf("the log's ticks do not chain: %w", err)
 	}
 	fw.hub.Pump()
-	return fw.err
 }
+
+// WatchedPositions are the accounts with an svc_positions subscription.
+func (fw *frameWriter) WatchedPositions(dst []clob.Address) []clob.Address {
+	return fw.hub.WatchedPositions(dst)
+}
+
+// Attested and IdleSlot are not called: a replay runs no attester and no
+// ticker.
+func (fw *frameWriter) Attested([]Receipt)        {}
+func (fw *frameWriter) IdleSlot(subs.Tick, int64) {}

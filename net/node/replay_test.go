@@ -63,6 +63,22 @@ func TestReplayUsesStoredGenesis(t *testing.T) {
 		t.Fatalf("output %q, want %q", out.String(), want)
 	}
 
+	// --accounts: up to ReplayAccountsMax, each with its two subscriptions.
+	accounts := make([]core.Address, ReplayAccountsMax+1)
+	for i := range accounts {
+		accounts[i] = core.Address{byte(i), 1}
+	}
+	if _, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard, Frames: io.Discard, Accounts: accounts}); err == nil {
+		t.Fatalf("replay with %d accounts accepted", len(accounts))
+	}
+	var frames bytes.Buffer
+	if _, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard, Frames: &frames, Accounts: accounts[:ReplayAccountsMax]}); err != nil {
+		t.Fatalf("replay with %d accounts: %v", ReplayAccountsMax, err)
+	}
+	if n := strings.Count(frames.String(), `{"channel":"svc_positions"`); n != ReplayAccountsMax {
+		t.Fatalf("%d svc_positions snapshots, want one per account", n)
+	}
+
 	// Another chain id in the stored genesis: the first transfer does not apply.
 	lg, err := persist.Open(dir)
 	if err != nil {

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
 )
 
@@ -32,16 +35,28 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 	for i, ch := range node.ReplayChannels {
 		channel[w.sub(i+1, ch, map[string]any{})] = ch
 	}
+	alice, bob, carol := tn.sender(t, 0), tn.sender(t, 1), tn.sender(t, 2)
+	accounts := []common.Address{alice.addr(), carol.addr()}
+	params := map[string]string{} // subscription id → params as the replay writes them
+	for i, a := range accounts {
+		for j, ch := range []string{"svc_positions", "svc_triggers"} {
+			id := w.sub(100+2*i+j, ch, map[string]any{"account": a})
+			channel[id], params[id] = ch, `{"account":"`+strings.ToLower(a.Hex())+`"}`
+		}
+	}
 	heads := w.sub(len(node.ReplayChannels)+1, "newHeads")
 	var live bytes.Buffer
 	record := func() {
 		for _, n := range w.until(heads) {
-			live.WriteString(`{"channel":"` + channel[n.Subscription] + `","params":{},"result":`)
+			p := params[n.Subscription]
+			if p == "" {
+				p = "{}"
+			}
+			live.WriteString(`{"channel":"` + channel[n.Subscription] + `","params":` + p + `,"result":`)
 			live.Write(n.Result)
 			live.WriteString("}\n")
 		}
 	}
-	alice, bob, carol := tn.sender(t, 0), tn.sender(t, 1), tn.sender(t, 2)
 	payer := node.DevKey(3)
 	for round := range int64(5) {
 		buyer, seller := alice, bob
@@ -71,7 +86,8 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 	before := dirDigest(t, dir)
 	var out, frames [2]bytes.Buffer
 	for i := range out {
-		res, err := node.Replay(node.ReplayConfig{DataDir: dir, Out: &out[i], Frames: &frames[i]})
+		res, err := node.Replay(node.ReplayConfig{DataDir: dir, Out: &out[i], Frames: &frames[i],
+			Accounts: []core.Address{core.Address(accounts[0]), core.Address(accounts[1])}})
 		if err != nil {
 			t.Fatalf("replay %d: %v", i, err)
 		}
@@ -95,7 +111,7 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 	if !bytes.Equal(frames[0].Bytes(), live.Bytes()) {
 		t.Fatalf("replayed frames differ from the live notifications:\nreplay:\n%s\nlive:\n%s", frames[0].String(), live.String())
 	}
-	for _, ch := range []string{"svc_orderbook", "svc_orders_v2", "svc_candles", "svc_transfers", "svc_markets"} {
+	for _, ch := range []string{"svc_orderbook", "svc_orders_v2", "svc_candles", "svc_transfers", "svc_markets", "svc_positions"} {
 		if !strings.Contains(live.String(), `{"channel":"`+ch+`"`) {
 			t.Fatalf("the session published no %s frame: the comparison would not cover it", ch)
 		}
