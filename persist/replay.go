@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -80,4 +81,19 @@ func (l *Log) Genesis() ([]byte, error) {
 		return nil, fmt.Errorf("cannot read the genesis description: %w", err)
 	}
 	return desc, nil
+}
+
+// FirstSeq returns the seq of the oldest stored input: 1 unless retention
+// pruned the log's start (PruneLogBefore), 0 for an empty log.
+func (l *Log) FirstSeq() (uint64, error) {
+	var first uint64
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefix}})
+		defer it.Close()
+		if it.Rewind(); it.Valid() {
+			first = binary.BigEndian.Uint64(it.Item().Key()[1:])
+		}
+		return nil
+	})
+	return first, err
 }

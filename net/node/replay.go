@@ -164,6 +164,12 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 	case !ok:
 		gen = *cfg.Genesis
 	}
+	if first, err := lg.FirstSeq(); err != nil || first > 1 {
+		if err == nil {
+			err = fmt.Errorf("the log of %q starts at input %d: retention (--retain) deleted the inputs before it, and a replay from genesis needs them all", cfg.DataDir, first)
+		}
+		return res, err
+	}
 	n, err := newReplayNode(gen)
 	if err != nil {
 		return res, err

@@ -128,4 +128,23 @@ func TestReplayOlderDirectory(t *testing.T) {
 	if res.Hash != want.ledger.StateHash() {
 		t.Fatal("the replay's state is not the genesis plus the deposit")
 	}
+
+	// Retention deleted the log's first input: no replay from genesis.
+	lg, err = persist.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in2 := in
+	in2.DepositID = core.Hash{2}
+	err = lg.Append(&persist.Group{Inputs: []*core.Input{&in2}})
+	if err == nil {
+		err = lg.PruneLogBefore(2)
+	}
+	lg.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Replay(ReplayConfig{DataDir: dir, Genesis: &gen, Out: io.Discard}); err == nil || !strings.Contains(err.Error(), "starts at input 2") {
+		t.Fatalf("replay of a pruned log: %v", err)
+	}
 }
