@@ -21,15 +21,15 @@ import (
 	"github.com/ledgervenue/node/net/node"
 )
 
-// ledgerd replay against the live session it replays: a node takes orders
-// and transfers from go-ethereum while a WebSocket subscriber records every
+// ledgerd replay against the live session it replays: a node takes spot
+// and perp orders, a trigger and transfers from go-ethereum while a WebSocket subscriber records every
 // channel the replay writes frames of; then, with the node stopped, two
 // replays of its data directory write the same bytes, end at the state
 // admin_stateHash answered, and their frames are the notifications the
 // subscriber received, in order.
 func TestReplayEqualsLiveSession(t *testing.T) {
 	var dir string
-	tn := startNode(t, func(c *node.Config) { dir = c.DataDir })
+	tn := startNode(t, withPerpMarket, func(c *node.Config) { dir = c.DataDir })
 	w := tn.dialSubs(t)
 	channel := map[string]string{} // subscription id → channel
 	for i, ch := range node.ReplayChannels {
@@ -71,8 +71,31 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 			t.Fatal(err)
 		}
 		tn.waitReceipt(tx.Hash())
+		switch round {
+		case 0: // alice long, bob short: alice's positions move with the mark
+			tn.cross(t, alice, bob, perpBook, eth(10), eth(100))
+		case 1: // a stop-loss that stays stored
+			data, err := triggerABI.Pack("submitTrigger", perpBook, eth(-10), new(big.Int), eth(50), uint8(0), uint8(1),
+				tn.nextDeadline(), new(big.Int), true, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			alice.mustSend(t, data)
+		}
 		tn.tick(t)
 		record()
+	}
+	// Quiet ticks, but for the oracle (a logged input): alice's
+	// svc_positions hears her mark move because she is watched; the
+	// replay's hub watches her too.
+	for i := range int64(2) {
+		tn.setOracle(t, perpBook, eth(104+2*i))
+		tn.tick(t)
+		quiet := live.Len()
+		record()
+		if !strings.Contains(live.String()[quiet:], `{"channel":"svc_positions"`) {
+			t.Fatalf("a quiet tick moved no watched position: %s", live.String()[quiet:])
+		}
 	}
 	var liveState json.RawMessage
 	if err := tn.admin.CallContext(context.Background(), &liveState, "admin_stateHash"); err != nil {
@@ -91,8 +114,8 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 		if err != nil {
 			t.Fatalf("replay %d: %v", i, err)
 		}
-		if res.Ticks != 5 {
-			t.Fatalf("replay %d ran %d ticks, want 5", i, res.Ticks)
+		if res.Ticks != 7 {
+			t.Fatalf("replay %d ran %d ticks, want 7", i, res.Ticks)
 		}
 	}
 	if after := dirDigest(t, dir); after != before {
@@ -102,7 +125,7 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 		t.Fatal("two replays of one directory differ")
 	}
 	lines := strings.Split(strings.TrimSuffix(out[0].String(), "\n"), "\n")
-	if len(lines) != 6 || !strings.HasPrefix(lines[0], "tick_us=") {
+	if len(lines) != 8 || !strings.HasPrefix(lines[0], "tick_us=") {
 		t.Fatalf("replay output:\n%s", out[0].String())
 	}
 	if last := lines[len(lines)-1]; last != string(liveState) {
@@ -111,7 +134,7 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 	if !bytes.Equal(frames[0].Bytes(), live.Bytes()) {
 		t.Fatalf("replayed frames differ from the live notifications:\nreplay:\n%s\nlive:\n%s", frames[0].String(), live.String())
 	}
-	for _, ch := range []string{"svc_orderbook", "svc_orders_v2", "svc_candles", "svc_transfers", "svc_markets", "svc_positions"} {
+	for _, ch := range []string{"svc_orderbook", "svc_orders_v2", "svc_candles", "svc_transfers", "svc_markets", "svc_positions", "svc_triggers"} {
 		if !strings.Contains(live.String(), `{"channel":"`+ch+`"`) {
 			t.Fatalf("the session published no %s frame: the comparison would not cover it", ch)
 		}
