@@ -195,7 +195,9 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 		if rec != nil {
 			n.ledger.Settle(rec)
 			if in.Kind == core.InputTick {
-				e = &Entry{Rec: rec} // not durable: afterApply builds its subscription data, as live
+				// Not durable: afterApply builds its subscription data, as
+				// live; durable (as at start-up) when no frames are wanted.
+				e = &Entry{Rec: rec, durable: fw == nil}
 			}
 		}
 		n.afterApply(in, rec, e)
