@@ -16,6 +16,11 @@
 //	key:   "format"                             -- FormatVersion (u8), written
 //	value: version                                 when the log is created
 //
+//	key:   "genesis"                            -- the node's genesis description
+//	value: (the node's JSON; opaque here)          (at most GenesisBytesMax), written
+//	                                               at each start: ledgerd replay
+//	                                               starts from it (replay.go)
+//
 //	kind 1, transaction (integers big-endian; u256 is a length byte n, 0 to
 //	32, then the value's n minimal big-endian bytes; timeUs is the
 //	sequencer's admission time, which the orderbook checks deadlines against):
@@ -101,6 +106,10 @@
 // MaxRecordLogs and MaxLogTopics a stored record's logs, SnapshotBytesMax a
 // snapshot. PruneBefore and PruneLogBefore delete old history and log
 // inputs (retention); the newest batch always stays.
+//
+// OpenReadOnly opens a log in Badger's read-only mode for ledgerd replay:
+// it writes nothing in the directory and takes its lock shared, so it
+// fails while a node holds the directory.
 //
 // Reads. Every value but a large snapshot lives in Badger's LSM tree (the
 // value threshold is 1 MB), so no iterator prefetches values: Badger's

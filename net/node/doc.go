@@ -64,6 +64,10 @@
 //     the sequencer turns it into a logged lock input under the same lock,
 //     so a replay locks at the same place; the equivocating transaction
 //     itself is refused (999) and never logged.
+//   - Offline replay (replay.go, ledgerd replay): Replay applies a data
+//     directory's log through the same apply path (afterApply, buildTick)
+//     on a Node without goroutines, reading the directory read-only; Open
+//     stores the genesis it runs under so the replay starts from it.
 //
 // Memory: RAM holds the ledger, each account's newest attested transaction
 // (recovery.go), the books, the market index (with its

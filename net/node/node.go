@@ -265,6 +265,10 @@ func Open(cfg Config) (*Node, error) {
 		lg.Close()
 		return nil, err
 	}
+	if err := n.storeGenesis(); err != nil { // for ledgerd replay (replay.go)
+		lg.Close()
+		return nil, err
+	}
 	n.snap.init(n)
 	n.startPipeline()
 	return n, nil
@@ -274,6 +278,23 @@ func Open(cfg Config) (*Node, error) {
 // usable snapshot and the log after it (restore). Open calls it, and a
 // revert (revert.go) calls it on a scratch node over the restored store.
 func (n *Node) load() error {
+	if err := n.initGenesis(); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := n.restore(); err != nil {
+		return err
+	}
+	if n.log.Len() > 0 {
+		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
+			time.Since(start).Round(time.Millisecond), n.replayedFrom, n.log.Len()-n.replayedFrom, n.inflight)
+	}
+	return nil
+}
+
+// initGenesis sets the state to genesis, before any input: where load
+// replays the store from, and a replay (replay.go) the log.
+func (n *Node) initGenesis() error {
 	cfg := &n.cfg
 	n.state = state{
 		ledger:    core.NewLedger(cfg.ledgerConfig()),
@@ -300,14 +321,6 @@ func (n *Node) load() error {
 		n.market.addMarket(&cfg.Markets[i])
 	}
 	n.genesisHash = n.ledger.StateHash()
-	start := time.Now()
-	if err := n.restore(); err != nil {
-		return err
-	}
-	if n.log.Len() > 0 {
-		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
-			time.Since(start).Round(time.Millisecond), n.replayedFrom, n.log.Len()-n.replayedFrom, n.inflight)
-	}
 	return nil
 }
 
