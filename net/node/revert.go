@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -289,6 +290,13 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			n.snap.init(n)
 			pub := n.pub
 			n.mu.Unlock()
+			// The old state's order arenas (hundreds of MB at the default
+			// limits) are garbage now. Handed back to the kernel, the next
+			// load gets fresh zero pages and touches only what it uses;
+			// reused, every byte would be cleared first. Measured on a 2-core
+			// box building 4 books: 60 ms each time this way, 30 ms to 2 s
+			// otherwise.
+			debug.FreeOSMemory()
 			seq, h := n.StateAt() // the pipeline is stopped: nothing moves it
 			n.Logf("state replaced: %d inputs, state hash %x", seq, h)
 			if pub != nil {
