@@ -119,6 +119,15 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		}
 		return c.adminBots(dst)
 	}
+	if isControl(c.req.Method) { // anvil.go
+		if !c.controlAllowed() {
+			return dst, errUnauthorized
+		}
+		return c.anvilCall(dst)
+	}
+	if isNoEVMMethod(string(c.req.Method)) {
+		return dst, errNoEVM
+	}
 	return dst, jsonrpc.ErrMethodNotFound
 }
 

@@ -296,6 +296,9 @@ func isWrite(method []byte) bool {
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
 	}
+	if isControl(method) && !isControlRead(method) { // anvil.go
+		return true
+	}
 	return false
 }
 

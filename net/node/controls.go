@@ -1,0 +1,170 @@
+package node
+
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+)
+
+// The anvil-compatible controls (docs/anvil.md): balances, nonces and time.
+// Each applies a logged input under the sequencer lock (core/controls.go),
+// so a restart, a snapshot and a replay reproduce it; done runs once it is
+// durable. Time only moves forward: the controls move the clock's offset
+// (clock.go), and a time jump runs the auction ticks it makes due at once,
+// as admin_advanceTime does.
+
+// TimeJumpMaxUs bounds one time jump (evm_increaseTime, a timestamp of
+// evm_setNextBlockTimestamp or evm_mine ahead of now, anvil_mine's interval
+// × count): about 35.7 years, far beyond any test's horizon and far from
+// overflowing the int64 µs clock.
+const TimeJumpMaxUs = 1 << 50
+
+// ErrTimeJump refuses a jump beyond TimeJumpMaxUs.
+var ErrTimeJump = errors.New("time jump too large (max " + strconv.FormatInt(TimeJumpMaxUs/1_000_000, 10) + " s)")
+
+// ControlRefusedError is a control the ledger refused (core.RejectControl).
+type ControlRefusedError struct{ Detail string }
+
+func (e *ControlRefusedError) Error() string { return e.Detail }
+
+// TimeInPastError refuses a timestamp before the node's time, with anvil's
+// message.
+type TimeInPastError struct{ Seconds int64 }
+
+func (e *TimeInPastError) Error() string {
+	return "Timestamp error: " + strconv.FormatInt(e.Seconds, 10) + " is lower than previous block's timestamp"
+}
+
+// SetBalance sets a's free native balance to wei (anvil_setBalance).
+func (n *Node) SetBalance(a core.Address, wei *uint256.Int, done func(error)) error {
+	return n.control(&core.Input{Kind: core.InputSetBalance, To: a, Amount: *wei}, done)
+}
+
+// SetNonce sets a's next nonce (anvil_setNonce); a lower one is refused.
+func (n *Node) SetNonce(a core.Address, nonce uint64, done func(error)) error {
+	return n.control(&core.Input{Kind: core.InputSetNonce, To: a, Nonce: nonce}, done)
+}
+
+func (n *Node) control(in *core.Input, done func(error)) error {
+	rej, err := n.submit(in, func(_ *Entry, err error) { done(err) })
+	if err != nil {
+		return err
+	}
+	if !rej.OK() {
+		return &ControlRefusedError{Detail: rej.Detail}
+	}
+	return nil
+}
+
+// IncreaseTime moves the node's time forward by deltaUs and runs the ticks
+// that makes due; it returns the clock's offset after the jump. The
+// returned channel yields once everything is durable.
+func (n *Node) IncreaseTime(deltaUs int64) (offsetUs int64, durable <-chan error, err error) {
+	if deltaUs < 0 || deltaUs > TimeJumpMaxUs {
+		return 0, nil, ErrTimeJump
+	}
+	n.mu.Lock()
+	now := n.clock.NowMicros()
+	wait, err := n.jumpLocked(now + deltaUs)
+	offsetUs = n.ledger.ClockOffset()
+	n.mu.Unlock()
+	if err != nil {
+		return 0, nil, err
+	}
+	durable, err = n.runTicksAfter(wait)
+	return offsetUs, durable, err
+}
+
+// SetTime moves the node's time to us (evm_setNextBlockTimestamp, and
+// evm_mine with a timestamp) and runs the ticks that makes due. A time
+// before the node's is refused (*TimeInPastError), as anvil refuses a
+// timestamp before its latest block's; the node's own time is accepted
+// and changes nothing.
+func (n *Node) SetTime(us int64) (<-chan error, error) {
+	n.mu.Lock()
+	now := n.clock.NowMicros()
+	switch {
+	case us < now:
+		n.mu.Unlock()
+		return nil, &TimeInPastError{Seconds: us / 1_000_000}
+	case us-now > TimeJumpMaxUs:
+		n.mu.Unlock()
+		return nil, ErrTimeJump
+	}
+	wait, err := n.jumpLocked(us)
+	n.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return n.runTicksAfter(wait)
+}
+
+// Mine runs the next auction tick now (evm_mine): the node's time jumps to
+// the earliest tick that has work — a book's pending intents, a resting
+// order's expiry, a perp market's funding, a withdrawal batch — or, on an
+// idle venue, to the next slot of the tick grid, and every tick due then
+// runs. Without a jump (a tick already due) it only runs the due ticks.
+// The channel yields once everything is durable.
+func (n *Node) Mine() (<-chan error, error) {
+	grid := n.tickGridUs()
+	n.mu.Lock()
+	now := n.clock.NowMicros()
+	next, due := n.ledger.NextTickDue(now)
+	var wait <-chan error
+	if !due {
+		if next == math.MaxInt64 || next-now > TimeJumpMaxUs {
+			next = (now/grid + 1) * grid
+		}
+		var err error
+		if wait, err = n.jumpLocked(next); err != nil {
+			n.mu.Unlock()
+			return nil, err
+		}
+	}
+	n.mu.Unlock()
+	return n.runTicksAfter(wait)
+}
+
+// jumpLocked sets the clock offset so that the node's time reads us, as a
+// logged input; the returned channel yields once it is durable (nil: us
+// is the node's time already, nothing to log).
+// REQUIRES: n.mu held for writing; us >= the node's time.
+func (n *Node) jumpLocked(us int64) (<-chan error, error) {
+	if us <= n.clock.NowMicros() {
+		return nil, nil
+	}
+	off := us - n.cfg.Clock.NowMicros()
+	wait := make(chan error, 1)
+	rej, err := n.submitLocked(&core.Input{Kind: core.InputClockOffset, TimeUs: off}, func(_ *Entry, err error) { wait <- err })
+	if err != nil {
+		return nil, err
+	}
+	if !rej.OK() {
+		panic("BUG: the ledger refused a clock offset")
+	}
+	n.resumeOffset()
+	n.clock.raise(us) // the source may have moved on since: never read below us
+	return wait, nil
+}
+
+// runTicksAfter runs the ticks due now; the channel yields once they and
+// the input behind wait are durable (the log keeps order: the later one's
+// durability covers both).
+func (n *Node) runTicksAfter(wait <-chan error) (<-chan error, error) {
+	ticks, err := n.RunDueTicks()
+	if err != nil {
+		return nil, err
+	}
+	if ticks == nil {
+		if wait == nil {
+			done := make(chan error, 1)
+			done <- nil
+			return done, nil
+		}
+		return wait, nil
+	}
+	return ticks, nil
+}
