@@ -24,11 +24,11 @@ const MineBlocksMax = 10_000
 var (
 	errNoEVM = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found",
 		Data: []byte(`"ledgerd runs no EVM bytecode: there is no code, storage or impersonated sender to set (docs/anvil.md)"`)}
-	errAutomineOff = jsonrpc.InvalidParams("automine cannot be turned off: ledgerd applies every transaction on arrival " +
+	errAutomineOff = anvilInvalid("automine cannot be turned off: ledgerd applies every transaction on arrival " +
 		"and every orderbook intent at its auction tick (evm_mine runs the next tick now)")
-	errMineCount    = jsonrpc.InvalidParams("anvil_mine: at most " + strconv.Itoa(MineBlocksMax) + " blocks")
-	errTimeJump     = jsonrpc.InvalidParams(node.ErrTimeJump.Error())
-	errTimestampBig = jsonrpc.InvalidParams("timestamp out of range")
+	errMineCount    = anvilInvalid("anvil_mine: at most " + strconv.Itoa(MineBlocksMax) + " blocks")
+	errTimeJump     = anvilInvalid(node.ErrTimeJump.Error())
+	errTimestampBig = anvilInvalid("timestamp out of range")
 )
 
 // isControl reports whether method is one of the controls anvilCall runs.
@@ -141,7 +141,7 @@ func (c *call) anvilCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	case "evm_setAutomine", "anvil_setAutomine":
 		v := c.req.Param(0)
 		if v == nil || v.Type() != fastjson.TypeTrue && v.Type() != fastjson.TypeFalse {
-			return dst, jsonrpc.InvalidParams(m + " needs a boolean")
+			return dst, anvilInvalid(m + " needs a boolean")
 		}
 		if v.Type() == fastjson.TypeFalse {
 			return dst, errAutomineOff
@@ -295,7 +295,14 @@ func controlError(err error) *jsonrpc.Error {
 	var refused *node.ControlRefusedError
 	switch {
 	case errors.As(err, &past), errors.As(err, &refused), errors.Is(err, node.ErrTimeJump):
-		return jsonrpc.InvalidParams(err.Error())
+		return anvilInvalid(err.Error())
 	}
 	return internalError(err)
+}
+
+// anvilInvalid is -32602 with the reason as the message, where anvil puts
+// it (test suites match on it), rather than in data as the node's other
+// methods do.
+func anvilInvalid(reason string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: reason}
 }
