@@ -102,7 +102,7 @@ func runFlow(t *testing.T, compat bool, argv []string) map[string]outcome {
 	start := time.Now()
 	p := run(90*time.Second, []string{"LEDGERD_HTTP=" + n.HTTP, "LEDGERD_WS=" + n.WS}, argv...)
 	t.Logf("%s ran in %v", strings.Join(argv, " "), time.Since(start).Round(time.Millisecond))
-	res := parseSteps(p.Stdout)
+	res := parseSteps(p.Stdout, steps)
 	t.Logf("milliseconds: %s", timings(res))
 	if p.Err != nil || !allOK(res) {
 		p.logOutput(t, filepath.Base(argv[len(argv)-1]))
@@ -114,9 +114,9 @@ func runFlow(t *testing.T, compat bool, argv []string) map[string]outcome {
 }
 
 // parseSteps reads the `STEP <name> ok` and `STEP <name> fail <message>`
-// lines of a flow's output; every step without a line failed.
-func parseSteps(stdout string) map[string]outcome {
-	res := make(map[string]outcome, len(steps))
+// lines of a flow's output; every step of names without a line failed.
+func parseSteps(stdout string, names []string) map[string]outcome {
+	res := make(map[string]outcome, len(names))
 	sc := bufio.NewScanner(strings.NewReader(stdout))
 	for sc.Scan() {
 		f := strings.SplitN(sc.Text(), " ", 4)
@@ -137,7 +137,7 @@ func parseSteps(stdout string) map[string]outcome {
 			res[f[1]] = outcome{msg: "(no message)"}
 		}
 	}
-	for _, s := range steps {
+	for _, s := range names {
 		if _, ok := res[s]; !ok {
 			res[s] = outcome{msg: "no STEP line"}
 		}

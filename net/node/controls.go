@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
@@ -21,6 +22,10 @@ import (
 // × count): about 35.7 years, far beyond any test's horizon and far from
 // overflowing the int64 µs clock.
 const TimeJumpMaxUs = 1 << 50
+
+// ControlSettleMax bounds how long a time control waits for the time it
+// set to become past-perfect (its ticks attested).
+const ControlSettleMax = 30 * time.Second
 
 // ErrTimeJump refuses a jump beyond TimeJumpMaxUs.
 var ErrTimeJump = errors.New("time jump too large (max " + strconv.FormatInt(TimeJumpMaxUs/1_000_000, 10) + " s)")
@@ -67,14 +72,14 @@ func (n *Node) IncreaseTime(deltaUs int64) (offsetUs int64, durable <-chan error
 		return 0, nil, ErrTimeJump
 	}
 	n.mu.Lock()
-	now := n.clock.NowMicros()
-	wait, err := n.jumpLocked(now + deltaUs)
+	target := n.clock.NowMicros() + deltaUs
+	wait, err := n.jumpLocked(target)
 	offsetUs = n.ledger.ClockOffset()
 	n.mu.Unlock()
 	if err != nil {
 		return 0, nil, err
 	}
-	durable, err = n.runTicksAfter(wait)
+	durable, err = n.runTicksAfter(wait, target)
 	return offsetUs, durable, err
 }
 
@@ -99,7 +104,7 @@ func (n *Node) SetTime(us int64) (<-chan error, error) {
 	if err != nil {
 		return nil, err
 	}
-	return n.runTicksAfter(wait)
+	return n.runTicksAfter(wait, us)
 }
 
 // Mine runs the next auction tick now (evm_mine): the node's time jumps to
@@ -114,6 +119,7 @@ func (n *Node) Mine() (<-chan error, error) {
 	now := n.clock.NowMicros()
 	next, due := n.ledger.NextTickDue(now)
 	var wait <-chan error
+	target := now
 	if !due {
 		if next == math.MaxInt64 || next-now > TimeJumpMaxUs {
 			next = (now/grid + 1) * grid
@@ -123,9 +129,10 @@ func (n *Node) Mine() (<-chan error, error) {
 			n.mu.Unlock()
 			return nil, err
 		}
+		target = next
 	}
 	n.mu.Unlock()
-	return n.runTicksAfter(wait)
+	return n.runTicksAfter(wait, target)
 }
 
 // jumpLocked sets the clock offset so that the node's time reads us, as a
@@ -150,21 +157,44 @@ func (n *Node) jumpLocked(us int64) (<-chan error, error) {
 	return wait, nil
 }
 
-// runTicksAfter runs the ticks due now; the channel yields once they and
-// the input behind wait are durable (the log keeps order: the later one's
-// durability covers both).
-func (n *Node) runTicksAfter(wait <-chan error) (<-chan error, error) {
+// runTicksAfter runs the ticks due now. The channel yields once they and
+// the input behind wait (nil: none) are durable — the log keeps order, so
+// the later one's durability covers both — and the past-perfect time has
+// reached target: the ticks' records are attested, so whatever a client
+// reads after the answer (svc_pastPerfectTime, eth_blockNumber, receipts)
+// is at the new time.
+func (n *Node) runTicksAfter(wait <-chan error, target int64) (<-chan error, error) {
 	ticks, err := n.RunDueTicks()
 	if err != nil {
 		return nil, err
 	}
-	if ticks == nil {
-		if wait == nil {
-			done := make(chan error, 1)
-			done <- nil
-			return done, nil
-		}
-		return wait, nil
+	if ticks != nil {
+		wait = ticks
 	}
-	return ticks, nil
+	settled := make(chan error, 1)
+	go func() {
+		if wait != nil {
+			if err := <-wait; err != nil {
+				settled <- err
+				return
+			}
+		}
+		deadline := time.Now().Add(ControlSettleMax)
+		for n.PastPerfectTime() < target {
+			if time.Now().After(deadline) {
+				settled <- errNotSettled
+				return
+			}
+			select {
+			case <-n.quit:
+				settled <- ErrStopped
+				return
+			case <-time.After(time.Millisecond): // attestation takes about a group commit
+			}
+		}
+		settled <- nil
+	}()
+	return settled, nil
 }
+
+var errNotSettled = errors.New("the new time did not become past-perfect in time: is the committee short of a quorum?")
