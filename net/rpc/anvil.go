@@ -35,7 +35,7 @@ var (
 func isControl(method []byte) bool {
 	switch string(method) {
 	case "evm_increaseTime", "anvil_increaseTime", "evm_setNextBlockTimestamp", "anvil_setNextBlockTimestamp",
-		"evm_mine", "anvil_mine", "hardhat_mine", "anvil_setBalance", "hardhat_setBalance",
+		"evm_setTime", "anvil_setTime", "evm_mine", "anvil_mine", "hardhat_mine", "anvil_setBalance", "hardhat_setBalance",
 		"anvil_setNonce", "hardhat_setNonce", "evm_setAccountNonce",
 		"anvil_setNextBlockBaseFeePerGas", "hardhat_setNextBlockBaseFeePerGas":
 		return true
@@ -94,6 +94,20 @@ func (c *call) anvilCall(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, err
 		}
 		return append(dst, "null"...), nil
+	case "evm_setTime", "anvil_setTime":
+		// anvil may move its clock back; this node's time never goes
+		// backwards, so only a time at or after now is accepted. The
+		// answer is anvil's: the seconds from the old time to the new.
+		us, err := c.timestamp(0)
+		if err != nil {
+			return dst, err
+		}
+		before := n.Clock().NowMicros()
+		durable, nerr := n.SetTime(us)
+		if err := c.waitControl(durable, nerr); err != nil {
+			return dst, err
+		}
+		return strconv.AppendInt(dst, (us-before)/1_000_000, 10), nil
 	case "evm_mine":
 		return c.evmMine(dst)
 	case "anvil_mine", "hardhat_mine":

@@ -91,6 +91,12 @@ func TestAnvilIncreaseTime(t *testing.T) {
 			offset = call[int64](t, c, "evm_increaseTime", "0x0")
 			err := c.Call(nil, "evm_setNextBlockTimestamp", ts-10)
 			wantRPCError(t, err, -32602, "Timestamp error: "+strconv.FormatInt(ts-10, 10)+" is lower than previous block's timestamp", nil)
+			// anvil_setTime answers the seconds it moved (at least the 50 asked:
+			// past-perfect time lags the clock by less than a second).
+			if d := call[int64](t, c, "anvil_setTime", tn.node.Clock().NowMicros()/1e6+50); d < 49 || d > 50 {
+				t.Fatalf("anvil_setTime moved %d s, want 50", d)
+			}
+			offset = call[int64](t, c, "evm_increaseTime", "0x0")
 		})
 	}
 
