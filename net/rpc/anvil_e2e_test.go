@@ -3,8 +3,12 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/big"
+	"os"
+	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -297,5 +301,43 @@ func TestAnvilAuthAndShapes(t *testing.T) {
 	}
 	if p, _ := tn.eth.SuggestGasPrice(context.Background()); p.Cmp(big.NewInt(2e9)) != 0 {
 		t.Fatalf("gas price %v after anvil_setNextBlockBaseFeePerGas(2 gwei)", p)
+	}
+}
+
+// TestAnvilTableRefusals: every method docs/anvil.md's table says ledgerd
+// answers -32601 does, with the reason where the row says so: the table
+// stays true as methods are added.
+func TestAnvilTableRefusals(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/anvil.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := startNode(t)
+	methods := regexp.MustCompile("`([a-z0-9]+_[A-Za-z0-9_]+)`")
+	rows := 0
+	for _, line := range strings.Split(string(doc), "\n") {
+		cols := strings.Split(line, " | ")
+		if len(cols) != 3 || !strings.HasPrefix(cols[2], "-32601") {
+			continue
+		}
+		rows++
+		var data any
+		if strings.Contains(cols[2], "*reason*") {
+			data = "ledgerd runs no EVM bytecode: there is no code, storage or impersonated sender to set (docs/anvil.md)"
+		}
+		for _, m := range methods.FindAllStringSubmatch(cols[0], -1) {
+			err := tn.admin.Call(nil, m[1])
+			var re gethrpc.Error
+			if !errors.As(err, &re) || re.ErrorCode() != -32601 {
+				t.Errorf("%s: %v, want -32601 as docs/anvil.md says", m[1], err)
+				continue
+			}
+			if data != nil && errorData(err) != data {
+				t.Errorf("%s: data %v, want the reason", m[1], errorData(err))
+			}
+		}
+	}
+	if rows < 20 {
+		t.Fatalf("found %d -32601 rows in docs/anvil.md: the table's layout changed", rows)
 	}
 }
