@@ -13,6 +13,8 @@
 //	js/order-viem.mjs      to a filled limit order
 //	gethorder/
 //	tour.sh                README.md's curl tour, with the answers it shows
+//	js/anvil-viem.mjs      viem's anvil test client against --dev (docs/anvil.md;
+//	                       TestAnvilTestClient)
 //	js/package.json        exact ethers and viem versions; package-lock.json pins the rest
 //
 // # The flow
