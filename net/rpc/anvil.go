@@ -121,11 +121,7 @@ func (c *call) anvilCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		if err != nil {
 			return dst, err
 		}
-		done := make(chan error, 1)
-		if err := c.waitControl(done, n.SetBalance(a, &wei, func(err error) { done <- err })); err != nil {
-			return dst, err
-		}
-		return append(dst, "null"...), nil
+		return c.nullOnceDurable(dst, func(done func(error)) error { return n.SetBalance(a, &wei, done) })
 	case "anvil_setNonce", "hardhat_setNonce", "evm_setAccountNonce":
 		a, err := c.address(0)
 		if err != nil {
@@ -135,21 +131,13 @@ func (c *call) anvilCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		if err != nil {
 			return dst, err
 		}
-		done := make(chan error, 1)
-		if err := c.waitControl(done, n.SetNonce(a, nonce, func(err error) { done <- err })); err != nil {
-			return dst, err
-		}
-		return append(dst, "null"...), nil
+		return c.nullOnceDurable(dst, func(done func(error)) error { return n.SetNonce(a, nonce, done) })
 	case "anvil_setNextBlockBaseFeePerGas", "hardhat_setNextBlockBaseFeePerGas":
 		fee, err := jsonrpc.ParseU256(c.req.Param(0))
 		if err != nil {
 			return dst, err
 		}
-		done := make(chan error, 1)
-		if err := c.waitControl(done, n.SetBaseFee(&fee, func(err error) { done <- err })); err != nil {
-			return dst, err
-		}
-		return append(dst, "null"...), nil
+		return c.nullOnceDurable(dst, func(done func(error)) error { return n.SetBaseFee(&fee, done) })
 	case "anvil_getAutomine", "hardhat_getAutomine":
 		return append(dst, "true"...), nil
 	case "evm_setAutomine", "anvil_setAutomine":
@@ -291,6 +279,16 @@ func secondsToMicros(v *fastjson.Value) (int64, *jsonrpc.Error) {
 		return 0, errTimestampBig
 	}
 	return int64(s) * 1_000_000, nil
+}
+
+// nullOnceDurable runs a control that reports its durability to done,
+// and answers null once it is durable (or the control's refusal).
+func (c *call) nullOnceDurable(dst []byte, submit func(done func(error)) error) ([]byte, *jsonrpc.Error) {
+	done := make(chan error, 1)
+	if err := c.waitControl(done, submit(func(err error) { done <- err })); err != nil {
+		return dst, err
+	}
+	return append(dst, "null"...), nil
 }
 
 // waitControl answers a control: its refusal (err), else once durable.
