@@ -66,83 +66,112 @@ func (n *Node) control(in *core.Input, done func(error)) error {
 
 // IncreaseTime moves the node's time forward by deltaUs and runs the ticks
 // that makes due; it returns the clock's offset after the jump. The
-// returned channel yields once everything is durable.
-func (n *Node) IncreaseTime(deltaUs int64) (offsetUs int64, durable <-chan error, err error) {
+// channel yields once everything is durable and the new time is
+// past-perfect (settle).
+func (n *Node) IncreaseTime(deltaUs int64) (offsetUs int64, settled <-chan error, err error) {
 	if deltaUs < 0 || deltaUs > TimeJumpMaxUs {
 		return 0, nil, ErrTimeJump
 	}
-	n.mu.Lock()
-	target := n.clock.NowMicros() + deltaUs
-	wait, err := n.jumpLocked(target)
-	offsetUs = n.ledger.ClockOffset()
-	n.mu.Unlock()
+	wait, target, err := n.step(func(now int64) (int64, error) { return now + deltaUs, nil })
 	if err != nil {
 		return 0, nil, err
 	}
-	durable, err = n.runTicksAfter(wait, target)
-	return offsetUs, durable, err
+	n.mu.RLock()
+	offsetUs = n.ledger.ClockOffset()
+	n.mu.RUnlock()
+	return offsetUs, n.settle(wait, target), nil
 }
 
 // SetTime moves the node's time to us (evm_setNextBlockTimestamp, and
-// evm_mine with a timestamp) and runs the ticks that makes due. A time
-// before the node's is refused (*TimeInPastError), as anvil refuses a
-// timestamp before its latest block's; the node's own time is accepted
-// and changes nothing.
+// evm_mine with a timestamp) and runs the ticks that makes due, as
+// IncreaseTime. A time before the node's is refused (*TimeInPastError), as
+// anvil refuses a timestamp before its latest block's; the node's own time
+// is accepted and changes nothing.
 func (n *Node) SetTime(us int64) (<-chan error, error) {
-	n.mu.Lock()
-	now := n.clock.NowMicros()
-	switch {
-	case us < now:
-		n.mu.Unlock()
-		return nil, &TimeInPastError{Seconds: us / 1_000_000}
-	case us-now > TimeJumpMaxUs:
-		n.mu.Unlock()
-		return nil, ErrTimeJump
-	}
-	wait, err := n.jumpLocked(us)
-	n.mu.Unlock()
+	wait, target, err := n.step(func(now int64) (int64, error) {
+		switch {
+		case us < now:
+			return 0, &TimeInPastError{Seconds: us / 1_000_000}
+		case us-now > TimeJumpMaxUs:
+			return 0, ErrTimeJump
+		}
+		return us, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return n.runTicksAfter(wait, us)
+	return n.settle(wait, target), nil
 }
 
-// Mine runs the next auction tick now (evm_mine): the node's time jumps to
-// the earliest tick that has work — a book's pending intents, a resting
-// order's expiry, a perp market's funding, a withdrawal batch — or, on an
-// idle venue, to the next slot of the tick grid, and every tick due then
-// runs. Without a jump (a tick already due) it only runs the due ticks.
-// The channel yields once everything is durable.
-func (n *Node) Mine() (<-chan error, error) {
+// Mine mines count blocks (evm_mine, anvil_mine): each intervalUs after the
+// previous one, or with intervalUs 0 each at the next auction tick — the
+// node's time jumps to the earliest tick that has work (a book's pending
+// intents, a resting order's expiry, a perp market's interval, a
+// withdrawal batch), or on an idle venue to the next slot of the tick grid,
+// and every tick due then runs (a tick already due runs without a jump).
+// The channel yields once everything is durable and the last block's time
+// is past-perfect.
+// REQUIRES: 0 <= intervalUs, count × intervalUs <= TimeJumpMaxUs.
+func (n *Node) Mine(count int, intervalUs int64) (<-chan error, error) {
 	grid := n.tickGridUs()
-	n.mu.Lock()
-	now := n.clock.NowMicros()
-	next, due := n.ledger.NextTickDue(now)
-	var wait <-chan error
-	target := now
-	if !due {
-		if next == math.MaxInt64 || next-now > TimeJumpMaxUs {
-			next = (now/grid + 1) * grid
+	next := func(now int64) (int64, error) {
+		if intervalUs > 0 {
+			return now + intervalUs, nil
 		}
-		var err error
-		if wait, err = n.jumpLocked(next); err != nil {
-			n.mu.Unlock()
+		t, due := n.ledger.NextTickDue(now)
+		switch {
+		case due:
+			return now, nil
+		case t == math.MaxInt64 || t-now > TimeJumpMaxUs:
+			return (now/grid + 1) * grid, nil
+		}
+		return t, nil
+	}
+	var wait <-chan error
+	target := n.clock.NowMicros()
+	for range count {
+		w, t, err := n.step(next)
+		if err != nil {
 			return nil, err
 		}
-		target = next
+		if w != nil {
+			wait = w // the log keeps order: the newest input's durability covers the others
+		}
+		target = t
+	}
+	return n.settle(wait, target), nil
+}
+
+// step moves the node's time to to(now) under the sequencer lock, as a
+// logged clock offset, then runs the ticks due. It returns a channel that
+// yields once the newest input it applied is durable (nil: none) and the
+// new time.
+func (n *Node) step(to func(now int64) (int64, error)) (<-chan error, int64, error) {
+	n.mu.Lock()
+	now := n.clock.NowMicros()
+	us, err := to(now)
+	var wait <-chan error
+	if err == nil && us > now {
+		wait, err = n.jumpLocked(us)
 	}
 	n.mu.Unlock()
-	return n.runTicksAfter(wait, target)
+	if err != nil {
+		return nil, 0, err
+	}
+	ticks, err := n.RunDueTicks()
+	if err != nil {
+		return nil, 0, err
+	}
+	if ticks != nil {
+		wait = ticks
+	}
+	return wait, max(us, now), nil
 }
 
 // jumpLocked sets the clock offset so that the node's time reads us, as a
-// logged input; the returned channel yields once it is durable (nil: us
-// is the node's time already, nothing to log).
-// REQUIRES: n.mu held for writing; us >= the node's time.
+// logged input; the channel yields once it is durable.
+// REQUIRES: n.mu held for writing; us > the node's time.
 func (n *Node) jumpLocked(us int64) (<-chan error, error) {
-	if us <= n.clock.NowMicros() {
-		return nil, nil
-	}
 	off := us - n.cfg.Clock.NowMicros()
 	wait := make(chan error, 1)
 	rej, err := n.submitLocked(&core.Input{Kind: core.InputClockOffset, TimeUs: off}, func(_ *Entry, err error) { wait <- err })
@@ -157,20 +186,13 @@ func (n *Node) jumpLocked(us int64) (<-chan error, error) {
 	return wait, nil
 }
 
-// runTicksAfter runs the ticks due now. The channel yields once they and
-// the input behind wait (nil: none) are durable — the log keeps order, so
-// the later one's durability covers both — and the past-perfect time has
-// reached target: the ticks' records are attested, so whatever a client
-// reads after the answer (svc_pastPerfectTime, eth_blockNumber, receipts)
-// is at the new time.
-func (n *Node) runTicksAfter(wait <-chan error, target int64) (<-chan error, error) {
-	ticks, err := n.RunDueTicks()
-	if err != nil {
-		return nil, err
-	}
-	if ticks != nil {
-		wait = ticks
-	}
+// settle returns a channel that yields once wait (nil: nothing) yields and
+// the past-perfect time has reached target: the ticks' records are
+// attested, so whatever a client reads after the answer
+// (svc_pastPerfectTime, eth_blockNumber, receipts) is at the new time.
+// Attestation takes about a group commit, so it polls every millisecond,
+// for at most ControlSettleMax.
+func (n *Node) settle(wait <-chan error, target int64) <-chan error {
 	settled := make(chan error, 1)
 	go func() {
 		if wait != nil {
@@ -189,12 +211,12 @@ func (n *Node) runTicksAfter(wait <-chan error, target int64) (<-chan error, err
 			case <-n.quit:
 				settled <- ErrStopped
 				return
-			case <-time.After(time.Millisecond): // attestation takes about a group commit
+			case <-time.After(time.Millisecond):
 			}
 		}
 		settled <- nil
 	}()
-	return settled, nil
+	return settled
 }
 
 var errNotSettled = errors.New("the new time did not become past-perfect in time: is the committee short of a quorum?")

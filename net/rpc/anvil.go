@@ -206,8 +206,8 @@ func (c *call) anvilMine(dst []byte) ([]byte, *jsonrpc.Error) {
 }
 
 // mineBlocks mines count blocks, intervalSecs apart (0: each at the next
-// auction tick), and waits until the last is durable: the log keeps order,
-// so all are then.
+// auction tick: node.Mine), and waits until the last is durable and
+// past-perfect.
 func (c *call) mineBlocks(count, intervalSecs uint64) *jsonrpc.Error {
 	if count > MineBlocksMax {
 		return errMineCount
@@ -215,22 +215,8 @@ func (c *call) mineBlocks(count, intervalSecs uint64) *jsonrpc.Error {
 	if intervalSecs > node.TimeJumpMaxUs/1_000_000/max(count, 1) {
 		return errTimeJump
 	}
-	var last <-chan error
-	for range count {
-		var err error
-		if intervalSecs == 0 {
-			last, err = c.s.node.Mine()
-		} else {
-			_, last, err = c.s.node.IncreaseTime(int64(intervalSecs) * 1_000_000)
-		}
-		if err != nil {
-			return controlError(err)
-		}
-	}
-	if last == nil {
-		return nil
-	}
-	return waitDurable(last)
+	settled, err := c.s.node.Mine(int(count), int64(intervalSecs)*1_000_000)
+	return c.waitControl(settled, err)
 }
 
 // nodeInfo answers anvil_nodeInfo in anvil's shape: the head block is the
