@@ -12,17 +12,7 @@ import (
 // TestLedgerdBots is the issue's test: `ledgerd --dev --bots …` alone makes
 // a two-sided, trading book, and every bot transaction is acknowledged.
 func TestLedgerdBots(t *testing.T) {
-	n, err := proc.Start(ledgerd, "--dev", "--datadir", t.TempDir(), "--admin-token", adminToken,
-		"--bots", "makers=2,takers=2,taker-rate=5,levels=5,seed=1,markets=WETH/USD,ETH-PERP")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		n.Stop()
-		if t.Failed() {
-			t.Log(n.Log())
-		}
-	}()
+	n := startDev(t, "--bots", "makers=2,takers=2,taker-rate=5,levels=5,seed=1,markets=WETH/USD,ETH-PERP")
 	admin := dialAdmin(t, n.HTTP)
 	ws := dialAdmin(t, n.WS)
 	waitState(t, admin, "running")
@@ -93,16 +83,7 @@ func TestLedgerdDevQuiet(t *testing.T) {
 // quote times follow the node's time, not the wall clock: every
 // transaction is still acknowledged.
 func TestLedgerdBotsFollowNodeTime(t *testing.T) {
-	n, err := proc.Start(ledgerd, "--dev", "--datadir", t.TempDir(), "--admin-token", adminToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		n.Stop()
-		if t.Failed() {
-			t.Log(n.Log())
-		}
-	}()
+	n := startDev(t)
 	admin := dialAdmin(t, n.HTTP)
 	var offset int64
 	call(t, admin, &offset, "evm_increaseTime", 3600)
@@ -117,4 +98,21 @@ func TestLedgerdBotsFollowNodeTime(t *testing.T) {
 			t.Errorf("%s an hour ahead: sent %d, acked %d, refused %v (%s)", b.Name, b.Sent, b.Acked, b.Refused, b.LastError)
 		}
 	}
+}
+
+// startDev starts `ledgerd --dev` with args added and stops it when the
+// test ends, logging its output if the test failed.
+func startDev(t *testing.T, args ...string) *proc.Ledgerd {
+	t.Helper()
+	n, err := proc.Start(ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		n.Stop()
+		if t.Failed() {
+			t.Log(n.Log())
+		}
+	})
+	return n
 }
