@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -339,5 +340,25 @@ func TestAnvilTableRefusals(t *testing.T) {
 	}
 	if rows < 20 {
 		t.Fatalf("found %d -32601 rows in docs/anvil.md: the table's layout changed", rows)
+	}
+}
+
+// TestControlWithoutTokenTakesNoWorker: outside dev mode a control without
+// the token is refused at once, on the event loop, like an admin write:
+// with the only worker held by a write waiting for durability, it still
+// answers -32600 at once.
+func TestControlWithoutTokenTakesNoWorker(t *testing.T) {
+	hold, entered, release := holdWrites()
+	tn := startNodeWith(t, nodeSetup{rpc: func(c *rpc.Config) { c.Workers = 1 }}, hold)
+	t.Cleanup(release)
+	first := postAsync(tn.url, `{"jsonrpc":"2.0","id":1,"method":"admin_setBaseFee","params":["0x1"]}`, true)
+	wait(t, entered, "the admin write at the writer") // the one worker waits
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := tn.rpc.CallContext(ctx, nil, "evm_increaseTime", 60)
+	wantRPCError(t, err, -32600, "Invalid Request", "admin methods require the header Authorization: Bearer <admin token>")
+	release()
+	if a := <-first; a.err != nil {
+		t.Fatal(a.err)
 	}
 }

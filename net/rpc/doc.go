@@ -31,8 +31,8 @@
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
 // they answer -32600 at once, on the event loop: they never take a worker. The
 // anvil-compatible controls (anvil.go, docs/anvil.md: evm_*, anvil_* and
-// their hardhat_ aliases) need it too, except under Config.Dev; refused,
-// the blocking ones answer -32600 from the worker they were queued for.
+// their hardhat_ aliases) need it too, and are refused the same way,
+// except under Config.Dev.
 //
 // # Limits
 //

@@ -213,7 +213,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	case isLoneSend(reqs, batch):
 		c := call{s: s, sc: sc, req: &reqs[0], origin: o}
 		w.Body = c.run(w.Body)
-	case hasWrite(reqs, o.admin):
+	case s.hasWrite(reqs, o.admin):
 		// One request of a connection is served at a time (later ones wait
 		// behind a deferred response), so HTTP needs no bound per
 		// connection: only the node's queue can be full.
@@ -304,11 +304,12 @@ func isWrite(method []byte) bool {
 
 // hasWrite reports whether reqs hold a write that must wait in place on a
 // worker. An admin write without authorization is no write: it answers
-// -32600 at once, on the event loop, and never takes a worker.
-func hasWrite(reqs []jsonrpc.Request, admin bool) bool {
+// -32600 at once, on the event loop, and never takes a worker; so does an
+// anvil control (anvil.go) without it outside --dev.
+func (s *Service) hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	for i := range reqs {
 		m := reqs[i].Method
-		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_"))) {
+		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_")) && (s.cfg.Dev || !isControl(m))) {
 			return true
 		}
 	}
