@@ -43,6 +43,11 @@
 // is its recovery target, and nothing but a recover call to the Recovery
 // application naming it is accepted from the account until one is.
 //
+// Controls (controls.go, docs/anvil.md). anvil_setBalance, anvil_setNonce
+// and the clock offset of evm_increaseTime are inputs too: a balance set is
+// issued or taken back (conservation holds), a nonce only moves forward, and
+// the offset is state the node reads back after a restart.
+//
 // Snapshots. AppendSnapshot writes the whole state as canonical bytes
 // (layout in snapshot.go, the orderbook's in core/clob/doc.go), so that
 // the node can persist it at a tick boundary and, at start-up, load the

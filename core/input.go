@@ -25,6 +25,14 @@ const (
 	// InputLockAccount locks the account To (an equivocation, or
 	// admin_lockAccount): docs/bridge.md §7.
 	InputLockAccount
+	// InputSetBalance sets the free native cash of To to Amount
+	// (anvil_setBalance: controls.go).
+	InputSetBalance
+	// InputSetNonce sets the next nonce of To to Nonce (anvil_setNonce).
+	InputSetNonce
+	// InputClockOffset sets the node's clock offset to TimeUs
+	// (evm_increaseTime, evm_setNextBlockTimestamp).
+	InputClockOffset
 )
 
 // Input is one entry of the sequencer's log: everything that changes the
@@ -37,7 +45,8 @@ type Input struct {
 	// InputTick. Time reaches the ledger only this way.
 	TimeUs int64
 	// InputDeposit: the deposit's id, token, recipient and amount;
-	// InputLockAccount: the account (To).
+	// InputLockAccount: the account (To); InputSetBalance: the account and
+	// its new balance; InputSetNonce: the account (To).
 	DepositID Hash
 	Token     Address
 	To        Address
@@ -49,11 +58,14 @@ type Input struct {
 	// InputSetOracle: the market and its new oracle price (wei).
 	Book  clob.Hash
 	Price uint256.Int
+	// InputSetNonce: the account's new next nonce.
+	Nonce uint64
 }
 
-// Apply applies one input. Transactions, market creations and locks may be
-// rejected (rec nil, rej set); deposits, base-fee changes and ticks always
-// apply. Base-fee changes, market creations and locks produce no record.
+// Apply applies one input. Transactions, market creations, locks and the
+// controls (controls.go) may be rejected (rec nil, rej set); deposits,
+// base-fee changes and ticks always apply. Base-fee changes, market
+// creations, oracle prices, locks and the controls produce no record.
 func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 	switch in.Kind {
 	case InputTx:
@@ -78,6 +90,12 @@ func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 		return nil, Reject{}
 	case InputLockAccount:
 		return nil, l.LockAccount(in.To)
+	case InputSetBalance:
+		return nil, l.SetBalance(in.To, &in.Amount)
+	case InputSetNonce:
+		return nil, l.SetNonce(in.To, in.Nonce)
+	case InputClockOffset:
+		return nil, l.SetClockOffset(in.TimeUs)
 	}
 	panic("BUG: unknown input kind")
 }

@@ -111,6 +111,8 @@ type Ledger struct {
 	env    clob.Envelope
 	// wd holds the Bridge's withdrawals (withdraw.go).
 	wd withdrawals
+	// clockOffsetUs is what the node adds to its time source (controls.go).
+	clockOffsetUs int64
 }
 
 // NewLedger returns an empty ledger.

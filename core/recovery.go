@@ -40,10 +40,10 @@ var recoverSelector = func() [4]byte {
 const recoverCallLen = 4 + 32 + 32
 
 // Newest returns the account's newest transaction; false if it never sent
-// one.
+// one, or none since anvil_setNonce moved its nonce (controls.go).
 func (l *Ledger) Newest(a Address) (TxRef, bool) {
 	acc := l.accounts[a]
-	if acc == nil || acc.Nonce == 0 {
+	if acc == nil || acc.Nonce == 0 || acc.newest == (Hash{}) {
 		return TxRef{}, false
 	}
 	return TxRef{Hash: acc.newest, Nonce: acc.Nonce - 1}, true

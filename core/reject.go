@@ -37,6 +37,9 @@ const (
 	// RejectNoTransaction refuses to lock an account that never sent a
 	// transaction: it has no recovery target.
 	RejectNoTransaction
+	// RejectControl refuses a test-venue control (controls.go; Detail
+	// says why).
+	RejectControl
 )
 
 // Reject describes a refused input. Which fields are meaningful depends on
@@ -44,7 +47,7 @@ const (
 // transactions; App and Reason for RejectApp (Reason is clob.OK when the
 // application is not the orderbook: the reason after the application's prefix,
 // "Bridge validation failed: " or "Recovery validation failed: "); Detail for
-// RejectMarket; Target for RejectLocked and RejectEquivocation.
+// RejectMarket and RejectControl; Target for RejectLocked and RejectEquivocation.
 type Reject struct {
 	Code    RejectCode
 	Have    uint64

@@ -15,10 +15,10 @@ import (
 // Snapshot layout (all integers big-endian; accounts sorted by address,
 // tokens by token address, so the bytes depend only on the state):
 //
-//	+---------+---------+-----+----------+-------------+---------+----------+
-//	| "LSNAP5"| chainID | seq | baseFee  | feesBurned  | nAccts  | accounts |
-//	|  6 B    |  u64    | u64 | 32 B     | 32 B        | u32     |   ...    |
-//	+---------+---------+-----+----------+-------------+---------+----------+
+//	+---------+---------+-----+----------+-------------+-------------+---------+----------+
+//	| "LSNAP6"| chainID | seq | baseFee  | feesBurned  | clockOffset | nAccts  | accounts |
+//	|  6 B    |  u64    | u64 | 32 B     | 32 B        |  i64 (µs)   | u32     |   ...    |
+//	+---------+---------+-----+----------+-------------+-------------+---------+----------+
 //	| issued: tokenAmounts | obFees: tokenAmounts | withdrawals (withdraw.go) | engine (clob.Engine.AppendSnapshot) |
 //	+----------------------+----------------------+---------------------------+-------------------------------------+
 //	account:      | address 20 B | nonce u64 | newest 32 B | locked u8 | native balance | nTokens u32 | (token 20 B | balance)* |
@@ -26,13 +26,14 @@ import (
 //	tokenAmounts: | n u32 | (token 20 B | amount 32 B)* |
 //
 // newest is the hash of the account's newest transaction (zero, and locked
-// 0, for an account that never sent one); locked is 0 or 1 (recovery.go).
+// 0, for an account that never sent one or none since anvil_setNonce);
+// locked is 0 or 1 (recovery.go). clockOffset is controls.go's.
 // The pending marks are not part of it (see the package doc). Nor is the
 // orderbook's configuration (Config.Orderbook): LoadSnapshot takes it from
 // its caller, nor the bridge's (Config.Bridge, WithdrawalsPerBatchMax). No
 // token list holds NativeToken except issued, obFees and withdrawn (an
 // account's native balance has its own field).
-const snapshotMagic = "LSNAP5"
+const snapshotMagic = "LSNAP6"
 
 // AppendSnapshot appends the canonical encoding of the state to dst.
 // Besides dst's growth it allocates only its sort buffers (the accounts,
@@ -44,6 +45,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, l.seq)
 	dst = appendU256(dst, &l.baseFee)
 	dst = appendU256(dst, &l.feesBurned)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(l.clockOffsetUs))
 	// Sorting (address, account) pairs saves looking every account up again.
 	accts := make([]accountEntry, 0, len(l.accounts))
 	for a, acc := range l.accounts {
@@ -228,6 +230,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	}
 	r.U256(&l.baseFee)
 	r.U256(&l.feesBurned)
+	l.clockOffsetUs = int64(r.U64())
 	holdings := l.loadAccounts(&r)
 	l.issued = r.tokenAmounts()
 	l.obFees = r.tokenAmounts()

@@ -323,9 +323,9 @@ func TestLoadSnapshotRefuses(t *testing.T) {
 		return b
 	}
 	// Offsets: magic 6, chain id 8, seq 8, base fee 32, fees burned 32,
-	// account count 4, then the first account: address 20, nonce 8, newest
-	// transaction 32, lock bit 1, cash 32.
-	const nAccts, lock = 6 + 8 + 8 + 32 + 32, 6 + 8 + 8 + 32 + 32 + 4 + 20 + 8 + 32
+	// clock offset 8, account count 4, then the first account: address 20,
+	// nonce 8, newest transaction 32, lock bit 1, cash 32.
+	const nAccts, lock = 6 + 8 + 8 + 32 + 32 + 8, 6 + 8 + 8 + 32 + 32 + 8 + 4 + 20 + 8 + 32
 	const cash = lock + 1
 	f("magic", w.cfg, edit(func(b []byte) { b[0] = 'X' }), "magic")
 	other := w.cfg

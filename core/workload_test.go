@@ -14,7 +14,7 @@ import (
 // with every order type, flag and ttl) and the ticks they make due, plus a
 // share of inputs the ledger refuses (bad nonces, underpriced, unfunded,
 // late or malformed intents, duplicate markets), withdrawals to the Bridge
-// (some refused, some unfunded). It reads the ledger it is
+// (some refused, some unfunded), and the anvil controls. It reads the ledger it is
 // given only to pick plausible nonces, targets and tick times.
 type workload struct {
 	r      *rand.Rand
@@ -126,6 +126,9 @@ func (w *workload) next(l *Ledger) *Input {
 	if w.chance(3) {
 		return w.lockOrRecover(l)
 	}
+	if w.chance(2) {
+		return w.control(l)
+	}
 	switch x := w.r.IntN(100); {
 	case x < 55:
 		return w.orderbookTx(l)
@@ -176,6 +179,28 @@ func (w *workload) lockOrRecover(l *Ledger) *Input {
 		return &Input{Kind: InputTx, Tx: tx, TimeUs: w.nowUs}
 	}
 	return &Input{Kind: InputLockAccount, To: w.account()}
+}
+
+// control draws an anvil control (controls.go): a balance set (now and
+// then to zero, on an account with orders or debt too), a nonce moved
+// (now and then backwards: refused), or a clock offset.
+func (w *workload) control(l *Ledger) *Input {
+	a := w.account()
+	switch w.r.IntN(3) {
+	case 0:
+		in := &Input{Kind: InputSetBalance, To: a}
+		if !w.chance(20) {
+			in.Amount.Mul(uint256.NewInt(uint64(w.r.IntN(20_000))), uint256.NewInt(1e18))
+		}
+		return in
+	case 1:
+		nonce := l.Nonce(a) + uint64(w.r.IntN(3))
+		if w.chance(20) && nonce > 0 {
+			nonce = l.Nonce(a) - 1
+		}
+		return &Input{Kind: InputSetNonce, To: a, Nonce: nonce}
+	}
+	return &Input{Kind: InputClockOffset, TimeUs: int64(w.r.IntN(1 << 40))}
 }
 
 // account is a known account, now and then one the ledger has never seen.

@@ -49,6 +49,10 @@
 //	+-------------+--------------+----------------+------------+-----------+-------------+---------+----------+
 //	kind 7, oracle price: | book 32 | price u256 |
 //	kind 8, account lock: | account 20 |
+//	kind 9, set balance:  | account 20 | native balance u256 |   (anvil_setBalance)
+//	kind 10, set nonce:   | account 20 | next nonce 8 |          (anvil_setNonce)
+//	kind 11, clock offset: | offsetUs 8 (two's complement) |    (evm_increaseTime,
+//	                                                              evm_setNextBlockTimestamp)
 //
 //	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
 //	value: (below)                                 no gaps (Append, Batches, Batch)
@@ -59,9 +63,9 @@
 //
 // A batch covers the records at places firstPlace … firstPlace+leaves-1. A
 // record's place is its position in log order among the inputs that produce
-// a record (all but base-fee changes, market creations, oracle prices and
-// account locks): the order the attester signs them in, and the order of the
-// history listings. The leaves rebuild the Merkle tree (every receipt's
+// a record (all but base-fee changes, market creations, oracle prices,
+// account locks and the controls of kinds 9 to 11): the order the attester
+// signs them in, and the order of the history listings. The leaves rebuild the Merkle tree (every receipt's
 // proof) without the records.
 //
 // History, written with the batch that attests it (Append, in the same

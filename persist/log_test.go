@@ -34,6 +34,11 @@ func sampleInputs() []*core.Input {
 		{Kind: core.InputCreateMarket, Market: perpMarket()},
 		{Kind: core.InputSetOracle, Book: clob.Hash{3}, Price: *uint256.NewInt(1_000e16)},
 		{Kind: core.InputLockAccount, To: core.Address{6, 19: 6}},
+		{Kind: core.InputSetBalance, To: core.Address{7, 19: 7}, Amount: *uint256.NewInt(5e18)},
+		{Kind: core.InputSetBalance, To: core.Address{7, 19: 8}},
+		{Kind: core.InputSetNonce, To: core.Address{8, 19: 8}, Nonce: 1 << 40},
+		{Kind: core.InputClockOffset, TimeUs: 86_400_000_000},
+		{Kind: core.InputClockOffset, TimeUs: -3},
 	}
 }
 

@@ -26,6 +26,9 @@ const (
 	kindPerpMarket byte = 6
 	kindSetOracle  byte = 7
 	kindLock       byte = 8
+	kindSetBalance byte = 9
+	kindSetNonce   byte = 10
+	kindClock      byte = 11
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -59,6 +62,12 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 		return appendU256(dst, &in.Price)
 	case core.InputLockAccount:
 		return append(append(dst, kindLock), in.To[:]...)
+	case core.InputSetBalance:
+		return appendU256(append(append(dst, kindSetBalance), in.To[:]...), &in.Amount)
+	case core.InputSetNonce:
+		return binary.BigEndian.AppendUint64(append(append(dst, kindSetNonce), in.To[:]...), in.Nonce)
+	case core.InputClockOffset:
+		return binary.BigEndian.AppendUint64(append(dst, kindClock), uint64(in.TimeUs))
 	}
 	panic("BUG: unknown input kind")
 }
@@ -191,6 +200,17 @@ func DecodeRecord(b []byte) (core.Input, error) {
 	case kindLock:
 		in.Kind = core.InputLockAccount
 		r.bytes(in.To[:])
+	case kindSetBalance:
+		in.Kind = core.InputSetBalance
+		r.bytes(in.To[:])
+		r.u256(&in.Amount)
+	case kindSetNonce:
+		in.Kind = core.InputSetNonce
+		r.bytes(in.To[:])
+		in.Nonce = r.U64()
+	case kindClock:
+		in.Kind = core.InputClockOffset
+		in.TimeUs = int64(r.U64())
 	default:
 		return in, ErrCorrupt
 	}

@@ -63,6 +63,7 @@ type bot struct {
 	feeCap *big.Int
 	c      *client
 	d      *decider
+	now    func() int64 // the node's time, µs (Config.NowMicros)
 	nonce  uint64
 	synced bool   // nonce matches the node's; false after a transport error
 	ref    uint64 // a spot maker's reference price, steps (0: not yet set)
@@ -157,7 +158,7 @@ func (b *bot) next() time.Duration {
 	}
 	interval := b.market.IntervalUs
 	period := interval * int64(b.spec.QuoteEvery)
-	now := time.Now().UnixMicro()
+	now := b.now()
 	at := ((now-interval/2)/period+1)*period + interval/2
 	return time.Duration(at-now) * time.Microsecond
 }
@@ -248,7 +249,7 @@ func (b *bot) reference(t *top) uint64 {
 // interval of slack for the request's way to the node.
 func (b *bot) deadline() uint64 {
 	interval := b.market.IntervalUs
-	return uint64((time.Now().UnixMicro()/interval + 2) * interval)
+	return uint64((b.now()/interval + 2) * interval)
 }
 
 func (b *bot) intent(o *order, flags uint8, deadline, ttl uint64) *clob.Intent {

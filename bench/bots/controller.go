@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -20,6 +21,10 @@ type Config struct {
 	AdminToken string
 	// Logf reports a session's start, failure and end (nil: silent).
 	Logf func(format string, args ...any)
+	// NowMicros is the node's time in Unix µs, which deadlines and quote
+	// times follow (nil: the wall clock). ledgerd passes its node's clock,
+	// which evm_increaseTime moves ahead of the wall clock (docs/anvil.md).
+	NowMicros func() int64
 }
 
 // Controller runs at most one bot session against a node's listen address.
@@ -36,6 +41,9 @@ type Controller struct {
 func New(cfg Config) *Controller {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
+	}
+	if cfg.NowMicros == nil {
+		cfg.NowMicros = func() int64 { return time.Now().UnixMicro() }
 	}
 	return &Controller{cfg: cfg}
 }
@@ -237,7 +245,7 @@ func (c *Controller) newBot(ctx context.Context, spec *Spec, addr string, m mark
 		return nil, err
 	}
 	return &bot{name: fmt.Sprintf("%s-%d %s", r, j, m.Name), role: r, market: m, spec: spec, key: key,
-		addr: crypto.PubkeyToAddress(key.PublicKey), signer: signer, feeCap: feeCap, c: cl, d: newDecider(spec, index)}, nil
+		addr: crypto.PubkeyToAddress(key.PublicKey), signer: signer, feeCap: feeCap, c: cl, d: newDecider(spec, index), now: c.cfg.NowMicros}, nil
 }
 
 // pick returns the named markets in the order named (every market when

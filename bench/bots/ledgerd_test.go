@@ -5,23 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ledgervenue/node/bench/bots"
 	"github.com/ledgervenue/node/bench/proc"
 )
 
 // TestLedgerdBots is the issue's test: `ledgerd --dev --bots …` alone makes
 // a two-sided, trading book, and every bot transaction is acknowledged.
 func TestLedgerdBots(t *testing.T) {
-	n, err := proc.Start(ledgerd, "--dev", "--datadir", t.TempDir(), "--admin-token", adminToken,
-		"--bots", "makers=2,takers=2,taker-rate=5,levels=5,seed=1,markets=WETH/USD,ETH-PERP")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		n.Stop()
-		if t.Failed() {
-			t.Log(n.Log())
-		}
-	}()
+	n := startDev(t, "--bots", "makers=2,takers=2,taker-rate=5,levels=5,seed=1,markets=WETH/USD,ETH-PERP")
 	admin := dialAdmin(t, n.HTTP)
 	ws := dialAdmin(t, n.WS)
 	waitState(t, admin, "running")
@@ -85,4 +76,43 @@ func TestLedgerdDevQuiet(t *testing.T) {
 	}
 	call(t, admin, nil, "admin_startBots", "makers=1,takers=0,markets=BTC-PERP")
 	waitState(t, admin, "running")
+}
+
+// TestLedgerdBotsFollowNodeTime: after evm_increaseTime moved the node an
+// hour ahead of the wall clock (docs/anvil.md), the bots' deadlines and
+// quote times follow the node's time, not the wall clock: every
+// transaction is still acknowledged.
+func TestLedgerdBotsFollowNodeTime(t *testing.T) {
+	n := startDev(t)
+	admin := dialAdmin(t, n.HTTP)
+	var offset int64
+	call(t, admin, &offset, "evm_increaseTime", 3600)
+	var st bots.Status
+	call(t, admin, &st, "admin_startBots", "makers=1,takers=1,taker-rate=5,levels=2,seed=3,markets=WETH/USD")
+	waitState(t, admin, "running")
+	time.Sleep(2 * time.Second)
+	var stopped bool
+	call(t, admin, &stopped, "admin_stopBots")
+	for _, b := range waitState(t, admin, "stopped").Bots {
+		if b.Sent == 0 || b.Acked != b.Sent || len(b.Refused) != 0 {
+			t.Errorf("%s an hour ahead: sent %d, acked %d, refused %v (%s)", b.Name, b.Sent, b.Acked, b.Refused, b.LastError)
+		}
+	}
+}
+
+// startDev starts `ledgerd --dev` with args added and stops it when the
+// test ends, logging its output if the test failed.
+func startDev(t *testing.T, args ...string) *proc.Ledgerd {
+	t.Helper()
+	n, err := proc.Start(ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken}, args...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		n.Stop()
+		if t.Failed() {
+			t.Log(n.Log())
+		}
+	})
+	return n
 }

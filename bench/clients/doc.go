@@ -16,6 +16,8 @@
 //	js/devsign-ethers.mjs  the dev accounts signing for ethers' JsonRpcSigner
 //	js/devsign-viem.mjs    and viem's JSON-RPC account (TestDevSigning,
 //	js/devsign.mjs         docs/signing.md); what the two share
+//	js/anvil-viem.mjs      viem's anvil test client against --dev (docs/anvil.md;
+//	                       TestAnvilTestClient)
 //	js/package.json        exact ethers and viem versions; package-lock.json pins the rest
 //
 // # The flow

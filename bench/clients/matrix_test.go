@@ -114,7 +114,7 @@ func runFlow(t *testing.T, compat bool, argv []string) map[string]outcome {
 }
 
 // parseSteps reads the `STEP <name> ok` and `STEP <name> fail <message>`
-// lines of a flow's output; every one of names without a line failed.
+// lines of a flow's output; every step of names without a line failed.
 func parseSteps(stdout string, names []string) map[string]outcome {
 	res := make(map[string]outcome, len(names))
 	sc := bufio.NewScanner(strings.NewReader(stdout))

@@ -167,7 +167,7 @@ func run(f *flags) error {
 		ResponseBytesMax: f.responseBytesMax}
 	var botCtl *bots.Controller // admin_startBots and --bots: dev mode on the wall clock only
 	if f.dev && manual == nil {
-		botCtl = bots.New(bots.Config{AdminToken: f.adminToken, Logf: log.Printf})
+		botCtl = bots.New(bots.Config{AdminToken: f.adminToken, Logf: log.Printf, NowMicros: n.Clock().NowMicros})
 		rcfg.Bots = botCtl
 	}
 	svc := rpc.New(rcfg)

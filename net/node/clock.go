@@ -39,21 +39,31 @@ func (c *ManualClock) Advance(deltaUs int64) int64 {
 	return c.us.Add(deltaUs)
 }
 
-// monotonic is the node's notion of now: its source read through a floor,
-// so that no reading is below an earlier one. When the source steps back
+// monotonic is the node's notion of now: its source plus an offset
+// (evm_increaseTime, evm_setNextBlockTimestamp: controls.go), read through
+// a floor, so that no reading is below an earlier one. When the source steps back
 // (an NTP correction, a VM resumed), the node holds its last time until the
 // source catches up, rather than stamp an input, attest a batch or run a
 // tick before one it already did: the subscription hub and the history
 // indexes rely on those times never decreasing. Start-up raises the floor
 // to the newest time in the restored state, so this holds across restarts
-// too. Safe for concurrent use, lock-free.
+// too. The offset is ledger state (core.Ledger.ClockOffset), set under the
+// sequencer lock as its input applies and again after start-up restored
+// the ledger. Safe for concurrent use, lock-free.
 type monotonic struct {
-	src Clock
+	src    Clock
+	offset atomic.Int64 // µs added to src
 	floor
 }
 
-// NowMicros returns max(the source's time, every earlier reading).
-func (c *monotonic) NowMicros() int64 { return c.raise(c.src.NowMicros()) }
+// NowMicros returns max(the source's time plus the offset, every earlier
+// reading).
+func (c *monotonic) NowMicros() int64 { return c.raise(c.src.NowMicros() + c.offset.Load()) }
+
+// resumeOffset takes the clock offset from the restored ledger: start-up
+// calls it once the snapshot and the log are applied.
+// REQUIRES: n.mu held, or the node not started.
+func (n *Node) resumeOffset() { n.clock.offset.Store(n.ledger.ClockOffset()) }
 
 // floor is a running maximum, lock-free.
 type floor struct{ last atomic.Int64 }

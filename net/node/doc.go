@@ -60,6 +60,11 @@
 //     balances, positions and the ranking closest to liquidation read the
 //     ledger's margin under the read lock. The ranking is kept with the
 //     ledger sequence it was computed at and is recomputed once that moves.
+//   - anvil controls (controls.go): setBalance, setNonce and every time
+//     jump are logged inputs applied under the sequencer lock; a jump moves
+//     the clock's offset (ledger state, resumed at start-up), never back,
+//     runs the ticks it makes due, and answers once the new time is
+//     past-perfect.
 //   - Account locks (recovery.go): the ledger reports an equivocation and
 //     the sequencer turns it into a logged lock input under the same lock,
 //     so a replay locks at the same place; the equivocating transaction

@@ -402,6 +402,8 @@ func (n *Node) restore() error {
 	if n.records < head.NextPlace {
 		return fmt.Errorf("the history holds %d attested records, the log only %d: the data directory is damaged", head.NextPlace, n.records)
 	}
+	n.resumeOffset() // evm_increaseTime's offset, from the log or the snapshot
+
 	// The node's time resumes at the newest it had given out, even if the
 	// source now reads earlier (a restart after the clock stepped back).
 	n.clock.raise(max(n.lastAtt, n.lastTickUs))

@@ -29,10 +29,10 @@ var TxKindNames = [txKinds]string{TxKindOrderbook: "orderbook", TxKindOther: "ot
 // core.RejectNone being "admitted"): refusals before the ledger sees the
 // transaction.
 const (
-	txOverloaded         = int(core.RejectNoTransaction) + 1 + iota // ErrOverloaded
-	txStopped                                                       // ErrStopped, ErrLogFailed
-	txBlacklisted                                                   // ErrBlacklisted
-	txValidatorsRejected                                            // *RejectedError
+	txOverloaded         = int(core.RejectControl) + 1 + iota // ErrOverloaded
+	txStopped                                                 // ErrStopped, ErrLogFailed
+	txBlacklisted                                             // ErrBlacklisted
+	txValidatorsRejected                                      // *RejectedError
 	txOutcomes
 )
 
@@ -54,6 +54,7 @@ var TxOutcomeNames = [txOutcomes]string{
 	core.RejectLocked:              "locked",
 	core.RejectEquivocation:        "equivocation",
 	core.RejectNoTransaction:       "no_transaction",
+	core.RejectControl:             "control",
 	txOverloaded:                   "overloaded",
 	txStopped:                      "stopped",
 	txBlacklisted:                  "blacklisted",

@@ -16,7 +16,6 @@ import (
 	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
-	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/ethtx"
@@ -30,25 +29,10 @@ import (
 // Dev accounts signing for the client (devsign.go, docs/signing.md),
 // through go-ethereum's rpc client over HTTP and WebSocket.
 
-func startDevNode(t *testing.T) *testNode {
-	t.Helper()
-	return startNodeWith(t, nodeSetup{rpc: func(c *rpc.Config) { c.Dev = true }})
-}
-
-// transports are a node's go-ethereum clients over HTTP and WebSocket.
-func (tn *testNode) transports(t *testing.T) map[string]*gethrpc.Client {
-	t.Helper()
-	ws, err := gethrpc.DialWebsocket(context.Background(), tn.ws, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ws.Close)
-	return map[string]*gethrpc.Client{"http": tn.rpc, "ws": ws}
-}
-
 func TestDevAccounts(t *testing.T) {
 	tn := startDevNode(t)
-	for name, c := range tn.transports(t) {
+	for _, nc := range tn.clients(t) {
+		name, c := nc.name, nc.c
 		var got []common.Address
 		if err := c.Call(&got, "eth_accounts"); err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -75,7 +59,8 @@ func TestDevSendTransaction(t *testing.T) {
 	tn := startDevNode(t)
 	ctx := context.Background()
 	i := 0
-	for name, c := range tn.transports(t) {
+	for _, nc := range tn.clients(t) {
+		name, c := nc.name, nc.c
 		from, to := devAddr(i), devAddr(9-i)
 		i++
 		before, err := tn.eth.BalanceAt(ctx, to, nil)
@@ -231,7 +216,8 @@ func recovers(t *testing.T, hash []byte, sig hexutil.Bytes, a common.Address) {
 func TestDevSignMessages(t *testing.T) {
 	tn := startDevNode(t)
 	msg := []byte("hello ledgerd")
-	for name, c := range tn.transports(t) {
+	for _, nc := range tn.clients(t) {
+		name, c := nc.name, nc.c
 		var sig hexutil.Bytes
 		if err := c.Call(&sig, "eth_sign", devAddr(1), hexutil.Bytes(msg)); err != nil {
 			t.Fatalf("%s eth_sign: %v", name, err)
@@ -277,7 +263,8 @@ func TestDevSignTypedData(t *testing.T) {
 	text, _ := json.Marshal(td)
 	noDomainType := mail()
 	delete(noDomainType.Types, "EIP712Domain")
-	for name, c := range tn.transports(t) {
+	for _, nc := range tn.clients(t) {
+		name, c := nc.name, nc.c
 		// As an object, as the JSON string ethers and viem send, and
 		// without the EIP712Domain type (inferred from the domain).
 		for form, arg := range map[string]any{"object": td, "string": string(text), "no EIP712Domain": noDomainType} {

@@ -115,7 +115,8 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, errUnauthorized
 		}
 		return c.adminFaults(dst)
-	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState":
+	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState",
+		"anvil_snapshot", "anvil_revert", "hardhat_dumpState", "hardhat_loadState":
 		if !c.controlAllowed() {
 			return dst, errUnauthorized
 		}
@@ -125,6 +126,15 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, errUnauthorized
 		}
 		return c.adminBots(dst)
+	}
+	if isControl(c.req.Method) { // anvil.go
+		if !c.controlAllowed() {
+			return dst, errUnauthorized
+		}
+		return c.anvilCall(dst)
+	}
+	if isNoEVMMethod(string(c.req.Method)) {
+		return dst, errNoEVM
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

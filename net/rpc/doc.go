@@ -30,7 +30,10 @@
 // web view's embedded files (package ui).
 //
 // Admin methods (admin_*) need "Authorization: Bearer <token>"; without it
-// they answer -32600 at once, on the event loop: they never take a worker.
+// they answer -32600 at once, on the event loop: they never take a worker. The
+// anvil-compatible controls (anvil.go, docs/anvil.md: evm_*, anvil_* and
+// their hardhat_ aliases) need it too, and are refused the same way,
+// except under Config.Dev.
 //
 // Under --dev (Config.Dev) the dev accounts sign for the client
 // (devsign.go, docs/signing.md): eth_accounts lists them;

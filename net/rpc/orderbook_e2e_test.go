@@ -103,9 +103,10 @@ func pack(t *testing.T, method string, args ...any) []byte {
 	return data
 }
 
-// nextDeadline is the first tick after the manual clock's now.
+// nextDeadline is the first tick after the node's now (the manual clock
+// plus the offset evm_increaseTime adds).
 func (tn *testNode) nextDeadline() *big.Int {
-	now := tn.clock.NowMicros()
+	now := tn.node.Clock().NowMicros()
 	return big.NewInt((now/intervalUs + 1) * intervalUs)
 }
 

@@ -216,7 +216,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	case isLoneSend(reqs, batch):
 		c := call{s: s, sc: sc, req: &reqs[0], origin: o}
 		w.Body = c.run(w.Body)
-	case hasWrite(reqs, o.admin):
+	case s.hasWrite(reqs, o.admin):
 		// One request of a connection is served at a time (later ones wait
 		// behind a deferred response), so HTTP needs no bound per
 		// connection: only the node's queue can be full.
@@ -298,9 +298,13 @@ func isWrite(method []byte) bool {
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
-	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState":
+	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState",
+		"anvil_snapshot", "anvil_revert", "hardhat_dumpState", "hardhat_loadState":
 		return true
 	case "eth_sendTransaction", "eth_signTypedData_v4": // devsign.go: waits for durability; bounded but costly
+		return true
+	}
+	if isControl(method) && !isControlRead(method) { // anvil.go
 		return true
 	}
 	return false
@@ -308,11 +312,12 @@ func isWrite(method []byte) bool {
 
 // hasWrite reports whether reqs hold a write that must wait in place on a
 // worker. An admin write without authorization is no write: it answers
-// -32600 at once, on the event loop, and never takes a worker.
-func hasWrite(reqs []jsonrpc.Request, admin bool) bool {
+// -32600 at once, on the event loop, and never takes a worker; so does an
+// anvil control (anvil.go) without it outside --dev.
+func (s *Service) hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	for i := range reqs {
 		m := reqs[i].Method
-		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_"))) {
+		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_")) && (s.cfg.Dev || !isControl(m))) {
 			return true
 		}
 	}

@@ -26,13 +26,13 @@ var errStateTooLarge = &jsonrpc.Error{Code: CodeValidationFailed, Message: "stat
 func (c *call) stateControl(dst []byte) ([]byte, *jsonrpc.Error) {
 	n := c.s.node
 	switch string(c.req.Method) {
-	case "evm_snapshot":
+	case "evm_snapshot", "anvil_snapshot":
 		id, err := n.EvmSnapshot()
 		if err != nil {
 			return dst, stateError(err)
 		}
 		return jsonrpc.AppendQuantity(dst, id), nil
-	case "evm_revert":
+	case "evm_revert", "anvil_revert":
 		id, perr := jsonrpc.ParseQuantity(c.req.Param(0))
 		if perr != nil {
 			return dst, perr
@@ -42,14 +42,14 @@ func (c *call) stateControl(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, stateError(err)
 		}
 		return strconv.AppendBool(dst, ok), nil
-	case "anvil_dumpState":
+	case "anvil_dumpState", "hardhat_dumpState":
 		var buf bytes.Buffer
 		if err := n.DumpState(&limitWriter{w: &buf, left: StateDumpMax}); err != nil {
 			return dst, stateError(err)
 		}
 		return jsonrpc.AppendData(dst, buf.Bytes()), nil
 	}
-	// anvil_loadState
+	// anvil_loadState, hardhat_loadState
 	state, perr := jsonrpc.ParseData(nil, c.req.Param(0))
 	if perr != nil {
 		return dst, perr

@@ -14,11 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/ledgervenue/node/net/node"
-	"github.com/ledgervenue/node/net/rpc"
 )
-
-// devControls serves the anvil controls without a token, as --dev does.
-var devControls = nodeSetup{rpc: func(c *rpc.Config) { c.Dev = true }}
 
 // venueView is what a client sees of the venue: the state hash, balances
 // and nonces of two accounts, a book, their orders and the receipts
@@ -82,7 +78,7 @@ func settled(t *testing.T, tn *testNode, n int) {
 func TestEvmSnapshotRevert(t *testing.T) {
 	dir := t.TempDir()
 	inDir := func(c *node.Config) { c.DataDir = dir }
-	tn := startNodeWith(t, devControls, inDir)
+	tn := startDevNode(t, inDir)
 	ctx := context.Background()
 	subs := tn.dialSubs(t)
 	book := subs.sub(1, "svc_orderbook", map[string]any{})
@@ -177,7 +173,7 @@ func TestEvmSnapshotRevert(t *testing.T) {
 	// The store holds the reverted history: a restart (replaying the whole
 	// log) finds the same venue.
 	tn.stop()
-	tn2 := startNodeWith(t, devControls, inDir, func(c *node.Config) { c.IgnoreSnapshots = true })
+	tn2 := startDevNode(t, inDir, func(c *node.Config) { c.IgnoreSnapshots = true })
 	if got := venueView(t, tn2); got != live {
 		t.Fatalf("after a restart:\n%s\nwant:\n%s", got, live)
 	}
@@ -203,7 +199,7 @@ func TestEvmControlsNeedTokenOutsideDev(t *testing.T) {
 // gives the same state hash and history; a bad state is refused and
 // changes nothing; snapshots and the state of another genesis are refused.
 func TestDumpLoadState(t *testing.T) {
-	tn := startNodeWith(t, devControls)
+	tn := startDevNode(t)
 	ctx := context.Background()
 	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
 	alice.mustSend(t, tn.submit(t, wethBook, eth(2), eth(3000), 0, 0, 0))
@@ -216,7 +212,7 @@ func TestDumpLoadState(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fresh := startNodeWith(t, devControls)
+	fresh := startDevNode(t)
 	pristine := venueView(t, fresh)
 	for _, bad := range []string{"0x", "0x00", dump[:len(dump)-10], dump[:100] + "00" + dump[102:]} {
 		var ok bool
@@ -246,7 +242,7 @@ func TestDumpLoadState(t *testing.T) {
 	}
 
 	// Another genesis: refused, named.
-	other := startNodeWith(t, devControls, func(c *node.Config) { c.Genesis = c.Genesis[:1] })
+	other := startDevNode(t, func(c *node.Config) { c.Genesis = c.Genesis[:1] })
 	err := other.rpc.CallContext(ctx, &ok, "anvil_loadState", dump)
 	wantRPCError(t, err, -32602, "Invalid params", "not a state dump of this venue: it was taken under another genesis (other dev accounts, markets or flags)")
 }
