@@ -23,10 +23,10 @@ import (
 //
 // Restore does not use Badger's own DropAll and Load: DropAll may panic a
 // concurrent reader (the node reads its history without its lock), and
-// Load writes at the backup's versions, which the deletes before it would
-// hide. It deletes every key, then writes the backup's pairs as new
-// versions; readers meanwhile see one state or the other, or a mix, never
-// a fault. A restoreMarker key is set first and removed last: Open refuses
+// Load writes at the backup's versions, under the store's newer ones. It
+// writes the difference as new versions; readers meanwhile see one state
+// or the other, or a mix, never a fault. The pairs are in strictly
+// increasing key order (a backup that is not is refused). A restoreMarker key is set first and removed last: Open refuses
 // a store a crash left half restored.
 
 const backupMagic = "LDBKUP01"
@@ -92,34 +92,56 @@ func CheckBackup(r io.Reader) error {
 	return readBackup(r, func(k, v []byte) error { return nil })
 }
 
-// Restore replaces the whole store with the backup r and reloads the log's
-// own bookkeeping. An error before the first write (ErrBadBackup) changed
+// Restore makes the store hold exactly the backup r and reloads the log's
+// own bookkeeping. It walks the store and the backup together (both in key
+// order) and writes only the difference: a key the backup lacks is
+// deleted, a key it holds with another value (or that the store lacks) is
+// set, an equal one is left alone; so a revert costs a read of the store
+// plus its changes. An error before the first write (ErrBadBackup) changed
 // nothing; a later one leaves a store Open refuses.
 // REQUIRES: no Append, snapshot or prune runs meanwhile.
 func (l *Log) Restore(r io.Reader) error {
 	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(restoreMarker, nil) }); err != nil {
 		return fmt.Errorf("cannot restore the store: %w", err)
 	}
-	var keys [][]byte
-	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{}) // keys only
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if k := it.Item().Key(); string(k) != string(restoreMarker) {
-				keys = append(keys, it.Item().KeyCopy(nil))
-			}
-		}
-		return nil
-	})
-	if err == nil {
-		err = l.deleteKeys(keys)
-	}
-	if err != nil {
-		return fmt.Errorf("cannot restore the store: %w", err)
-	}
 	wb := l.db.NewWriteBatch()
 	defer wb.Cancel()
-	err = readBackup(r, func(k, v []byte) error { return wb.Set(bytes.Clone(k), bytes.Clone(v)) })
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		it.Rewind()
+		// drop deletes the store's keys before k (all when k is nil).
+		drop := func(k []byte) error {
+			for ; it.Valid() && (k == nil || bytes.Compare(it.Item().Key(), k) < 0); it.Next() {
+				if key := it.Item().Key(); !bytes.Equal(key, restoreMarker) {
+					if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		err := readBackup(r, func(k, v []byte) error {
+			if err := drop(k); err != nil {
+				return err
+			}
+			if it.Valid() && bytes.Equal(it.Item().Key(), k) {
+				same := false
+				if err := it.Item().Value(func(cur []byte) error { same = bytes.Equal(cur, v); return nil }); err != nil {
+					return err
+				}
+				it.Next()
+				if same {
+					return nil
+				}
+			}
+			return wb.Set(bytes.Clone(k), bytes.Clone(v))
+		})
+		if err != nil {
+			return err
+		}
+		return drop(nil)
+	})
 	if err == nil {
 		err = wb.Flush()
 	}
@@ -152,7 +174,7 @@ func readBackup(r io.Reader, fn func(k, v []byte) error) error {
 	if _, err := io.ReadFull(br, magic); err != nil || string(magic) != backupMagic {
 		return fmt.Errorf("%w: no backup header", ErrBadBackup)
 	}
-	var k, v []byte
+	var k, v, prev []byte
 	read := func(dst []byte) ([]byte, error) {
 		var n [4]byte
 		if _, err := io.ReadFull(br, n[:]); err != nil {
@@ -176,6 +198,10 @@ func readBackup(r io.Reader, fn func(k, v []byte) error) error {
 		if len(k) == 0 {
 			break
 		}
+		if bytes.Compare(k, prev) <= 0 {
+			return fmt.Errorf("%w: its keys are not in increasing order", ErrBadBackup)
+		}
+		prev = append(prev[:0], k...)
 		if v, err = read(v); err != nil {
 			return fmt.Errorf("%w: %v", ErrBadBackup, err)
 		}
