@@ -194,6 +194,7 @@ func (n *Node) jumpLocked(us int64) (<-chan error, error) {
 // for at most ControlSettleMax.
 func (n *Node) settle(wait <-chan error, target int64) <-chan error {
 	settled := make(chan error, 1)
+	quit := n.quitCh()
 	go func() {
 		if wait != nil {
 			if err := <-wait; err != nil {
@@ -208,7 +209,7 @@ func (n *Node) settle(wait <-chan error, target int64) <-chan error {
 				return
 			}
 			select {
-			case <-n.quit:
+			case <-quit:
 				settled <- ErrStopped
 				return
 			case <-time.After(time.Millisecond):

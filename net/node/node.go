@@ -151,8 +151,10 @@ type Node struct {
 }
 
 // state is what load builds from the store and genesis: everything a
-// revert (revert.go) replaces at once. Guarded by Node.mu, but the queues
-// and channels, which the pipeline's goroutines own.
+// revert (revert.go) replaces at once, under Node.mu with the pipeline
+// stopped. Guarded by Node.mu; the queues and channels are read freely by
+// the pipeline's goroutines (started after a replacement, stopped before
+// the next) and under the lock by everyone else (quitCh).
 type state struct {
 	// genesisHash is the state hash before any input: a snapshot taken
 	// under another genesis is not used.

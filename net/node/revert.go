@@ -76,6 +76,14 @@ type evmSnap struct {
 	clockUs int64
 }
 
+// quitCh is the pipeline's quit channel, which a revert replaces: read
+// under the lock by those outside the pipeline.
+func (n *Node) quitCh() <-chan struct{} {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.quit
+}
+
 func (n *Node) evmDir() string { return filepath.Join(n.cfg.DataDir, "evm-snapshots") }
 
 // dropEvmSnapshots removes every evm_snapshot state. REQUIRES: n.evm.mu held

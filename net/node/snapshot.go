@@ -121,6 +121,7 @@ func (n *Node) SnapshotStats() SnapshotStats {
 // Snapshot takes a snapshot now and waits until it is on disk.
 func (n *Node) Snapshot() error {
 	done := make(chan error, 1)
+	var quit <-chan struct{}
 	for {
 		n.mu.Lock()
 		if n.stopErr != nil {
@@ -129,6 +130,7 @@ func (n *Node) Snapshot() error {
 		}
 		if len(n.snap.todo) == 0 {
 			n.snap.takeLocked(done)
+			quit = n.quit // a revert replaces it (under the lock)
 			n.mu.Unlock()
 			break
 		}
@@ -138,7 +140,7 @@ func (n *Node) Snapshot() error {
 	select {
 	case err := <-done:
 		return err
-	case <-n.quit:
+	case <-quit:
 		return ErrStopped
 	}
 }

@@ -150,8 +150,8 @@ func (n *Node) Stats() Stats {
 			st.Txs[k][o] = n.stats.txs[k][o].Load()
 		}
 	}
-	st.AdmitQueue, st.AttestQueue = n.admitQ.len(), n.attestQ.len()
 	n.mu.RLock()
+	st.AdmitQueue, st.AttestQueue = n.admitQ.len(), n.attestQ.len()
 	st.Inflight = n.inflight
 	n.mu.RUnlock()
 	return st

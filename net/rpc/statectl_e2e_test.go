@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,4 +247,100 @@ func TestDumpLoadState(t *testing.T) {
 	other := startDevNode(t, func(c *node.Config) { c.Genesis = c.Genesis[:1] })
 	err := other.rpc.CallContext(ctx, &ok, "anvil_loadState", dump)
 	wantRPCError(t, err, -32602, "Invalid params", "not a state dump of this venue: it was taken under another genesis (other dev accounts, markets or flags)")
+}
+
+// TestEvmRevertUnderLoad: reverts while clients read, send transfers and
+// scrape the node's stats (run it under -race): nothing fails but the
+// writes refused while the state is replaced, and the venue ends at the
+// snapshot's state plus what was accepted after the last revert.
+func TestEvmRevertUnderLoad(t *testing.T) {
+	tn := startDevNode(t)
+	ctx := context.Background()
+	var id string
+	if err := tn.rpc.CallContext(ctx, &id, "evm_snapshot"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var refused, accepted atomic.Int64
+	wg.Add(3)
+	go func() { // a sender, from its own account
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			nonce, err := tn.eth.NonceAt(ctx, devAddr(4), nil)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			tx := dynTx(t, node.DevKey(4), chainID, nonce, devAddr(5), big.NewInt(1), new(big.Int), gwei)
+			if err := tn.eth.SendTransaction(ctx, tx); err != nil {
+				refused.Add(1) // replaced state, or a nonce gone back under it
+				continue
+			}
+			accepted.Add(1)
+		}
+	}()
+	go func() { // a reader of the state and of the history
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, err := tn.eth.BalanceAt(ctx, devAddr(5), nil); err != nil {
+				t.Error(err)
+				return
+			}
+			var page json.RawMessage
+			if err := tn.rpc.CallContext(ctx, &page, "svc_listConfirmedReceipts", map[string]any{"since": 0}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	go func() { // the metrics scraper
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tn.node.Stats()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	for i := range 5 {
+		time.Sleep(50 * time.Millisecond)
+		var ok bool
+		if err := tn.rpc.CallContext(ctx, &ok, "evm_revert", id); err != nil || !ok {
+			t.Fatalf("revert %d: %v %v", i, ok, err)
+		}
+		if err := tn.rpc.CallContext(ctx, &id, "evm_snapshot"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if accepted.Load() == 0 {
+		t.Fatal("no transfer was accepted around the reverts")
+	}
+	t.Logf("%d transfers accepted, %d refused around 5 reverts", accepted.Load(), refused.Load())
+	// The node still works: a revert to the last snapshot, then a transfer.
+	var ok bool
+	if err := tn.rpc.CallContext(ctx, &ok, "evm_revert", id); err != nil || !ok {
+		t.Fatal(err)
+	}
+	nonce, _ := tn.eth.NonceAt(ctx, devAddr(4), nil)
+	tx := dynTx(t, node.DevKey(4), chainID, nonce, devAddr(5), big.NewInt(1), new(big.Int), gwei)
+	if err := tn.eth.SendTransaction(ctx, tx); err != nil {
+		t.Fatal(err)
+	}
+	tn.waitReceipt(tx.Hash())
 }
