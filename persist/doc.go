@@ -111,6 +111,12 @@
 // snapshot. PruneBefore and PruneLogBefore delete old history and log
 // inputs (retention); the newest batch always stays.
 //
+// Whole-store copies (backup.go): Backup streams every key and value of
+// one read transaction, Restore makes the store hold exactly a backup's
+// pairs (writing the difference), for the node's evm_snapshot, evm_revert
+// and state dumps. The key "restoring" is set while a Restore writes and
+// removed when it ends: Open refuses a store that still holds it.
+//
 // OpenReadOnly opens a log in Badger's read-only mode for ledgerd replay:
 // it writes nothing in the directory and takes its lock shared, so it
 // fails while a node holds the directory.

@@ -69,6 +69,13 @@
 //     the sequencer turns it into a logged lock input under the same lock,
 //     so a replay locks at the same place; the equivocating transaction
 //     itself is refused (999) and never logged.
+//   - Whole-state replacement (revert.go: evm_revert, anvil_loadState):
+//     the pipeline stops (the admitted inputs become durable first), the
+//     store is made to hold the state's keys, the RAM state is rebuilt
+//     as at start-up and swapped in under the lock, the publisher ends
+//     every subscription, and the pipeline starts again; time goes back
+//     with the state. Writes meanwhile are refused, reads answer from one
+//     state or the other.
 //   - Offline replay (replay.go, ledgerd replay): Replay applies a data
 //     directory's log through the same apply path (afterApply, buildTick)
 //     on a Node without goroutines, reading the directory read-only; Open
