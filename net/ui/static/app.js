@@ -90,6 +90,10 @@ class Subs {
     if (msg.method === 'eth_subscription') {
       const sub = this.byId.get(msg.params.subscription);
       if (!sub) return;                                   // unsubscribed meanwhile
+      if (msg.params.error?.code === -32024) {            // the node's state was reverted or loaded:
+        location.reload();                                // what the page shows is history no more
+        return;
+      }
       if (msg.params.error) {                             // closed by the node (lag, slow reader)
         this.byId.delete(sub.id);
         if (this.subs.has(sub)) this.send(sub);
