@@ -2,9 +2,11 @@ package clients
 
 import (
 	"context"
+	"fmt"
 	"math/big"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +82,8 @@ func TestDumpStateFlags(t *testing.T) {
 	eth.Close()
 	a.Stop()
 
-	b, err := proc.Start(bin, "--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--load-state", file)
+	dirB := t.TempDir()
+	b, err := proc.Start(bin, "--dev", "--datadir", dirB, "--admin-token", "test", "--load-state", file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,4 +111,37 @@ func TestDumpStateFlags(t *testing.T) {
 	if _, err := proc.Start(bin, "--dev", "--datadir", dir, "--admin-token", "test", "--load-state", file); err == nil {
 		t.Fatal("--load-state into a data directory that holds inputs was not refused")
 	}
+
+	// The dump holds the log from genesis: the dumper's directory replays
+	// to the hash it wrote, and the loader's directory replays too.
+	seqHash := regexp.MustCompile(`^(\d+) inputs, state hash ([0-9a-f]{64})$`).FindStringSubmatch(written[1])
+	last := replayEnd(t, bin, dir)
+	if seqHash == nil || last != fmt.Sprintf(`{"seq":"0x%x","hash":"0x%s"}`, atoi(t, seqHash[1]), seqHash[2]) {
+		t.Fatalf("replay of the dumped directory ends at %s, the dump was %s", last, written[1])
+	}
+	b.Stop()
+	if last := replayEnd(t, bin, dirB); !strings.HasPrefix(last, `{"seq":`) {
+		t.Fatalf("replay of the loaded directory: %q", last)
+	}
+}
+
+// replayEnd runs ledgerd replay over dir and returns its last line.
+func replayEnd(t *testing.T, bin, dir string) string {
+	t.Helper()
+	p := run(60*time.Second, nil, bin, "replay", "--datadir", dir)
+	if p.Err != nil {
+		p.logOutput(t, "ledgerd replay")
+		t.Fatal(p.Err)
+	}
+	lines := strings.Split(strings.TrimSpace(p.Stdout), "\n")
+	return lines[len(lines)-1]
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
