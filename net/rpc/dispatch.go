@@ -115,17 +115,17 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, errUnauthorized
 		}
 		return c.adminFaults(dst)
-	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState",
-		"anvil_snapshot", "anvil_revert", "hardhat_dumpState", "hardhat_loadState":
-		if !c.controlAllowed() {
-			return dst, errUnauthorized
-		}
-		return c.stateControl(dst)
 	case "admin_startBots", "admin_stopBots", "admin_bots":
 		if !c.admin {
 			return dst, errUnauthorized
 		}
 		return c.adminBots(dst)
+	}
+	if isStateControl(c.req.Method) { // statectl.go
+		if !c.controlAllowed() {
+			return dst, errUnauthorized
+		}
+		return c.stateControl(dst)
 	}
 	if isControl(c.req.Method) { // anvil.go
 		if !c.controlAllowed() {

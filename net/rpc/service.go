@@ -298,16 +298,13 @@ func isWrite(method []byte) bool {
 	case "admin_deposit", "admin_setBaseFee", "admin_advanceTime",
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
-	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState",
-		"anvil_snapshot", "anvil_revert", "hardhat_dumpState", "hardhat_loadState":
-		return true
 	case "eth_sendTransaction", "eth_signTypedData_v4": // devsign.go: waits for durability; bounded but costly
 		return true
 	}
 	if isControl(method) && !isControlRead(method) { // anvil.go
 		return true
 	}
-	return false
+	return isStateControl(method)
 }
 
 // hasWrite reports whether reqs hold a write that must wait in place on a
@@ -317,7 +314,7 @@ func isWrite(method []byte) bool {
 func (s *Service) hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	for i := range reqs {
 		m := reqs[i].Method
-		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_")) && (s.cfg.Dev || !isControl(m))) {
+		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_")) && (s.cfg.Dev || !isControl(m) && !isStateControl(m))) {
 			return true
 		}
 	}

@@ -20,6 +20,16 @@ const StateDumpMax = (http1.MaxBodyBytes - 4096) / 2
 var errStateTooLarge = &jsonrpc.Error{Code: CodeValidationFailed, Message: "state too large for anvil_dumpState (max " +
 	strconv.Itoa(StateDumpMax) + " bytes, what anvil_loadState can take back in one request): use ledgerd --dump-state FILE and --load-state FILE"}
 
+// isStateControl reports the controls stateControl runs.
+func isStateControl(method []byte) bool {
+	switch string(method) {
+	case "evm_snapshot", "evm_revert", "anvil_dumpState", "anvil_loadState",
+		"anvil_snapshot", "anvil_revert", "hardhat_dumpState", "hardhat_loadState":
+		return true
+	}
+	return false
+}
+
 // stateControl runs evm_snapshot, evm_revert, anvil_dumpState and
 // anvil_loadState (node/revert.go: the whole venue's state). They run on
 // a worker (isWrite): each waits for the pipeline.
