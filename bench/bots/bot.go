@@ -284,6 +284,11 @@ func (b *bot) submit(ctx context.Context, data []byte) bool {
 		return false
 	case reason != "": // a refusal consumes no nonce
 		b.refuse(reason)
+		if reason == validationFailed {
+			// Perhaps a nonce the node no longer expects (an evm_revert
+			// took it back): read it again before the next round.
+			b.synced = false
+		}
 		return false
 	}
 	b.nonce++

@@ -187,6 +187,10 @@ func (c *client) send(ctx context.Context, raw []byte) (reason string, err error
 	return "", err
 }
 
+// validationFailed is the message of the node's -32000 refusals (a nonce,
+// a pending transaction, a balance: the reason is in the data).
+const validationFailed = "transaction validation failed"
+
 // revertPrefix is what every orderbook refusal's reason starts with.
 const revertPrefix = "CLOB validation failed: "
 

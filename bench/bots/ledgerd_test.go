@@ -100,6 +100,34 @@ func TestLedgerdBotsFollowNodeTime(t *testing.T) {
 	}
 }
 
+// TestLedgerdBotsSurviveRevert: an evm_revert takes the bots' nonces back
+// under them; they read them again and go on trading.
+func TestLedgerdBotsSurviveRevert(t *testing.T) {
+	n := startDev(t)
+	admin := dialAdmin(t, n.HTTP)
+	var st bots.Status
+	call(t, admin, &st, "admin_startBots", "makers=1,takers=1,taker-rate=5,levels=2,seed=4,markets=WETH/USD")
+	waitState(t, admin, "running")
+	time.Sleep(1500 * time.Millisecond)
+	var id string
+	call(t, admin, &id, "evm_snapshot")
+	time.Sleep(1500 * time.Millisecond)
+	var ok bool
+	call(t, admin, &ok, "evm_revert", id)
+	call(t, admin, &st, "admin_bots")
+	acked := map[string]uint64{}
+	for _, b := range st.Bots {
+		acked[b.Name] = b.Acked
+	}
+	time.Sleep(2500 * time.Millisecond)
+	call(t, admin, &st, "admin_bots")
+	for _, b := range st.Bots {
+		if b.Acked <= acked[b.Name] {
+			t.Errorf("%s after the revert: acked %d, %d at the revert (refused %v, %s)", b.Name, b.Acked, acked[b.Name], b.Refused, b.LastError)
+		}
+	}
+}
+
 // startDev starts `ledgerd --dev` with args added and stops it when the
 // test ends, logging its output if the test failed.
 func startDev(t *testing.T, args ...string) *proc.Ledgerd {
