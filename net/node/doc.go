@@ -73,7 +73,7 @@
 //     the pipeline stops (the admitted inputs become durable first), the
 //     store is made to hold the state's keys, the RAM state is rebuilt
 //     as at start-up and swapped in under the lock, the publisher ends
-//     every subscription, and the pipeline starts again; time goes back
+//     the subscriptions to the history, and the pipeline starts again; time goes back
 //     with the state. Writes meanwhile are refused, reads answer from one
 //     state or the other.
 //   - Offline replay (replay.go, ledgerd replay): Replay applies a data

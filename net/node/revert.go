@@ -29,8 +29,9 @@ import (
 // acknowledged input is durable). Replacing the state stops the pipeline
 // (the inputs already admitted are made durable first), makes the store
 // hold exactly the state's content, rebuilds everything in RAM from it as
-// a start-up does (load), tells the publisher (which ends every
-// subscription: their buffers went back), and starts the pipeline again.
+// a start-up does (load), tells the publisher (which ends the
+// subscriptions to the history: their buffers went back), and starts the
+// pipeline again.
 // Time goes back with the state, as in anvil: the node's clock floor is
 // reset to the restored state's newest time (a manual clock to its reading
 // when the snapshot was taken); the wall clock itself moves on.

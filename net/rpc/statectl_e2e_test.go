@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/ledgervenue/node/net/node"
 )
@@ -82,13 +84,20 @@ func TestEvmSnapshotRevert(t *testing.T) {
 	inDir := func(c *node.Config) { c.DataDir = dir }
 	tn := startDevNode(t, inDir)
 	ctx := context.Background()
-	subs := tn.dialSubs(t)
-	book := subs.sub(1, "svc_orderbook", map[string]any{})
 	ws, err := gethrpc.DialContext(ctx, tn.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
+	subs := tn.dialSubs(t)
+	book := subs.sub(1, "svc_orderbook", map[string]any{})
+	headers := make(chan *types.Header, 64)
+	headSub, err := ethclient.NewClient(ws).SubscribeNewHead(ctx, headers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer headSub.Unsubscribe()
+
 	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
 	alice.mustSend(t, tn.submit(t, wethBook, eth(1), eth(2000), 0, 0, 0)) // rests before the snapshot
 	tn.tick(t)
@@ -137,6 +146,10 @@ func TestEvmSnapshotRevert(t *testing.T) {
 		break
 	}
 	subs.sub(2, "svc_orderbook", map[string]any{})
+	for len(headers) > 0 {
+		<-headers
+	}
+
 	if tn.clock.NowMicros() != clockBefore {
 		t.Fatalf("manual clock after the revert %d, want %d (time goes back with the state, as in anvil)", tn.clock.NowMicros(), clockBefore)
 	}
@@ -161,6 +174,18 @@ func TestEvmSnapshotRevert(t *testing.T) {
 	alice.mustSend(t, tn.submit(t, wethBook, eth(1), eth(2500), 0, 0, 0))
 	bob.mustSend(t, tn.submit(t, wethBook, eth(-1), eth(2400), 0, 0, 0))
 	tn.tick(t)
+	// newHeads went on across the revert, as anvil's does: this tick's head
+	// comes on the same go-ethereum subscription.
+	select {
+	case h := <-headers:
+		if h.Time*1_000_000 < uint64(clockBefore) {
+			t.Fatalf("head after the revert at %d s, the snapshot's time is %d µs", h.Time, clockBefore)
+		}
+	case err := <-headSub.Err():
+		t.Fatalf("newHeads ended at the revert: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no head after the revert")
+	}
 	if b := callView(t, tn, "balanceOf", weth, bob.addr()); b.Cmp(eth(99)) != 0 {
 		t.Fatalf("bob WETH after trading past the revert: %v, want 99", b)
 	}

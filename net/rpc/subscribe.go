@@ -183,9 +183,10 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
 }
 
-// Reverted implements node.Publisher: the hub ends every subscription and
-// starts over from the node's new history, as a hub of a restarted node
-// would (NewHub). The attester is stopped meanwhile: no receipt to queue.
+// Reverted implements node.Publisher: the hub ends the subscriptions to
+// the history and starts over from the node's new history, as a hub of a
+// restarted node would (NewHub). The attester is stopped meanwhile: no
+// receipt to queue.
 func (p *Publisher) Reverted() {
 	n := p.Node
 	ticks, err := n.StoredTicks()

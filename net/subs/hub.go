@@ -604,16 +604,19 @@ func (h *Hub) Close() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pumpLocked()
-	h.closeAll(CodeShutdown)
+	h.closeAll(CodeShutdown, nil)
 	h.closed = true
 }
 
-// closeAll closes every subscription with code, oldest first.
+// closeAll closes every subscription with code, oldest first, but those
+// of the channels keep reports (nil: none).
 // REQUIRES: h.mu held.
-func (h *Hub) closeAll(code int) {
+func (h *Hub) closeAll(code int, keep func(Channel) bool) {
 	ids := make([]*sub, 0, len(h.subs))
 	for _, s := range h.subs {
-		ids = append(ids, s)
+		if keep == nil || !keep(s.ch) {
+			ids = append(ids, s)
+		}
 	}
 	slices.SortFunc(ids, func(a, b *sub) int { return cmp.Compare(a.n, b.n) })
 	for _, s := range ids {

@@ -182,16 +182,18 @@ func checkReceipts(rs []Receipt) error {
 // Reset is for a node whose state was replaced (evm_revert,
 // anvil_loadState): what the hub holds is no longer the node's history. It
 // delivers nothing more of it, ends every subscription with CodeReverted
-// (not resumable), and empties the hub as New made it, with floorUs (the
-// node's last tick now) as Config.FloorUs; then it preloads ticks and
-// receipts as Preload and PreloadReceipts do, in the same critical
-// section, so no subscription sees the hub between the two. Either that
-// breaks their rules is left out, and the error says which. Subscription
-// ids go on counting.
+// (not resumable) but those of newHeads and svc_pastPerfectTime, which hold
+// nothing of the history and go on from the restored head and time (as
+// anvil's newHeads go on across a revert), and empties the hub as New made
+// it, with floorUs (the node's last tick now) as Config.FloorUs; then it
+// preloads ticks and receipts as Preload and PreloadReceipts do, in the
+// same critical section, so no subscription sees the hub between the two.
+// Either that breaks their rules is left out, and the error says which.
+// Subscription ids go on counting.
 func (h *Hub) Reset(floorUs int64, ticks []*Tick, rs []Receipt, rcptFloorUs int64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.closeAll(CodeReverted)
+	h.closeAll(CodeReverted, func(c Channel) bool { return c == ChannelNewHeads || c == ChannelPastPerfectTime })
 	h.ringMu.Lock()
 	defer h.ringMu.Unlock()
 	h.cfg.FloorUs = floorUs

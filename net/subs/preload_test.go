@@ -533,12 +533,17 @@ func TestResetMatchesPreload(t *testing.T) {
 		reset.PublishTick(tk)
 		reset.Pump()
 	}
-	old := &refConn{}
+	old, heads := &refConn{}, &refConn{}
 	id, err := subscribeErr(reset, old, "svc_orderbook", `{}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reset.Activate(old, id)
+	headsID, err := subscribeErr(reset, heads, "newHeads", ``)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset.Activate(heads, headsID)
 	reset.Pump()
 	newest := kept[len(kept)-1].TickUs
 	if err := reset.Reset(newest, viaCodec(t, kept), nil, -1); err != nil {
@@ -547,9 +552,10 @@ func TestResetMatchesPreload(t *testing.T) {
 	if len(old.closes) != 1 || !strings.Contains(old.closes[0], `"code":-32024`) || !strings.Contains(old.closes[0], `"data":{"resumable":false}`) {
 		t.Fatalf("close of a subscription at the reset: %q", old.closes)
 	}
-	if st := reset.Stats(); st.Ended[EndReverted] != 1 || st.Subscriptions != 0 {
-		t.Fatalf("stats after the reset: ended %v, %d open", st.Ended, st.Subscriptions)
+	if st := reset.Stats(); st.Ended[EndReverted] != 1 || st.Subscriptions != 1 || len(heads.closes) != 0 {
+		t.Fatalf("after the reset: ended %v, %d open (want newHeads), newHeads closes %q", st.Ended, st.Subscriptions, heads.closes)
 	}
+	headsBefore := len(heads.msgs)
 
 	freshCfg := cfg
 	freshCfg.FloorUs = newest
@@ -557,10 +563,13 @@ func TestResetMatchesPreload(t *testing.T) {
 	if err := fresh.Preload(viaCodec(t, kept)); err != nil {
 		t.Fatal(err)
 	}
-	// Ids go on counting across a reset: take the one the old subscription had.
+	// Ids go on counting across a reset: take the ones the old
+	// subscriptions had.
 	dummy := &refConn{}
-	if id, err := subscribeErr(fresh, dummy, "svc_orderbook", `{}`); err != nil || !fresh.Unsubscribe(dummy, id) {
-		t.Fatal(err)
+	for range 2 {
+		if id, err := subscribeErr(fresh, dummy, "svc_orderbook", `{}`); err != nil || !fresh.Unsubscribe(dummy, id) {
+			t.Fatal(err)
+		}
 	}
 	diffs, matched := compareHubs(t, reset, fresh, replayCases(g, kept), after, viaCodec(t, after))
 	if len(diffs) > 0 {
@@ -568,5 +577,10 @@ func TestResetMatchesPreload(t *testing.T) {
 	}
 	if matched["svc_orderbook"] == 0 || matched["newHeads"] == 0 {
 		t.Fatalf("too little compared: %v", matched)
+	}
+	// The newHeads subscription went on: a head per tick after the reset,
+	// the first chained on the restored head.
+	if got := len(heads.msgs) - headsBefore; got != len(after) {
+		t.Fatalf("newHeads after the reset: %d heads for %d ticks", got, len(after))
 	}
 }
