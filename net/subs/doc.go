@@ -122,6 +122,9 @@
 //	  - -32021 from Close, after delivering what was published.
 //	  - -32023 when a payload is empty or larger than NotificationSizeMax
 //	    (resumable false).
+//	  - -32024 from Reset, the node's state replaced (evm_revert,
+//	    anvil_loadState): every subscription but newHeads and
+//	    svc_pastPerfectTime, which go on (resumable false).
 //
 // resume_since is the newest tick (receipt time) the subscription has
 // everything up to: for a live subscription the newest tick fully fanned
