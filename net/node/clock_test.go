@@ -137,7 +137,7 @@ func TestWallClockStepsBack(t *testing.T) {
 	defer n.Close()
 	watch := &clockWatch{hub: subs.New(subs.Config{ReplayTicks: ReplayTicks, FloorUs: n.LastTickUs(),
 		Positions: n.Positions, Markets: n.Markets})}
-	n.SetPublisher(watch)
+	n.SetPublisherWith(func([]*subs.Tick, int64, error) Publisher { return watch })
 	stop := make(chan struct{})
 	polled := make(chan error, 1)
 	go func() { // past-perfect time as svc_pastPerfectTime reads it

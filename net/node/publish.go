@@ -75,11 +75,24 @@ func (n *Node) publishIdleSlot(slotUs int64) {
 	pub.IdleSlot(subs.Tick{TickUs: slotUs, Hash: clob.Hash(hash), ParentHash: parent}, n.PastPerfectTime())
 }
 
-// SetPublisher installs p; call it before traffic starts.
-func (n *Node) SetPublisher(p Publisher) {
+// SetPublisherWith installs the publisher attach returns, given the stored
+// ticks (StoredTicks) and the time of the newest of them (else of the
+// newest tick applied): the floor a hub preloading them starts from. It
+// all happens under the sequencer lock, so each tick is either among those
+// given or published to the new publisher once durable, never neither: a
+// tick that became durable between a hub's reading of the floor and of
+// the ticks used to cost it its whole replay buffer. The lock holds the
+// sequencer for one read of the stored ticks (ReplayTicks + 1 at most):
+// for start-up. attach must not call into the node.
+func (n *Node) SetPublisherWith(attach func(ticks []*subs.Tick, floorUs int64, err error) Publisher) {
 	n.mu.Lock()
-	n.pub = p
-	n.mu.Unlock()
+	defer n.mu.Unlock()
+	ticks, err := n.StoredTicks()
+	floorUs := n.lastTickUs
+	if len(ticks) > 0 {
+		floorUs = ticks[len(ticks)-1].TickUs
+	}
+	n.pub = attach(ticks, floorUs, err)
 }
 
 // buildTick gathers what subscriptions need from the tick just applied.

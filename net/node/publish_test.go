@@ -65,7 +65,7 @@ func TestStoredTicks(t *testing.T) {
 	n := openNode(t, cfg)
 	workload(t, n, clock, 1, -1, nonces, nil) // no publisher yet: stored all the same
 	rec := &tickRecorder{}
-	n.SetPublisher(rec)
+	n.SetPublisherWith(func([]*subs.Tick, int64, error) Publisher { return rec })
 	workload(t, n, clock, 3, -1, nonces, nil)
 	n, got := storedTicksAfterReopen(t, n, cfg, 1, rec)
 	if got[0].ParentHash != (clob.Hash{}) || got[1].ParentHash != got[0].Hash {
@@ -76,7 +76,7 @@ func TestStoredTicks(t *testing.T) {
 	// on disk goes on through it.
 	workload(t, n, clock, 1, -1, nonces, nil)
 	rec2 := &tickRecorder{}
-	n.SetPublisher(rec2)
+	n.SetPublisherWith(func([]*subs.Tick, int64, error) Publisher { return rec2 })
 	workload(t, n, clock, 2, -1, nonces, nil)
 	n, _ = storedTicksAfterReopen(t, n, cfg, len(got)+1, rec2)
 	n.Close()

@@ -106,30 +106,33 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 	if compat {
 		blockUs = CompatBlockUs
 	}
-	hub := subs.New(subs.Config{ReplayTicks: node.ReplayTicks, FloorUs: n.LastTickUs(), Positions: n.Positions,
-		Triggers: n.Triggers, Markets: n.Markets, BlockUs: blockUs})
 	start := time.Now()
-	ticks, err := n.StoredTicks()
-	if err == nil {
-		err = hub.Preload(ticks)
-	}
-	if err != nil {
-		n.Logf("subscriptions: the replay buffer starts empty: %v", err)
-		ticks = nil
-	}
 	// Set before the history is read, so no receipt attested meanwhile is
 	// missed: the publisher queues them until refill.
-	p := &Publisher{Hub: hub, Node: n, refilling: true}
-	n.SetPublisher(p)
+	p := &Publisher{Node: n, refilling: true}
+	var preloaded int
+	n.SetPublisherWith(func(ticks []*subs.Tick, floorUs int64, err error) node.Publisher {
+		p.Hub = subs.New(subs.Config{ReplayTicks: node.ReplayTicks, FloorUs: floorUs, Positions: n.Positions,
+			Triggers: n.Triggers, Markets: n.Markets, BlockUs: blockUs})
+		if err == nil {
+			err = p.Hub.Preload(ticks)
+		}
+		if err != nil {
+			n.Logf("subscriptions: the replay buffer starts empty: %v", err)
+		} else {
+			preloaded = len(ticks)
+		}
+		return p
+	})
 	receipts, err := p.refill()
 	if err != nil {
 		n.Logf("subscriptions: the receipt channels' since reaches back only to this start: %v", err)
 	}
-	if len(ticks) > 0 || receipts > 0 {
-		n.Logf("subscriptions: %d ticks and %d receipts restored for since in %v", len(ticks), receipts,
+	if preloaded > 0 || receipts > 0 {
+		n.Logf("subscriptions: %d ticks and %d receipts restored for since in %v", preloaded, receipts,
 			time.Since(start).Round(time.Millisecond))
 	}
-	return hub
+	return p.Hub
 }
 
 // Publisher adapts the hub to the node: ticks pass through; receipts go
