@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -202,7 +203,9 @@ func TestSvcSubscribersAgainstLedgerd(t *testing.T) {
 
 // TestCompareWithAnvil drives ledgerd and anvil alternately.
 func TestCompareWithAnvil(t *testing.T) {
-	anvil, err := filepath.Abs("../../bench/bridge/npm/node_modules/.bin/anvil")
+	// The platform package's binary, not npm's .bin/anvil: that one is a
+	// Node.js wrapper, and killing it leaves its anvil running.
+	anvil, err := filepath.Abs("../../bench/bridge/npm/node_modules/@foundry-rs/anvil-" + runtime.GOOS + "-" + runtime.GOARCH + "/bin/anvil")
 	if err == nil {
 		_, err = os.Stat(anvil)
 	}
