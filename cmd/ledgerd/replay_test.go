@@ -31,7 +31,7 @@ func TestReplayCommand(t *testing.T) {
 	if err := replay(node.ReplayConfig{DataDir: filepath.Join(dir, "data")}, frames, &stdout, &stderr); err != nil {
 		t.Fatal(err)
 	}
-	if want := string(node.AppendStateHash(nil, seq, hash)); stdout.String() != want {
+	if want := string(node.AppendStateHash(nil, seq, hash)) + "\n"; stdout.String() != want {
 		t.Fatalf("stdout %q, want %q", stdout.String(), want)
 	}
 	b, err := os.ReadFile(frames)

@@ -229,16 +229,16 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 	if fw != nil {
 		res.Frames = fw.count
 	}
-	_, err = cfg.Out.Write(AppendStateHash(nil, res.Seq, res.Hash))
+	_, err = cfg.Out.Write(append(AppendStateHash(nil, res.Seq, res.Hash), '\n'))
 	return res, err
 }
 
-// AppendStateHash appends {seq, hash} as admin_stateHash answers it, and a
-// newline.
+// AppendStateHash appends {seq, hash}: admin_stateHash's answer, and the
+// last line of a replay, so the two compare byte for byte.
 func AppendStateHash(dst []byte, seq uint64, h core.Hash) []byte {
 	dst = jsonrpc.AppendQuantity(append(dst, `{"seq":`...), seq)
 	dst = jsonrpc.AppendData(append(dst, `,"hash":`...), h[:])
-	return append(dst, "}\n"...)
+	return append(dst, '}')
 }
 
 // newReplayNode is a Node with only the state the sequencer keeps (ledger,

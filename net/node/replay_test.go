@@ -59,7 +59,7 @@ func TestReplayUsesStoredGenesis(t *testing.T) {
 	if err != nil || res.Seq != seq || res.Hash != hash {
 		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
 	}
-	if want := string(AppendStateHash(nil, seq, hash)); out.String() != want {
+	if want := string(AppendStateHash(nil, seq, hash)) + "\n"; out.String() != want {
 		t.Fatalf("output %q, want %q", out.String(), want)
 	}
 

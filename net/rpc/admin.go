@@ -52,9 +52,7 @@ func (c *call) adminCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		// {seq, hash}: the inputs applied and the state hash after them,
 		// to compare a node's state with a replay of its log.
 		seq, h := c.s.node.StateAt()
-		dst = jsonrpc.AppendQuantity(append(dst, `{"seq":`...), seq)
-		dst = jsonrpc.AppendData(append(dst, `,"hash":`...), h[:])
-		return append(dst, '}'), nil
+		return node.AppendStateHash(dst, seq, h), nil
 	case "admin_snapshot":
 		// Takes a snapshot now and answers {seq} once it is on disk.
 		if err := c.s.node.Snapshot(); err != nil {
