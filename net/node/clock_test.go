@@ -101,7 +101,7 @@ func (w *clockWatch) PublishTick(t *subs.Tick) {
 }
 
 func (w *clockWatch) WatchedPositions(dst []clob.Address) []clob.Address { return dst }
-func (w *clockWatch) Reverted()                                          {}
+func (w *clockWatch) Reverted([]*subs.Tick, int64, error)                {}
 
 func (w *clockWatch) IdleSlot(t subs.Tick, pastPerfectUs int64) {
 	w.see("idle slot", &w.lastIdle, t.TickUs, true)

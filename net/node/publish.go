@@ -50,9 +50,10 @@ type Publisher interface {
 	WatchedPositions(dst []clob.Address) []clob.Address
 	// Reverted says the node's state was replaced (evm_revert,
 	// anvil_loadState: revert.go): what was published before is no longer
-	// its history. Called with the pipeline stopped, before it starts
-	// again; may call into the node.
-	Reverted()
+	// its history; ticks and floorUs are what to preload instead (as
+	// SetPublisherWith gives them). Called with the pipeline stopped,
+	// before it starts again; may call into the node.
+	Reverted(ticks []*subs.Tick, floorUs int64, err error)
 }
 
 // idleSlotDomain prefixes the hash of an idle slot's header.
@@ -87,12 +88,19 @@ func (n *Node) publishIdleSlot(slotUs int64) {
 func (n *Node) SetPublisherWith(attach func(ticks []*subs.Tick, floorUs int64, err error) Publisher) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	n.pub = attach(n.preloadTicks())
+}
+
+// preloadTicks returns what a hub starting over preloads: the stored ticks
+// and the floor, the newest of their times (else the newest tick applied).
+// REQUIRES: n.mu held, or the pipeline stopped.
+func (n *Node) preloadTicks() ([]*subs.Tick, int64, error) {
 	ticks, err := n.StoredTicks()
 	floorUs := n.lastTickUs
 	if len(ticks) > 0 {
 		floorUs = ticks[len(ticks)-1].TickUs
 	}
-	n.pub = attach(ticks, floorUs, err)
+	return ticks, floorUs, err
 }
 
 // buildTick gathers what subscriptions need from the tick just applied.

@@ -25,7 +25,7 @@ func (r *tickRecorder) PublishTick(t *subs.Tick) {
 func (r *tickRecorder) Attested([]Receipt)                                 {}
 func (r *tickRecorder) IdleSlot(subs.Tick, int64)                          {}
 func (r *tickRecorder) WatchedPositions(dst []clob.Address) []clob.Address { return dst }
-func (r *tickRecorder) Reverted()                                          {}
+func (r *tickRecorder) Reverted([]*subs.Tick, int64, error)                {}
 
 // storedTicksAfterReopen closes n, opens cfg's data directory again and
 // checks that StoredTicks returns `before` ticks, then exactly the ticks

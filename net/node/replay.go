@@ -348,6 +348,6 @@ func (fw *frameWriter) WatchedPositions(dst []clob.Address) []clob.Address {
 
 // Attested and IdleSlot are not called: a replay runs no attester and no
 // ticker.
-func (fw *frameWriter) Attested([]Receipt)        {}
-func (fw *frameWriter) IdleSlot(subs.Tick, int64) {}
-func (fw *frameWriter) Reverted()                 {} // a replay never replaces its state
+func (fw *frameWriter) Attested([]Receipt)                  {}
+func (fw *frameWriter) IdleSlot(subs.Tick, int64)           {}
+func (fw *frameWriter) Reverted([]*subs.Tick, int64, error) {} // a replay never replaces its state

@@ -339,7 +339,7 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			seq, h := n.StateAt() // the pipeline is stopped: nothing moves it
 			n.Logf("state replaced: %d inputs, state hash %x", seq, h)
 			if pub != nil {
-				pub.Reverted()
+				pub.Reverted(n.preloadTicks())
 			}
 		}
 	}

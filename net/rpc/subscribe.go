@@ -190,18 +190,17 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 // the history and starts over from the node's new history, as a hub of a
 // restarted node would (NewHub). The attester is stopped meanwhile: no
 // receipt to queue.
-func (p *Publisher) Reverted() {
+func (p *Publisher) Reverted(ticks []*subs.Tick, floorUs int64, err error) {
 	n := p.Node
-	ticks, err := n.StoredTicks()
 	if err != nil {
 		n.Logf("subscriptions: the replay buffer starts empty after the revert: %v", err)
 	}
-	rs, floorUs, rerr := newestReceipts(n, subs.ReceiptsRingSize)
+	rs, rcptFloorUs, rerr := newestReceipts(n, subs.ReceiptsRingSize)
 	if rerr != nil {
 		n.Logf("subscriptions: the receipt channels' since reaches back only to the revert: %v", rerr)
-		rs, floorUs = nil, -1
+		rs, rcptFloorUs = nil, -1
 	}
-	if err := p.Hub.Reset(n.LastTickUs(), ticks, hubReceipts(rs, false), floorUs); err != nil {
+	if err := p.Hub.Reset(floorUs, ticks, hubReceipts(rs, false), rcptFloorUs); err != nil {
 		n.Logf("subscriptions: after the revert: %v", err)
 	}
 }
