@@ -32,11 +32,8 @@ func (c *call) adminCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		if err != nil {
 			return dst, err
 		}
-		done := make(chan error, 1)
-		if err := c.s.node.SetBaseFee(&fee, func(err error) { done <- err }); err != nil {
-			return dst, internalError(err)
-		}
-		if err := waitDurable(done); err != nil {
+		// anvil_setNextBlockBaseFeePerGas's control, answering true.
+		if err := c.onceDurable(func(done func(error)) error { return c.s.node.SetBaseFee(&fee, done) }); err != nil {
 			return dst, err
 		}
 		return append(dst, "true"...), nil

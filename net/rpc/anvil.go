@@ -270,11 +270,17 @@ func secondsToMicros(v *fastjson.Value) (int64, *jsonrpc.Error) {
 // nullOnceDurable runs a control that reports its durability to done,
 // and answers null once it is durable (or the control's refusal).
 func (c *call) nullOnceDurable(dst []byte, submit func(done func(error)) error) ([]byte, *jsonrpc.Error) {
-	done := make(chan error, 1)
-	if err := c.waitControl(done, submit(func(err error) { done <- err })); err != nil {
+	if err := c.onceDurable(submit); err != nil {
 		return dst, err
 	}
 	return append(dst, "null"...), nil
+}
+
+// onceDurable runs a control that reports its durability to done and
+// waits until it is durable: nil, or its refusal or the wait's error.
+func (c *call) onceDurable(submit func(done func(error)) error) *jsonrpc.Error {
+	done := make(chan error, 1)
+	return c.waitControl(done, submit(func(err error) { done <- err }))
 }
 
 // waitControl answers a control: its refusal (err), else once durable.
