@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 
@@ -21,7 +20,7 @@ func loadState(n *node.Node, f *flags) error {
 		return fmt.Errorf("--load-state: %w", err)
 	}
 	defer file.Close()
-	if err := n.LoadState(bufio.NewReaderSize(file, 1<<16)); err != nil {
+	if err := n.LoadState(file); err != nil {
 		return fmt.Errorf("--load-state %s: %w", f.loadState, err)
 	}
 	return nil

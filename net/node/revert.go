@@ -173,7 +173,8 @@ func (n *Node) EvmRevert(id uint64) (bool, error) {
 	return true, nil
 }
 
-// DumpState writes the whole state to w (anvil_dumpState, --dump-state).
+// DumpState writes the whole state to w (anvil_dumpState; --dump-state is
+// CloseDumping).
 func (n *Node) DumpState(w io.Writer) error {
 	n.evm.mu.Lock()
 	defer n.evm.mu.Unlock()
@@ -238,36 +239,22 @@ func (n *Node) barrier() error {
 
 // LoadState replaces the whole state with a dump read from r
 // (anvil_loadState, --load-state). The dump is read to its end and checked
-// before anything changes: a bad one is refused with ErrNotState and the
-// state stays as it was. Time is the dump's newest time, or later.
-func (n *Node) LoadState(r io.Reader) error {
+// before anything changes, then read again from its start to restore it:
+// a bad one is refused with ErrNotState and the state stays as it was.
+// Time is the dump's newest time, or later.
+func (n *Node) LoadState(r io.ReadSeeker) error {
 	n.evm.mu.Lock()
 	defer n.evm.mu.Unlock()
 	if err := n.checkStateHeader(r); err != nil {
 		return err
 	}
-	// Kept in a file while checked: a dump is as large as the store.
-	tmp, err := os.CreateTemp(n.cfg.DataDir, "load-*.state")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		tmp.Close()
-		os.Remove(tmp.Name())
-	}()
-	if _, err := io.Copy(tmp, r); err != nil {
-		return err
-	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	if err := persist.CheckBackup(bufio.NewReader(tmp)); err != nil {
+	if err := persist.CheckBackup(bufio.NewReaderSize(r, 1<<16)); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotState, err)
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+	if _, err := r.Seek(int64(stateHeaderLen), io.SeekStart); err != nil {
 		return err
 	}
-	if err := n.replaceState(bufio.NewReaderSize(tmp, 1<<16), -1); err != nil {
+	if err := n.replaceState(bufio.NewReaderSize(r, 1<<16), -1); err != nil {
 		return err
 	}
 	// Snapshots taken before are of another history now.
