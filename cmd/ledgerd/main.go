@@ -32,15 +32,14 @@ import (
 const ChainID = 0x50d
 
 type flags struct {
-	addr, datadir, adminToken, clock, seed, admin string
-	l1                                            string // the bridged chain's JSON-RPC endpoint (net/l1)
-	bots                                          string // the built-in bots' spec (bench/bots); "" runs none
-	dumpState, loadState                          string // state files (anvil's flags: state.go)
-	dev, compat, ignoreSnapshots                  bool
-	validators, historyCache, snapshotEvery       int
-	withdrawalsPerBatch                           int
-	baseFee                                       uint64
-	snapshotInterval, retain, trimMapped          time.Duration
+	genesisFlags
+	addr, datadir, adminToken, clock, admin string
+	l1                                      string // the bridged chain's JSON-RPC endpoint (net/l1)
+	bots                                    string // the built-in bots' spec (bench/bots); "" runs none
+	dumpState, loadState                    string // state files (anvil's flags: state.go)
+	compat, ignoreSnapshots                 bool
+	historyCache, snapshotEvery             int
+	snapshotInterval, retain, trimMapped    time.Duration
 	// transport bounds and the browser policy (net/server)
 	headerTimeout, bodyTimeout time.Duration
 	maxConnsPerIP, outboundMax int
@@ -57,14 +56,9 @@ func main() {
 	var f flags
 	flag.StringVar(&f.addr, "addr", "127.0.0.1:8545", "HTTP listen address (JSON-RPC on every path)")
 	flag.StringVar(&f.datadir, "datadir", "./data", "directory of the durable intent log")
-	flag.BoolVar(&f.dev, "dev", false, "dev mode: prefund the ten standard test-mnemonic accounts")
 	flag.StringVar(&f.adminToken, "admin-token", "", "bearer token for admin_* methods (generated and printed if empty)")
 	flag.StringVar(&f.clock, "clock", "wall", "wall, or manual (time moves only through admin_advanceTime)")
-	flag.IntVar(&f.validators, "validators", 4, "simulated committee size")
-	flag.StringVar(&f.seed, "committee-seed", "ledgerd committee", "seed the validator keys derive from")
-	flag.Uint64Var(&f.baseFee, "base-fee", 1_000_000_000, "initial base fee per gas, wei")
-	flag.IntVar(&f.withdrawalsPerBatch, "withdrawals-per-batch", core.DefaultWithdrawalsPerBatchMax,
-		"withdrawals one withdrawal batch executes; the rest are refused not_included (part of the genesis: keep it across restarts of one data directory)")
+	f.genesisFlags.register(flag.CommandLine, "")
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
@@ -98,13 +92,10 @@ func main() {
 }
 
 func run(f *flags) error {
-	cfg := node.Config{
-		DataDir: f.datadir, ChainID: ChainID, BaseFee: *uint256.NewInt(f.baseFee),
-		Validators: f.validators, CommitteeSeed: []byte(f.seed), Clock: node.WallClock{}, Logf: log.Printf,
-		CacheEntries: f.historyCache, SnapshotEvery: f.snapshotEvery, SnapshotInterval: f.snapshotInterval,
-		Retain: f.retain, IgnoreSnapshots: f.ignoreSnapshots, TrimMappedEvery: f.trimMapped,
-		Bridge: node.DevBridgeConfig(), WithdrawalsPerBatchMax: f.withdrawalsPerBatch,
-	}
+	cfg := f.genesisFlags.config()
+	cfg.DataDir, cfg.Clock, cfg.Logf = f.datadir, node.WallClock{}, log.Printf
+	cfg.CacheEntries, cfg.SnapshotEvery, cfg.SnapshotInterval = f.historyCache, f.snapshotEvery, f.snapshotInterval
+	cfg.Retain, cfg.IgnoreSnapshots, cfg.TrimMappedEvery = f.retain, f.ignoreSnapshots, f.trimMapped
 	if f.withdrawalsPerBatch < 1 {
 		return fmt.Errorf("--withdrawals-per-batch must be ≥ 1")
 	}
@@ -131,10 +122,6 @@ func run(f *flags) error {
 		cfg.Clock = manual
 	default:
 		return fmt.Errorf("--clock must be wall or manual, got %q", f.clock)
-	}
-	if f.dev {
-		cfg.Genesis = node.DevGenesis()
-		cfg.Markets = append(node.DevMarkets(), node.DevPerpMarkets()...)
 	}
 	if f.adminToken == "" {
 		var b [16]byte

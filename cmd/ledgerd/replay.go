@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/net/node"
 )
@@ -28,11 +27,8 @@ func replayMain(args []string) int {
 	accounts := fs.String("accounts", "", fmt.Sprintf("with --frames, also the svc_positions and svc_triggers frames of these accounts (comma-separated, at most %d)", node.ReplayAccountsMax))
 	// The genesis flags of ledgerd, for a data directory that stores no
 	// genesis description (written by an older ledgerd); ignored otherwise.
-	dev := fs.Bool("dev", false, "genesis of an older data directory: the node ran with --dev")
-	baseFee := fs.Uint64("base-fee", 1_000_000_000, "genesis of an older data directory: the node's --base-fee")
-	validators := fs.Int("validators", 4, "genesis of an older data directory: the node's --validators")
-	seed := fs.String("committee-seed", "ledgerd committee", "genesis of an older data directory: the node's --committee-seed")
-	withdrawals := fs.Int("withdrawals-per-batch", core.DefaultWithdrawalsPerBatchMax, "genesis of an older data directory: the node's --withdrawals-per-batch")
+	var g genesisFlags
+	g.register(fs, "genesis of an older data directory, as the node ran: ")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -43,12 +39,7 @@ func replayMain(args []string) int {
 		fmt.Fprintf(os.Stderr, "ledgerd replay: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	gen := node.Config{ChainID: ChainID, BaseFee: *uint256.NewInt(*baseFee), Validators: *validators,
-		CommitteeSeed: []byte(*seed), Bridge: node.DevBridgeConfig(), WithdrawalsPerBatchMax: *withdrawals}
-	if *dev {
-		gen.Genesis = node.DevGenesis()
-		gen.Markets = append(node.DevMarkets(), node.DevPerpMarkets()...)
-	}
+	gen := g.config()
 	cfg := node.ReplayConfig{DataDir: *datadir, Genesis: &gen}
 	for _, a := range list(*accounts) {
 		if !common.IsHexAddress(a) {
