@@ -90,7 +90,10 @@ func run(timeout time.Duration, env []string, argv ...string) program {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		err = fmt.Errorf("killed after %v: %w", timeout, err)
+		// The CPU it used tells a busy loop (about the whole timeout) from a
+		// program that waited or was not scheduled (about none).
+		err = fmt.Errorf("killed after %v: %w (it had used %v user and %v system CPU)",
+			timeout, err, cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime())
 	}
 	return program{Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
 }
@@ -126,4 +129,16 @@ func jsReady(t *testing.T) bool {
 		t.Fatalf("bench/clients/js/node_modules is missing: make test installs it (npm ci --prefix bench/clients/js); %s", skip)
 	}
 	return true
+}
+
+// TestRunKillsAndTellsCPU: a program that outlives its time is killed, and
+// the error says how much CPU it used, so a hang in a busy loop shows.
+func TestRunKillsAndTellsCPU(t *testing.T) {
+	p := run(500*time.Millisecond, nil, "sh", "-c", "while :; do :; done")
+	if p.Err == nil || !strings.Contains(p.Err.Error(), "killed after 500ms") {
+		t.Fatalf("err %v, want killed after 500ms", p.Err)
+	}
+	if !strings.Contains(p.Err.Error(), "user and") {
+		t.Fatalf("the error does not tell the CPU used: %v", p.Err)
+	}
 }

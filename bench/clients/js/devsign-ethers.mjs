@@ -6,10 +6,11 @@
 //   LEDGERD_HTTP=http://127.0.0.1:8545 node devsign-ethers.mjs
 import { ethers } from 'ethers'
 
-import { HTTP, ORDERBOOK, WETH_USD, ORDERBOOK_ABI, nextDeadline, step, check, same, settled } from './flow.mjs'
+import { HTTP, ORDERBOOK, WETH_USD, ORDERBOOK_ABI, nextDeadline, step, check, same, settled, traceRPC } from './flow.mjs'
 import { ACCOUNT1, ACCOUNT3, DEV_ACCOUNTS, MESSAGE, DOMAIN, TYPES, MAIL } from './devsign.mjs'
 
 const provider = new ethers.JsonRpcProvider(HTTP)
+traceRPC(provider)
 let signer
 
 await step('accounts', async () => {

@@ -10,7 +10,7 @@ import { ethers } from 'ethers'
 
 import {
   HTTP, WS, KEY1, KEY2, KEY3, ORDERBOOK, WETH, WETH_USD, ORDERBOOK_ABI, nextDeadline,
-  attempt, report, step, check, sleep, poll, settled,
+  attempt, report, step, check, sleep, poll, settled, traceRPC,
 } from './flow.mjs'
 
 const CHAIN_ID = 1293n
@@ -18,6 +18,7 @@ const CHAIN_ID = 1293n
 // ---- the flow ------------------------------------------------------------
 
 const provider = new ethers.JsonRpcProvider(HTTP)
+traceRPC(provider)
 const account1 = new ethers.Wallet(KEY1, provider)
 const account2 = new ethers.Wallet(KEY2, provider)
 const account3 = new ethers.Wallet(KEY3)
@@ -66,6 +67,7 @@ await step('receipt', async () => {
 // collect after it (newHeads too, though it also hears idle slots).
 const wsProvider = new ethers.WebSocketProvider(WS)
 wsProvider.on('error', (err) => console.error('ws provider error:', err))
+traceRPC(wsProvider)
 let gotHead
 const firstHead = new Promise((resolve) => { gotHead = resolve })
 const listening = wsProvider.once('block', gotHead)

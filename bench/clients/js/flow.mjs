@@ -50,6 +50,19 @@ export async function attempt(fn, ms) {
   }
 }
 
+// traceRPC writes every JSON-RPC payload an ethers provider sends and
+// every answer it gets to stderr, with the milliseconds since start: the
+// tests show stderr only when a step failed, and then the trace says which
+// request was the last to go out and whether its answer came back.
+export function traceRPC(provider) {
+  const start = performance.now()
+  provider.on('debug', (e) => {
+    const what = e.action === 'sendRpcPayload' ? e.payload : (e.result ?? e.error)
+    const text = JSON.stringify(what, (_, v) => (typeof v === 'bigint' ? v.toString() : v)) ?? String(what)
+    console.error(`${Math.round(performance.now() - start)} ${e.action} ${text.slice(0, 300)}`)
+  })
+}
+
 export function report(name, outcome) {
   console.log(outcome.ok ? `STEP ${name} ok ${outcome.ms}` : `STEP ${name} fail ${outcome.msg}`)
 }
