@@ -10,7 +10,7 @@ import (
 func BenchmarkTickTriggers(b *testing.B) {
 	for _, n := range []int{1_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			h := newPerpHarness(b, Limits{OrdersMax: n + 64, PendingMax: 1 << 10})
+			h := newTrigHarness(b, Limits{OrdersMax: n + 64, PendingMax: 1 << 10})
 			h.fundPerp("a")
 			in := make([]Intent, BatchIntentsMax)
 			for i := 0; i < n; i += BatchIntentsMax {
@@ -28,6 +28,7 @@ func BenchmarkTickTriggers(b *testing.B) {
 			}
 			h.e.Tick(landing(h.nowUs, h.iv), h.acc, &h.out)
 			T := h.out.TickUs
+			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
 				T += h.iv
