@@ -154,7 +154,7 @@ func checkDeadline(d uint64, nowUs, intervalUs, lastUs int64) Reason {
 // intents per book, counting what the envelope already added.
 func (e *Engine) checkCapacity(b *book, newOrder bool) Reason {
 	u := e.useOf(b)
-	if newOrder && b.live()+u.orders >= len(b.nodes)-1 {
+	if newOrder && b.live()+u.orders >= b.ordersMax {
 		return ReasonBookFull
 	}
 	if b.pending.len()+u.pending >= len(b.pending.buf) {

@@ -83,10 +83,12 @@ type pendingIntent struct {
 type book struct {
 	cfg   MarketConfig
 	u     units
-	nodes []node  // arena, hot half; nodes[0] unused
-	ords  []order // arena, cold half
+	nodes []node  // arena, hot half; nodes[0] unused; grows up to ordersMax+1
+	ords  []order // arena, cold half, as long as nodes
 	free  []uint32
 	index idIndex
+	// ordersMax is Limits.OrdersMax: live orders at most.
+	ordersMax int
 	// Invariant: sides[s] is sorted by key(s, price) ascending, best last,
 	// and holds no empty level.
 	sides      [2][]level
@@ -102,18 +104,16 @@ type book struct {
 
 func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 	n := l.OrdersMax
+	c := preallocated(n)
 	b := &book{
-		cfg: *cfg, u: *u,
-		nodes: make([]node, n+1), ords: make([]order, n+1), free: make([]uint32, n),
-		index:   newIDIndex(n),
+		cfg: *cfg, u: *u, ordersMax: n,
+		nodes: make([]node, 1, c+1), ords: make([]order, 1, c+1), free: make([]uint32, 0, c),
+		index:   newIDIndex(c),
 		pending: newRing[pendingIntent](l.PendingMax),
-		expiry:  make([]uint32, 0, n), tickNew: make([]orderRef, 0, l.PendingMax),
+		expiry:  make([]uint32, 0, c), tickNew: make([]orderRef, 0, l.PendingMax),
 	}
-	b.sides[Buy] = make([]level, 0, levelsCap(n))
-	b.sides[Sell] = make([]level, 0, levelsCap(n))
-	for i := range b.free {
-		b.free[i] = uint32(n - i)
-	}
+	b.sides[Buy] = make([]level, 0, c)
+	b.sides[Sell] = make([]level, 0, c)
 	if cfg.Kind == Perp {
 		b.perp = newPerpBook(cfg, u)
 		b.trig = newTriggers(n)
@@ -121,17 +121,44 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 	return b
 }
 
-// levelsCap is the initial capacity of a side: levels grow by append up to
-// at most OrdersMax, then never again.
-func levelsCap(ordersMax int) int { return min(ordersMax, 1<<12) }
+// arenaCapMin bounds what a book allocates up front for its orders and
+// triggers (arenas, free lists, id index, expiry heap, levels). Beyond it
+// they grow by append up to OrdersMax and never shrink: a book's memory
+// follows its high-water mark of live orders, not its limit (a dev node's
+// four books at OrdersMax = 2^18 would otherwise hold ~400 MB from start,
+// and rebuild it on every evm_revert), and once grown nothing allocates.
+const arenaCapMin = 1 << 12
+
+// preallocated is the capacity a book starts with for up to ordersMax
+// orders or triggers.
+func preallocated(ordersMax int) int { return min(ordersMax, arenaCapMin) }
 
 func (b *book) live() int { return len(b.nodes) - 1 - len(b.free) }
+
+// full reports whether the book holds OrdersMax live orders.
+func (b *book) full() bool { return b.live() >= b.ordersMax }
+
+// takeSlot takes a slot of an arena kept as two parallel slices (x, y)
+// with a free list: the last freed slot first, then the next never-used
+// one, which extends both slices. Those are the same slots, in the same
+// order, as a free list preloaded with every slot, lowest on top. Growth
+// may move the arena: callers take pointers into it only afterwards.
+func takeSlot[X, Y any](free *[]uint32, x *[]X, y *[]Y) uint32 {
+	if k := len(*free); k > 0 {
+		s := (*free)[k-1]
+		*free = (*free)[:k-1]
+		return s
+	}
+	var zx X
+	var zy Y
+	*x, *y = append(*x, zx), append(*y, zy)
+	return uint32(len(*x) - 1)
+}
 
 // alloc takes a free slot.
 // REQUIRES: live() < OrdersMax.
 func (b *book) alloc() orderRef {
-	s := b.free[len(b.free)-1]
-	b.free = b.free[:len(b.free)-1]
+	s := takeSlot(&b.free, &b.nodes, &b.ords)
 	n := &b.nodes[s]
 	gen := n.gen
 	*n = node{gen: gen, heapPos: -1}

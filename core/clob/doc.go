@@ -30,8 +30,9 @@
 //
 // # Data layout
 //
-// Each book is a shard that allocates everything at CreateMarket from
-// Limits: an arena of OrdersMax+1 order slots split into a hot half (node:
+// Each book is a shard sized by Limits: an arena of up to OrdersMax+1
+// order slots (arenaCapMin of them allocated at CreateMarket, the rest by
+// append as live orders first need them) split into a hot half (node:
 // queue links, remaining lots, price, flags — what the walk touches) and a
 // cold half (order: id, owner, money), addressed by uint32 index with 0 as
 // nil and a generation per slot (orderRef packs both, so a handle to a freed
@@ -41,7 +42,8 @@
 // with the best price last, so that the levels that change most (near the
 // best price) are cheap to insert and remove, each level a FIFO of orders
 // linked through the arena. The engine owns the scratch buffers the tick
-// reuses (chunks, the sort of new orders, landed envelopes). In steady state
+// reuses (chunks, the sort of new orders, landed envelopes). In steady state,
+// once the arena has reached the book's high-water mark of live orders,
 // nothing allocates (alloc_test.go).
 //
 // Queue priority: new orders (and re-queued updates) are appended to their

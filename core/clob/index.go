@@ -3,9 +3,10 @@ package clob
 import "encoding/binary"
 
 // idIndex maps the ids of live orders to their slots. It is an open
-// addressing table with linear probing, sized at start-up to a power of two
-// ≥ 2 × OrdersMax, and deletes by backward shift, so it never holds
-// tombstones and never allocates. Each entry keeps the id's first 8 bytes;
+// addressing table with linear probing, kept at most half full: it starts
+// at a power of two ≥ 2 × the book's preallocated slots and doubles as the
+// arena grows, up to ≥ 2 × OrdersMax, then never allocates again. It
+// deletes by backward shift, so it never holds tombstones. Each entry keeps the id's first 8 bytes;
 // the full id is compared in the arena on a match. Order ids are keccak
 // outputs, so those bytes are uniform.
 //
@@ -23,9 +24,9 @@ type indexEntry struct {
 	slot uint32 // 0 = empty
 }
 
-func newIDIndex(ordersMax int) idIndex {
+func newIDIndex(orders int) idIndex {
 	size := 2
-	for size < 2*ordersMax {
+	for size < 2*orders {
 		size *= 2
 	}
 	return idIndex{entries: make([]indexEntry, size), mask: uint64(size - 1)}
@@ -47,16 +48,35 @@ func (x *idIndex) find(id *Hash, ords []order) uint32 {
 	}
 }
 
-// insert adds id → slot.
-// REQUIRES: id is not in the index; fewer than len(entries)/2 entries.
+// insert adds id → slot, doubling the table first if it would be more
+// than half full.
+// REQUIRES: id is not in the index.
 func (x *idIndex) insert(id *Hash, slot uint32) {
-	k := idKey(id)
-	i := k & x.mask
+	if 2*(x.n+1) > len(x.entries) {
+		x.grow()
+	}
+	x.place(indexEntry{idKey(id), slot})
+}
+
+// place puts e in the first empty entry of its probe run.
+func (x *idIndex) place(e indexEntry) {
+	i := e.key & x.mask
 	for x.entries[i].slot != 0 {
 		i = (i + 1) & x.mask
 	}
-	x.entries[i] = indexEntry{k, slot}
+	x.entries[i] = e
 	x.n++
+}
+
+// grow doubles the table and re-inserts every entry.
+func (x *idIndex) grow() {
+	old := x.entries
+	*x = newIDIndex(len(old))
+	for _, e := range old {
+		if e.slot != 0 {
+			x.place(e)
+		}
+	}
 }
 
 // remove deletes id, shifting later entries of its probe run back.

@@ -284,14 +284,14 @@ func countAt(counts []uint32, i int) uint32 {
 
 // loadSide reads one side's levels, best first, and queues their orders.
 func (b *book) loadSide(r *snapReader, side Side) {
-	n := r.count("levels", len(b.nodes)-1) // no level is empty
+	n := r.count("levels", b.ordersMax) // no level is empty
 	lv := b.sides[side][:0]
 	for i := 0; i < n && r.Err == nil; i++ {
 		l := level{priceSteps: int64(r.U64())}
 		if r.Err == nil && (l.priceSteps < 1 || l.priceSteps > unitsMax || i > 0 && key(side, l.priceSteps) >= key(side, lv[i-1].priceSteps)) {
 			r.Fail("side %d: level at %d steps out of range or out of order", side, l.priceSteps)
 		}
-		if count := r.count("orders in a level", len(b.nodes)-1); r.Err == nil && count == 0 {
+		if count := r.count("orders in a level", b.ordersMax); r.Err == nil && count == 0 {
 			r.Fail("side %d: empty level at %d steps", side, l.priceSteps)
 		} else {
 			b.loadLevel(r, side, &l, count)
@@ -356,9 +356,9 @@ func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 			if r.Err == nil && (p.newLots < 1 || p.newLots > unitsMax || p.newSteps < 1 || p.newSteps > unitsMax) {
 				r.Fail("update to %d lots at %d steps", p.newLots, p.newSteps)
 			}
-			if s := p.ref.slot(); s != 0 {
-				if updates == nil {
-					updates = make([]uint32, len(b.nodes))
+			if s := int(p.ref.slot()); s != 0 {
+				if s >= len(updates) { // the arena grows as orders load
+					updates = append(updates, make([]uint32, len(b.nodes)-len(updates))...)
 				}
 				updates[s]++
 			}
@@ -422,8 +422,8 @@ func (b *book) orderProblem(n *node, o *order, state uint8) string {
 		return "zero id"
 	case b.index.find(&o.id, b.ords) != 0:
 		return "id appears twice"
-	case b.live() >= len(b.nodes)-1:
-		return fmt.Sprintf("more than OrdersMax = %d live orders", len(b.nodes)-1)
+	case b.full():
+		return fmt.Sprintf("more than OrdersMax = %d live orders", b.ordersMax)
 	case n.side > Sell || n.typ > Market || n.flags&^flagsKnown != 0:
 		return fmt.Sprintf("side %d, type %d, flags %#x", n.side, n.typ, n.flags)
 	case n.state != state:

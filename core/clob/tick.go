@@ -26,7 +26,7 @@ type newEntry struct {
 type landedTag struct{ seq, tag uint64 }
 
 func (t *tickScratch) init(l *Limits) {
-	t.chunks = make([]chunk, 0, l.OrdersMax)
+	t.chunks = make([]chunk, 0, preallocated(l.OrdersMax))
 	t.sorted = make([]newEntry, 0, l.PendingMax)
 	t.landed = make([]landedTag, 0, l.PendingMax)
 }

@@ -19,9 +19,6 @@ const (
 	// without a limit price becomes: the mark that fired it ± 10 %, the
 	// live network's TP/SL market slippage.
 	TriggerSlippageBps = 1000
-	// triggerCapMin bounds the preallocated part of a book's trigger arena;
-	// it grows by append up to the book's OrdersMax triggers.
-	triggerCapMin = 1 << 12
 )
 
 // intentFired is the pending-ring kind of an order a trigger became: a
@@ -85,7 +82,7 @@ type trigHot struct {
 }
 
 func newTriggers(max int) triggers {
-	c := min(max, triggerCapMin)
+	c := preallocated(max)
 	return triggers{arena: make([]trigger, 1, c+1), hot: make([]trigHot, 1, c+1), free: make([]uint32, 0, c),
 		byID: make([]uint32, 0, c), byGroup: make([]uint32, 0, c), max: max}
 }
@@ -102,15 +99,7 @@ func (ts *triggers) live() int { return max(0, len(ts.arena)-1) - len(ts.free) }
 // alloc takes a slot for a trigger with id, indexed at once.
 // REQUIRES: live() < max; id is not live.
 func (ts *triggers) alloc(id *Hash) orderRef {
-	var s uint32
-	if n := len(ts.free); n > 0 {
-		s = ts.free[n-1]
-		ts.free = ts.free[:n-1]
-	} else {
-		s = uint32(len(ts.arena))
-		ts.arena = append(ts.arena, trigger{})
-		ts.hot = append(ts.hot, trigHot{})
-	}
+	s := takeSlot(&ts.free, &ts.arena, &ts.hot)
 	gen := ts.arena[s].gen
 	ts.arena[s] = trigger{id: *id, gen: gen}
 	i, found := ts.search(id)
@@ -473,7 +462,7 @@ func (e *Engine) fire(b *book, s uint32, tickUs int64, acc Accounts, out *TickRe
 		steps = triggerCap(t.side, mark)
 	}
 	lots, r := e.marginCheck(t.owner, b, t.side, t.lots, flags, acc)
-	if r != OK || lots <= 0 || b.live() >= len(b.nodes)-1 || b.pending.len() >= len(b.pending.buf) {
+	if r != OK || lots <= 0 || b.full() || b.pending.len() >= len(b.pending.buf) {
 		e.removeTrigger(b, s, out)
 		return
 	}

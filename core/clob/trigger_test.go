@@ -326,7 +326,7 @@ func TestTriggerTTLAndRefusedOrder(t *testing.T) {
 	h.expectEvents(h.perpTick())
 	h.expectEvents(h.perpTick(), "tcancel ttl")
 	// The book holds OrdersMax = 4 orders: fill it with pokes.
-	for len(h.e.book(tPerpID).free) > 0 {
+	for !h.e.book(tPerpID).full() {
 		h.perpTick()
 	}
 	h.setMark(80)
