@@ -28,8 +28,8 @@ func TestMain(m *testing.M) { os.Exit(proc.Main(m, "../..", &ledgerd)) }
 
 // What every phase must hold to.
 const (
-	// RSSCeiling bounds the node's resident memory during any attack. The
-	// dev node starts at about 250 MB (the dev books' arenas are 173 MB).
+	// RSSCeiling bounds the node's resident memory during any attack. An
+	// idle dev node holds about 30 MB.
 	RSSCeiling = 1 << 30
 	// attackMax bounds an attack that pushes until the node closes it.
 	attackMax = 60 * time.Second

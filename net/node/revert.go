@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"sync"
@@ -316,13 +315,6 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			n.snap.sinceCount = int(n.log.Len() - n.replayedFrom)
 			pub := n.pub
 			n.mu.Unlock()
-			// The old state's order arenas (hundreds of MB at the default
-			// limits) are garbage now. Handed back to the kernel, the next
-			// load gets fresh zero pages and touches only what it uses;
-			// reused, every byte would be cleared first. Measured on a 2-core
-			// box building 4 books: 60 ms each time this way, 30 ms to 2 s
-			// otherwise.
-			debug.FreeOSMemory()
 			seq, h := n.StateAt() // the pipeline is stopped: nothing moves it
 			n.Logf("state replaced: %d inputs, state hash %x", seq, h)
 			if pub != nil {
