@@ -42,7 +42,10 @@ try {
   // The book is fed by svc_orderbook: its tick time must move.
   const before = await page.textContent('#book-time');
   await page.waitForFunction((b) => document.querySelector('#book-time').textContent !== b, before, { timeout: WAIT_MS });
-  if (address) await page.waitForSelector('#positions tbody tr, #orders tbody tr', { timeout: WAIT_MS });
+  // The taker's position appears with its first fill, which can come a few
+  // ticks after its first order (the makers may not quote yet): wait for
+  // the position itself, which the Go test requires, not for either table.
+  if (address) await page.waitForSelector('#positions tbody tr', { timeout: WAIT_MS });
   await page.waitForTimeout(1500); // a few more ticks for the picture
   const counts = await page.evaluate(() => ({
     bids: document.querySelectorAll('#bids .row').length,
