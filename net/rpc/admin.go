@@ -70,7 +70,7 @@ func (c *call) adminCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	if delta > 1<<50 {
+	if delta > node.TimeJumpMaxUs {
 		return dst, jsonrpc.InvalidParams("time step too large")
 	}
 	now := c.s.cfg.Manual.Advance(int64(delta))
