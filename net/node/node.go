@@ -218,6 +218,17 @@ type admission struct {
 	done   func(*Entry, error)
 }
 
+// defaultOrderbookLimits replaces zero orderbook limits with the defaults
+// (a node's, and a replay's of a directory that stores no genesis).
+func (c *Config) defaultOrderbookLimits() {
+	if c.Orderbook.OrdersMax == 0 {
+		c.Orderbook.OrdersMax = DefaultOrdersMax
+	}
+	if c.Orderbook.PendingMax == 0 {
+		c.Orderbook.PendingMax = DefaultPendingMax
+	}
+}
+
 // Open replays the log in cfg.DataDir and starts the pipeline.
 func Open(cfg Config) (*Node, error) {
 	if cfg.Validators < 1 || cfg.Validators > attest.MaxCommitteeSize {
@@ -226,12 +237,7 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = WallClock{}
 	}
-	if cfg.Orderbook.OrdersMax == 0 {
-		cfg.Orderbook.OrdersMax = DefaultOrdersMax
-	}
-	if cfg.Orderbook.PendingMax == 0 {
-		cfg.Orderbook.PendingMax = DefaultPendingMax
-	}
+	cfg.defaultOrderbookLimits()
 	if cfg.CacheEntries <= 0 {
 		cfg.CacheEntries = DefaultCacheEntries
 	}

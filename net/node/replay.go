@@ -246,12 +246,7 @@ func AppendStateHash(dst []byte, seq uint64, h core.Hash) []byte {
 // queues or log. Only the apply path (afterApply and what it calls) may
 // run on it.
 func newReplayNode(cfg Config) (*Node, error) {
-	if cfg.Orderbook.OrdersMax == 0 {
-		cfg.Orderbook.OrdersMax = DefaultOrdersMax
-	}
-	if cfg.Orderbook.PendingMax == 0 {
-		cfg.Orderbook.PendingMax = DefaultPendingMax
-	}
+	cfg.defaultOrderbookLimits()
 	n := &Node{cfg: cfg}
 	if err := n.initGenesis(); err != nil {
 		return nil, err
