@@ -6,9 +6,9 @@ import "encoding/binary"
 // addressing table with linear probing, kept at most half full: it starts
 // at a power of two ≥ 2 × the book's preallocated slots and doubles as the
 // arena grows, up to ≥ 2 × OrdersMax, then never allocates again. It
-// deletes by backward shift, so it never holds tombstones. Each entry keeps the id's first 8 bytes;
-// the full id is compared in the arena on a match. Order ids are keccak
-// outputs, so those bytes are uniform.
+// deletes by backward shift, so it never holds tombstones. Each entry
+// keeps the id's first 8 bytes; the full id is compared in the arena on a
+// match. Order ids are keccak outputs, so those bytes are uniform.
 //
 // A Go map[Hash]orderRef was tried first: at 1M live orders its probing was
 // a quarter of the tick benchmark, as its 40-byte entries miss the cache
