@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/clob/abi"
 )
 
 // Keccak256Hash hashes data with keccak256.
@@ -11,8 +12,9 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 // ApplyTx validates tx against the current state and, if it passes, applies
 // it completely: value and fee move, the nonce advances and the sender is
 // marked pending until Settle; an orderbook call is admitted by the engine
-// and a withdrawal queued for its batch, fee-free (timeUs is the
-// sequencer's admission time). On rejection nothing changes and rec is nil.
+// and a withdrawal queued for its batch (timeUs is the sequencer's
+// admission time). A gas-exempt transaction (gasExempt) pays no fee. On
+// rejection nothing changes and rec is nil.
 //
 // Checks run in the spec's order: chain id, past nonce, future nonce,
 // pending transaction, balance, base fee; then the ledger's own gas rules
@@ -29,16 +31,18 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	l.seq++
 	_, existed := l.accounts[tx.From]
 	acc := l.account(tx.From)
-	price := l.effectiveGasPrice(tx)
-	var fee uint256.Int
-	fee.Mul(uint256.NewInt(TxGas), &price)
+	var price, fee uint256.Int
+	if !gasExempt(tx) {
+		price = l.effectiveGasPrice(tx)
+		fee.Mul(uint256.NewInt(TxGas), &price)
+	}
 	acc.Native.Cash.Sub(&acc.Native.Cash, &fee)
 	var logs []Log
 	if tx.To == OrderbookAddress {
 		// The gas is paid first so the orderbook sees what is left to lock.
 		if logs, rej = l.admitOrderbook(tx, timeUs); !rej.OK() {
 			acc.Native.Cash.Add(&acc.Native.Cash, &fee)
-			if !existed { // a zero-fee sender's account appeared only now
+			if !existed { // a fee-free sender's account appeared only now
 				delete(l.accounts, tx.From)
 			}
 			l.seq--
@@ -124,10 +128,10 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 // need (docs/perps.md). A gas
 // limit below TxGas cannot pay for the gas the transaction uses either: the
 // spec has no reason of its own for that, and this is the one that says
-// what is wrong, that the transaction cannot be paid for. A withdrawal is
-// exempt from gas (docs/bridge.md §2): only its value counts.
+// what is wrong, that the transaction cannot be paid for. For a gas-exempt
+// transaction only its value counts.
 func (l *Ledger) covers(acc *Account, tx *Tx) bool {
-	gasFree := tx.To == BridgeAddress
+	gasFree := gasExempt(tx)
 	if tx.Gas < TxGas && !gasFree {
 		return false
 	}
@@ -145,6 +149,17 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 	}
 	avail := l.spendable(NativeToken, tx.From)
 	return !avail.Lt(&cost)
+}
+
+// gasExempt reports whether tx pays no gas, so that its balance check holds
+// none back: a withdrawal to the Bridge (docs/bridge.md §2) and an
+// orderbook delegated() envelope, whose delegate key needs no funds (the
+// live network's rule, docs/decisions.md). Both are read off the
+// transaction alone, so every replay agrees. Neither is exempt from the
+// base-fee check: "exempt" is about what is paid, not the fee cap a wallet
+// names, and the live SDK names the base fee.
+func gasExempt(tx *Tx) bool {
+	return tx.HasTo && (tx.To == BridgeAddress || tx.To == OrderbookAddress && abi.IsDelegated(tx.Data))
 }
 
 // effectiveGasPrice is min(fee cap, base fee + tip).

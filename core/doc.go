@@ -26,6 +26,9 @@
 //     unlocks pay debt first. Native spends (value, gas, orders, transfers)
 //     take at most the withdrawable part (Withdrawable).
 //   - A rejected input changes nothing.
+//   - Gas: every transaction uses TxGas and burns TxGas × its effective
+//     price, except a gas-exempt one (gasExempt: a withdrawal, an orderbook
+//     delegated() envelope), which pays nothing and needs no funds for gas.
 //   - Withdrawals (withdraw.go, docs/bridge.md §2-§3): a withdraw to the
 //     Bridge pays no fee; admitted, it waits (at most
 //     WithdrawalsPendingMax of them) for the first withdrawal batch, the

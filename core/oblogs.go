@@ -31,6 +31,7 @@ import (
 //	TriggerSubmitted(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
 //	                 int256 size, uint256 limitPrice, uint256 triggerPrice, uint8 triggerType,
 //	                 uint8 grouping, uint8 flags, uint128 deadline, uint128 ttl)
+//	                 -- triggerType 0 take-profit, 1 stop-loss; grouping 0 none, 1 asset (the live ABI)
 //	TriggerCancelRequested(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
 //	                       uint128 deadline)
 //	TriggerUpdateRequested(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
@@ -41,7 +42,7 @@ import (
 //	TriggerFired(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
 //	             uint8 side, uint256 markPrice)      -- its order, same id, lands in the next tick
 //	TriggerCancelled(bytes32 indexed orderbookId, bytes32 indexed triggerId, address indexed owner,
-//	                 uint8 side)                     -- owner, group, ttl, liquidation or refused order
+//	                 uint8 side)                     -- owner, position flat (asset), ttl, liquidation or refused order
 //	Liquidation(bytes32 indexed orderbookId, address indexed owner, uint8 side, uint256 size,
 //	            uint256 markPrice, uint256 value, uint256 penalty, int256 realized)
 //

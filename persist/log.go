@@ -25,8 +25,10 @@ var formatKey = []byte("format")
 // attestation batches are stored beside the log; 4: batches carry their
 // leaves and first place, and the history rows and snapshots are stored;
 // 5: u256 fields take their minimal bytes, about a quarter off each
-// transaction's input and record).
-const FormatVersion = 5
+// transaction's input and record; 6: format 5's records, but delegated()
+// calls pay no gas, so an older log would replay to other balances than it
+// acknowledged).
+const FormatVersion = 6
 
 // Log is the durable, ordered log of ledger inputs. Append and Replay must
 // not run concurrently (the node replays before it serves).

@@ -276,7 +276,7 @@ func (b *bot) submit(ctx context.Context, data []byte) bool {
 		return false
 	}
 	b.sent.Add(1)
-	reason, err := b.c.send(ctx, raw)
+	reason, validation, err := b.c.send(ctx, raw)
 	switch {
 	case err != nil:
 		b.synced = false // admitted or not: ask the node
@@ -284,7 +284,7 @@ func (b *bot) submit(ctx context.Context, data []byte) bool {
 		return false
 	case reason != "": // a refusal consumes no nonce
 		b.refuse(reason)
-		if reason == validationFailed {
+		if validation {
 			// Perhaps a nonce the node no longer expects (an evm_revert
 			// took it back): read it again before the next round.
 			b.synced = false

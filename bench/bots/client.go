@@ -175,21 +175,32 @@ func (c *client) deposit(ctx context.Context, token, to common.Address, amount *
 }
 
 // send submits a signed transaction. A refusal (the node answered with an
-// error) comes back as reason with err nil; err is a transport problem,
-// where the transaction may or may not have been admitted.
-func (c *client) send(ctx context.Context, raw []byte) (reason string, err error) {
+// error) comes back as reason, with validation set for the node's -32000
+// refusals, and err nil; err is a transport problem, where the transaction
+// may or may not have been admitted.
+func (c *client) send(ctx context.Context, raw []byte) (reason string, validation bool, err error) {
 	var h common.Hash
 	err = c.call(ctx, &h, "eth_sendRawTransaction", hexutil.Bytes(raw))
 	var rerr gethrpc.Error
-	if errors.As(err, &rerr) {
-		return refusalReason(rerr), nil
+	switch {
+	case errors.As(err, &rerr) && rerr.ErrorCode() == validationFailedCode:
+		return validationFailed, true, nil
+	case errors.As(err, &rerr):
+		return refusalReason(rerr), false, nil
 	}
-	return "", err
+	return "", false, err
 }
 
-// validationFailed is the message of the node's -32000 refusals (a nonce,
-// a pending transaction, a balance: the reason is in the data).
-const validationFailed = "transaction validation failed"
+// validationFailedCode is the code of the node's protocol-level refusals (a
+// nonce, a pending transaction, a balance: the reason is in the data). The
+// code, not the message, tells them: under --compat the message is
+// go-ethereum's, with the nonces and the address in it ("nonce too low:
+// address …, tx: 3 state: 5"), so a bot counts them all under the spec's
+// message, validationFailed, in either mode.
+const (
+	validationFailedCode = -32000
+	validationFailed     = "transaction validation failed"
+)
 
 // revertPrefix is what every orderbook refusal's reason starts with.
 const revertPrefix = "CLOB validation failed: "

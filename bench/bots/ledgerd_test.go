@@ -101,9 +101,15 @@ func TestLedgerdBotsFollowNodeTime(t *testing.T) {
 }
 
 // TestLedgerdBotsSurviveRevert: an evm_revert takes the bots' nonces back
-// under them; they read them again and go on trading.
+// under them; they read them again and go on trading. Also under --compat
+// (make run), where the -32000 that tells them has go-ethereum's message.
 func TestLedgerdBotsSurviveRevert(t *testing.T) {
-	n := startDev(t)
+	t.Run("spec", func(t *testing.T) { botsSurviveRevert(t) })
+	t.Run("compat", func(t *testing.T) { botsSurviveRevert(t, "--compat") })
+}
+
+func botsSurviveRevert(t *testing.T, args ...string) {
+	n := startDev(t, args...)
 	admin := dialAdmin(t, n.HTTP)
 	var st bots.Status
 	call(t, admin, &st, "admin_startBots", "makers=1,takers=1,taker-rate=5,levels=2,seed=4,markets=WETH/USD")

@@ -59,7 +59,7 @@ func main() {
 	flag.StringVar(&f.adminToken, "admin-token", "", "bearer token for admin_* methods (generated and printed if empty)")
 	flag.StringVar(&f.clock, "clock", "wall", "wall, or manual (time moves only through admin_advanceTime)")
 	f.genesisFlags.register(flag.CommandLine, "")
-	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum")
+	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum, and refusals in go-ethereum's words so ethers and viem classify them (docs/compat.md)")
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
 	flag.StringVar(&f.dumpState, "dump-state", "", "on shutdown, write the whole state (ledger, books, history) to this file, for --load-state or anvil_loadState (docs/anvil.md)")
@@ -241,7 +241,7 @@ func printBanner(f *flags, addr string, n *node.Node) {
 			fmt.Printf("  %s -> %s, %d decimals there\n", common.Address(t.Token).Hex(), common.Address(t.L1Token).Hex(), t.Decimals)
 		}
 		if f.compat {
-			fmt.Println("--compat: receipts and blocks in the shapes ethers and go-ethereum decode (README, \"Client compatibility\")")
+			fmt.Println("--compat: receipts and blocks in the shapes ethers and go-ethereum decode, refusals in go-ethereum's words (README, \"Client compatibility\"; docs/compat.md)")
 		}
 	}
 	fmt.Printf("admin token: %s   (Authorization: Bearer <token>)\n", f.adminToken)

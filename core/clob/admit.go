@@ -264,10 +264,10 @@ func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Re
 	if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
 		return r
 	}
+	// The resting order's side decides the token; update's token argument
+	// is informational (the live rule: the SDK passes the quote token for
+	// any order).
 	p.token = b.u.backing(p.side)
-	if in.Token != (Address{}) && in.Token != p.token {
-		return ReasonUpdateToken
-	}
 	if b.perp != nil {
 		return e.checkPerpUpdate(a, p, acc)
 	}

@@ -56,6 +56,9 @@ type order struct {
 	// admitted update sets: what a perp order counts in its owner's B or A
 	// (docs/perps.md, "Accounts"). Derived from the pending ring on load.
 	projLots int64
+	// assetBound marks an order an Asset-grouped trigger fired (perp
+	// books): the flat sweep cancels it when its owner's position goes flat.
+	assetBound bool
 }
 
 // level is one price of one side: a FIFO of orders linked through node.

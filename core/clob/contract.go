@@ -64,10 +64,20 @@ const (
 	IntentUpdateTrigger
 )
 
-// Trigger types (submitTrigger's triggerType).
+// Trigger types (submitTrigger's triggerType): the live ABI's
+// enum TriggerType { TakeProfit, StopLoss }.
 const (
-	TriggerStopLoss   uint8 = 0
-	TriggerTakeProfit uint8 = 1
+	TriggerTakeProfit uint8 = 0
+	TriggerStopLoss   uint8 = 1
+)
+
+// Trigger groupings (submitTrigger's grouping): the live ABI's
+// enum TriggerGrouping { None, Asset }. An Asset trigger, and a resting
+// order it fired, is cancelled at the end of the tick in which its owner's
+// position on the book goes flat (docs/perps.md, "Triggers").
+const (
+	GroupingNone  uint8 = 0
+	GroupingAsset uint8 = 1
 )
 
 // Intent is one decoded orderbook call. Fields not used by its Kind are zero.
@@ -82,7 +92,7 @@ type Intent struct {
 	Flags    uint8       // submit (the deprecated bool,bool form maps onto it)
 	Deadline uint64      // every kind, microseconds
 	TTL      uint64      // submit, microseconds; 0 = rests until filled or cancelled
-	Token    Address     // update: token backing extra collateral; transfer: token
+	Token    Address     // transfer: token; update: the call's token argument, informational (never checked)
 	To       Address     // transfer: recipient
 	Amount   uint256.Int // transfer
 	// Triggers. submitTrigger fills Book, Side, Size, Price (the limit
@@ -141,7 +151,6 @@ const (
 	ReasonInsufficientBalance
 	ReasonUnknownOrder
 	ReasonNotOwner
-	ReasonUpdateToken
 	ReasonTransferZero
 	ReasonBookFull
 	ReasonValueNonZero
@@ -151,6 +160,7 @@ const (
 	ReasonReduceOnlyNoPosition
 	ReasonTriggerSpot
 	ReasonTriggerType
+	ReasonTriggerGrouping
 	ReasonTriggerPriceZero
 	ReasonTriggerPriceStep
 	ReasonUnknownTrigger
@@ -189,7 +199,6 @@ var reasonText = [reasonCount]string{
 	ReasonInsufficientBalance:  "insufficient balance",
 	ReasonUnknownOrder:         "unknown order",
 	ReasonNotOwner:             "order owned by another account",
-	ReasonUpdateToken:          "token does not back this order",
 	ReasonTransferZero:         "transfer amount is zero",
 	ReasonBookFull:             "orderbook is full",
 	ReasonValueNonZero:         "transaction value must be 0",
@@ -198,6 +207,7 @@ var reasonText = [reasonCount]string{
 	ReasonReduceOnlyNoPosition: "REDUCE_ONLY order would not reduce the position",
 	ReasonTriggerSpot:          "triggers are only allowed on perpetual markets",
 	ReasonTriggerType:          "unknown trigger type",
+	ReasonTriggerGrouping:      "unknown trigger grouping",
 	ReasonTriggerPriceZero:     "trigger price is zero",
 	ReasonTriggerPriceStep:     "trigger price is not a multiple of the tick precision",
 	ReasonUnknownTrigger:       "unknown trigger",
@@ -255,7 +265,7 @@ const (
 	// Perpetual markets (docs/perps.md).
 	EventLiquidation   // a position taken over by the backstop at the mark
 	EventTriggerFired  // a trigger's condition held: its order lands in the next tick
-	EventTriggerCancel // a trigger cancelled (owner, group, liquidation, ttl, refused order)
+	EventTriggerCancel // a trigger cancelled (owner, position flat, liquidation, ttl, refused order)
 )
 
 // Event is one outcome of a tick, in the order the engine produced it:
@@ -312,6 +322,11 @@ type BookTick struct {
 	VolumeBase  uint256.Int
 	VolumeQuote uint256.Int
 	NewOrders   int // orders created in this tick
-	FirstEvent  int // Events[FirstEvent:EndEvent] belong to this book
-	EndEvent    int
+	// Events[FirstEvent:EndEvent] are this book's events: every event of
+	// the book in the tick, late ones (liquidation, flat sweep, triggers)
+	// included, except EventTriggerFired (after every range). A book that
+	// did not run but lost orders or triggers to a liquidation has a
+	// BookTick too (not Traded, NewOrders 0). Ranges follow Books' order.
+	FirstEvent int
+	EndEvent   int
 }

@@ -124,18 +124,23 @@
 // orders', bounded by OrdersMax, with a hot part per slot (state, trigger
 // price, direction, expiry: what the tick scans, sequentially), the live
 // triggers sorted by id (the order ids, keccak(signer, nonce, sequence))
-// and the grouped ones sorted by (owner, grouping, id). Trigger intents
-// wait in the pending ring; at the end of each tick every perp book that
-// ran scans its triggers, cancels the expired ones and fires those whose
-// condition holds at its mark, each set in id order; a fired trigger
-// becomes an order (created by the same newOrder as a submit, keeping the
-// trigger's id) pushed onto the pending ring as intentFired: it lands in
-// the book's next tick and adds no envelope to Landed.
+// and the Asset-grouped ones sorted by (owner, id). Trigger intents wait in
+// the pending ring; at the end of each tick every perp book that ran first
+// sweeps the owners a fill of the tick left flat (the book's flat list:
+// the resting orders their Asset triggers fired, then those triggers, are
+// cancelled), then scans its triggers, cancels the expired ones and fires
+// those whose condition holds at its mark, each set in id order; a fired
+// trigger becomes an order (created by the same newOrder as a submit,
+// keeping the trigger's id, asset-bound if the trigger was Asset-grouped)
+// pushed onto the pending ring as intentFired: it lands in the book's next
+// tick and adds no envelope to Landed.
 //
 //   - Invariant: a book's id index holds exactly its live (pending or
-//     stored) triggers, its group index exactly the grouped ones, and each
-//     hot part mirrors its slot; each pending trigger is named by a
-//     submitTrigger in the pending ring.
+//     stored) triggers, its Asset index exactly the Asset-grouped ones, and
+//     each hot part mirrors its slot; each pending trigger is named by a
+//     submitTrigger in the pending ring; the perp book's bound count is its
+//     number of live asset-bound orders; the flat list is empty between
+//     ticks.
 //
 // # Decisions the rule book leaves open
 //
@@ -156,6 +161,11 @@
 //   - If a dropped (late) shrinking update's released funds are no longer
 //     available when its lock must be restored, the order is cancelled.
 //   - Transfers are dropped silently (no event) when late.
+//   - Every event of a book but EventTriggerFired lies in its book's
+//     range, late ones (liquidation pass, flat sweep, triggers) after the
+//     book's own (groupLate); a book that did not run but lost orders or
+//     triggers to a liquidation gets an idle BookTick. Transfers and then
+//     the firings follow the last range.
 //   - A book counts as having executed a tick only when it ran (had work).
 //   - Wire prices of half-steps (BookTick.Price, LastPrice) are
 //     floor(halfSteps × tick / 2): inexact only for a midpoint on a market
@@ -191,7 +201,7 @@
 // as far as the engine relies on it (see its doc), so what loads re-encodes
 // to the same bytes. Money is checked by the ledger (VisitLocks).
 //
-//	engine:   | "CLOB1" | seq u64 | transferLastUs u64 | nBooks u32 | book* | nTransfers u32 | transfer* |
+//	engine:   | "CLOB2" | seq u64 | transferLastUs u64 | nBooks u32 | book* | nTransfers u32 | transfer* |
 //	book:     | id 32 | kind u8 | base 20 | quote 20 | intervalUs u64 |
 //	          | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
 //	          | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
@@ -200,6 +210,7 @@
 //	          | nPending u32 | pending* |
 //	level:    | priceSteps u64 | nOrders u32 | order* |
 //	order:    | id 32 | owner 20 | side u8 | type u8 | flags u8 | state u8 (1 pending, 3 resting) |
+//	          | assetBound u8 (1: fired by an Asset-grouped trigger; perp books only) |
 //	          | priceSteps u64 | remLots u64 | queueTickUs u64 | admitTickUs u64 | expiresUs u64 |
 //	          | deadlineUs u64 | ttlUs u64 | pendingUpdates u32 |
 //	          | reserved 32 | settled 32 (zero unless pendingUpdates > 0) | size 32 |
@@ -222,6 +233,7 @@
 //	then per perp book, ascending id, its stored triggers:
 //	triggers: | n u32 | trigger* (ascending id) |
 //	trigger:  | id 32 | owner 20 | signer 20 | nonce u64 | side u8 | type u8 | grouping u8 | flags u8 |
+//	          (type 0 take-profit, 1 stop-loss; grouping 0 None, 1 Asset: the live ABI's enums)
 //	          | lots u64 | limitSteps u64 | triggerSteps u64 | deadlineUs u64 | ttlUs u64 |
 //	          | admitTickUs u64 | expiresUs u64 |
 package clob

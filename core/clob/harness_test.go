@@ -355,6 +355,36 @@ func checkTick(e *Engine, out *TickResult, prices map[Hash]orderPrice) error {
 	if !slices.IsSortedFunc(out.Books, func(x, y BookTick) int { return bytes.Compare(x.Book[:], y.Book[:]) }) {
 		return fmt.Errorf("books out of order")
 	}
+	return checkRanges(out)
+}
+
+// checkRanges verifies where a tick's events lie: the books' ranges are
+// consecutive from event 0, each holding only its book's events; every
+// event of a book but a trigger's firing is in its book's range (late ones
+// included: liquidation, flat sweep, triggers); after the last range come
+// the transfers, then the firings.
+func checkRanges(out *TickResult) error {
+	next := 0
+	for _, bt := range out.Books {
+		if bt.FirstEvent != next || bt.EndEvent < bt.FirstEvent {
+			return fmt.Errorf("book %x: range [%d, %d) does not start at %d", bt.Book[:1], bt.FirstEvent, bt.EndEvent, next)
+		}
+		for i := bt.FirstEvent; i < bt.EndEvent; i++ {
+			if ev := &out.Events[i]; ev.Book != bt.Book || ev.Kind == EventTransfer || ev.Kind == EventTriggerFired {
+				return fmt.Errorf("event %d (kind %d, book %x) in the range of book %x", i, ev.Kind, ev.Book[:1], bt.Book[:1])
+			}
+		}
+		next = bt.EndEvent
+	}
+	fired := false
+	for i := next; i < len(out.Events); i++ {
+		switch ev := &out.Events[i]; {
+		case ev.Kind == EventTriggerFired:
+			fired = true
+		case ev.Kind != EventTransfer || fired:
+			return fmt.Errorf("event %d (kind %d, book %x) outside every range", i, ev.Kind, ev.Book[:1])
+		}
+	}
 	return nil
 }
 

@@ -109,7 +109,11 @@ type perpBook struct {
 	rate                                     int64 // the last funding rate, per 8 h, of 1e18
 	f                                        int64 // this tick's funding per lot, q
 	reduceOnly                               int   // live reduce-only orders: the clip runs only when > 0
+	bound                                    int   // live orders of Asset triggers: the flat sweep scans only when > 0
 	index                                    uint256.Int
+	// flat lists the accounts a fill of the running tick left with size 0
+	// (an account may appear twice), for the flat sweep; empty between ticks.
+	flat []int32
 	// pos and cold are dense (swap-removed); posOf[acct] is the index+1 of
 	// the account's record, 0 if none.
 	pos   []position
@@ -305,21 +309,29 @@ func (b *book) exposedLots(s uint32) int64 {
 	return b.nodes[s].remLots
 }
 
-// countReduceOnly counts the order at slot s going live (+1) or leaving
-// its book (−1) if it is a perp reduce-only order.
-func (b *book) countReduceOnly(s uint32, d int) {
-	if b.perp != nil && b.nodes[s].flags&FlagReduceOnly != 0 {
+// countLive counts the order at slot s going live (+1) or leaving its book
+// (−1) in its perp book's tallies: reduce-only orders and orders fired by
+// Asset triggers.
+func (b *book) countLive(s uint32, d int) {
+	if b.perp == nil {
+		return
+	}
+	if b.nodes[s].flags&FlagReduceOnly != 0 {
 		b.perp.reduceOnly += d
+	}
+	if b.ords[s].assetBound {
+		b.perp.bound += d
 	}
 }
 
 // perpOrderLive books a perp order that just became live (admitted, or
-// loaded): its lots in B or A, or its count as reduce-only. Every way an
+// loaded): its lots in B or A, or its count as reduce-only, and its count
+// as an Asset trigger's order. Every way an
 // order enters a perp book (a fired trigger too) must call it once; discard
 // undoes it.
 func (e *Engine) perpOrderLive(b *book, s uint32) {
 	e.expose(b, s, b.exposedLots(s))
-	b.countReduceOnly(s, 1)
+	b.countLive(s, 1)
 }
 
 // perpFill settles one side of a chunk on a perp book: the owner's
@@ -341,6 +353,9 @@ func (e *Engine) perpFill(b *book, s uint32, li int32, lots, h int64, base, cost
 	pb.applyFill(i, delta, h, tickUs, realized, t)
 	after := pb.pos[i].size
 	e.pp.resized(acct, before, after)
+	if after == 0 {
+		pb.flat = append(pb.flat, acct)
+	}
 	pb.tidy(i)
 	wei.Mul(realized, &b.u.unitQuote)
 	e.moveCash(acc, o.owner, wei)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -654,5 +655,42 @@ func TestMarginConcurrentReaders(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Error(e)
+	}
+}
+
+// TestLiquidationEventsInBookRanges: a liquidation cancels the account's
+// orders on every book, a spot book that does not run in the tick
+// included, and its triggers; each of those events, and the liquidation,
+// lies in its own book's range (checkRanges, run by every harness tick,
+// checks the layout), and the spot book gets a BookTick of its own.
+func TestLiquidationEventsInBookRanges(t *testing.T) {
+	h := liquidationSetup(t)
+	h.fund("a", 5, 0)
+	if r := h.admit("a", []string{"a-ask"}, h.limit(Sell, 2, 1000, 0)); r != OK {
+		t.Fatal(r)
+	}
+	if r := h.admit("a", []string{"a-tp"}, h.trigger(Sell, 1, 0, 200, TriggerTakeProfit, GroupingNone)); r != OK {
+		t.Fatal(r)
+	}
+	h.tick()
+	p := stepsWei(90)
+	h.e.SetOraclePrice(tPerpID, &p)
+	evs := h.tick()
+	if len(h.out.Books) != 2 || h.out.Books[0].Book != tBookID || h.out.Books[1].Book != tPerpID {
+		t.Fatalf("books %+v, want the spot book (idle) then the perp book", h.out.Books)
+	}
+	spot := h.out.Books[0]
+	if spot.Traded || spot.NewOrders != 0 || spot.EndEvent-spot.FirstEvent != 1 {
+		t.Fatalf("spot BookTick %+v", spot)
+	}
+	if got := strings.Join(evs[:min(3, len(evs))], ","); len(evs) != 4 || got != "cancel a-ask,cancel a-bid,tcancel a-tp" {
+		t.Fatalf("events %q", evs)
+	}
+	perp := h.out.Books[1]
+	if perp.FirstEvent != 1 || perp.EndEvent != 4 || h.out.Events[3].Kind != EventLiquidation {
+		t.Fatalf("perp range [%d, %d) over %q", perp.FirstEvent, perp.EndEvent, evs)
+	}
+	if _, live := h.e.Order(h.id("a-ask")); live {
+		t.Fatal("the spot order survived the liquidation")
 	}
 }

@@ -438,7 +438,7 @@ func TestReasons(t *testing.T) {
 	f(ReasonUnknownOrder, func(in *Intent) { upd(in); in.OrderID = Hash{7} })
 	f(ReasonSizeZero, func(in *Intent) { upd(in); in.Size = uint256.Int{} })
 	f(ReasonPriceStep, func(in *Intent) { upd(in); in.Price.AddUint64(&in.Price, 1) })
-	f(ReasonUpdateToken, func(in *Intent) { upd(in); in.Token = tBase })
+	f(OK, func(in *Intent) { upd(in); in.Token = tBase }) // informational (TestUpdateTokenInformational)
 	f(OK, func(in *Intent) { upd(in); in.Token = tQuote })
 	f(ReasonInsufficientBalance, func(in *Intent) { upd(in); in.Size = lotsWei(1 << 40) })
 	f(ReasonTransferZero, func(in *Intent) { *in = Intent{Kind: IntentTransfer, Token: tQuote, Deadline: 500_000} })

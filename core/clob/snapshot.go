@@ -10,8 +10,13 @@ import (
 	"github.com/ledgervenue/node/core/binread"
 )
 
-// snapshotMagic starts an engine snapshot; the layout is in doc.go.
-const snapshotMagic = "CLOB1"
+// snapshotMagic starts an engine snapshot; the layout is in doc.go. Bump
+// it when the layout or the meaning of a stored value changes: LoadEngine
+// refuses any other, and the node then replays its intent log instead.
+// CLOB2: trigger types follow the live ABI (0 take-profit, 1 stop-loss;
+// CLOB1 stored them swapped), grouping is None or Asset (CLOB1: a group
+// number), and an order records whether an Asset trigger fired it.
+const snapshotMagic = "CLOB2"
 
 // AppendSnapshot appends the canonical encoding of the engine's state: the
 // bytes depend only on the state (books by id, levels best first, orders in
@@ -109,6 +114,7 @@ func (b *book) appendOrder(dst []byte, s uint32) []byte {
 	dst = append(dst, o.id[:]...)
 	dst = append(dst, o.owner[:]...)
 	dst = append(dst, byte(n.side), byte(n.typ), n.flags, n.state)
+	dst = appendBool(dst, o.assetBound)
 	for _, v := range [...]int64{n.priceSteps, n.remLots, n.queueTick, o.admitTickUs, o.expiresUs} {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(v))
 	}
@@ -395,6 +401,7 @@ func (b *book) loadOrder(r *snapReader, state uint8) uint32 {
 	var o order
 	o.id, o.owner = r.hash(), r.addr()
 	n.side, n.typ, n.flags, n.state = Side(r.U8()), OrderType(r.U8()), r.U8(), r.U8()
+	o.assetBound = r.boolean()
 	n.priceSteps, n.remLots, n.queueTick = int64(r.U64()), int64(r.U64()), int64(r.U64())
 	o.admitTickUs, o.expiresUs = int64(r.U64()), int64(r.U64())
 	o.deadlineUs, o.ttlUs, o.pendingUpdates = r.U64(), r.U64(), r.U32()
@@ -428,6 +435,8 @@ func (b *book) orderProblem(n *node, o *order, state uint8) string {
 		return fmt.Sprintf("side %d, type %d, flags %#x", n.side, n.typ, n.flags)
 	case n.state != state:
 		return fmt.Sprintf("state %d where only %d can be", n.state, state)
+	case o.assetBound && b.cfg.Kind != Perp:
+		return "an Asset trigger's order on a spot book"
 	case n.priceSteps < 1 || n.priceSteps > unitsMax || n.remLots < 1 || n.remLots > unitsMax:
 		return fmt.Sprintf("%d lots at %d steps", n.remLots, n.priceSteps)
 	case o.pendingUpdates == 0 && !o.settled.IsZero():

@@ -12,6 +12,15 @@ type tickScratch struct {
 	chunks []chunk
 	sorted []newEntry
 	landed []landedTag
+	// The regrouping of late events (groupLate): the late events by book,
+	// their books' indexes and per-book counts, and the events and
+	// BookTicks it moves. They grow to the high-water mark of a tick with
+	// late events, then stay.
+	late     []Event
+	lateBook []int32
+	lateN    []int32
+	moved    []Event
+	books    []BookTick
 }
 
 // newEntry is an order entering its level in this tick, sorted by id. key
@@ -89,12 +98,123 @@ func (e *Engine) Tick(tickUs int64, acc Accounts, out *TickResult) {
 			e.runBook(b, tickUs, acc, out)
 		}
 	}
+	booksEnd := len(out.Events)
 	if tickUs%TransferIntervalUs == 0 && tickUs > e.transferLastUs && e.transfers.len() > 0 {
 		e.runTransfers(tickUs, acc, out)
 	}
+	lateStart := len(out.Events)
 	e.perpTick(tickUs, acc, out)
 	e.fireTriggers(tickUs, acc, out)
+	if len(out.Events) > lateStart {
+		e.groupLate(out, booksEnd, lateStart)
+	}
 	e.finishLanded(out)
+}
+
+// groupLate moves the late events — those emitted after every book
+// matched and the transfers settled: the liquidation pass (cancelled
+// orders and triggers, the liquidations), the flat sweep and the triggers'
+// expiries and refusals, Events[lateStart:] — into their books' ranges, so
+// that every event of a book but a trigger's firing lies in
+// Events[FirstEvent:EndEvent] of its BookTick (subscriptions read only
+// those). A book's range becomes its matching events, then its late events
+// in the order they were emitted; a book that did not run in this tick but
+// lost orders or triggers to a liquidation gets a BookTick of its own
+// (nothing traded, no new orders, its last price), in book order. Events of
+// no range follow the last range, in their order: the transfers, then the
+// EventTriggerFired events (a fired trigger's order enters its book with
+// its EventPlaced, in the range of the tick it lands in).
+//
+// Only ticks with late events pay: a counting sort of the late events by
+// book, and one copy of the events from the first book concerned on.
+// REQUIRES: Events[:booksEnd] are the ranges of out.Books, in order, and
+// Events[booksEnd:lateStart] the transfers.
+func (e *Engine) groupLate(out *TickResult, booksEnd, lateStart int) {
+	tk := &e.tk
+	nb := len(e.books)
+	if cap(tk.lateN) < nb+1 {
+		tk.lateN = make([]int32, nb+1, 2*nb+1)
+	}
+	counts := tk.lateN[:nb+1] // index nb: the fired triggers, after every range
+	clear(counts)
+	late := out.Events[lateStart:]
+	tk.lateBook = tk.lateBook[:0]
+	for i := range late {
+		bi := int32(nb)
+		if late[i].Kind != EventTriggerFired {
+			j, ok := e.findBook(late[i].Book)
+			if !ok {
+				panic("BUG: a late event of no book")
+			}
+			bi = int32(j)
+		}
+		tk.lateBook = append(tk.lateBook, bi)
+		counts[bi]++
+	}
+	first := int32(nb) // the first book with late events
+	at := int32(0)     // counts become each book's start in tk.late
+	for bi := range counts {
+		n := counts[bi]
+		if n > 0 && int32(bi) < first {
+			first = int32(bi)
+		}
+		counts[bi] = at
+		at += n
+	}
+	tk.late = slices.Grow(tk.late[:0], len(late))[:len(late)]
+	for i := range late {
+		bi := tk.lateBook[i]
+		tk.late[counts[bi]] = late[i]
+		counts[bi]++
+	}
+	// Now counts[bi] is the end of book bi's late events in tk.late.
+	k := len(out.Books)
+	for j := 0; j < len(out.Books) && first < int32(nb); j++ {
+		if bytes.Compare(out.Books[j].Book[:], e.books[first].cfg.ID[:]) >= 0 {
+			k = j
+			break
+		}
+	}
+	start := booksEnd
+	if k < len(out.Books) {
+		start = out.Books[k].FirstEvent
+	}
+	tk.moved = append(tk.moved[:0], out.Events[start:lateStart]...)
+	tk.books = append(tk.books[:0], out.Books[k:]...)
+	out.Events, out.Books = out.Events[:start], out.Books[:k]
+	j, from := 0, int32(0)
+	if first > 0 {
+		from = counts[first-1]
+	}
+	for bi := int(first); bi < nb; bi++ {
+		b, end := e.books[bi], counts[bi]
+		ran := j < len(tk.books) && tk.books[j].Book == b.cfg.ID
+		if !ran && end == from {
+			continue
+		}
+		bt := BookTick{Book: b.cfg.ID, HasPrice: b.hasPrice}
+		if ran {
+			bt = tk.books[j]
+			j++
+			mine := tk.moved[bt.FirstEvent-start : bt.EndEvent-start]
+			bt.FirstEvent = len(out.Events)
+			out.Events = append(out.Events, mine...)
+		} else {
+			bt.FirstEvent = len(out.Events)
+			if b.hasPrice {
+				b.u.priceWei(&bt.Price, b.priceHalf)
+			}
+		}
+		out.Events = append(out.Events, tk.late[from:end]...)
+		from = end
+		bt.EndEvent = len(out.Events)
+		out.Books = append(out.Books, bt)
+	}
+	if j != len(tk.books) {
+		panic("BUG: a BookTick out of book order")
+	}
+	out.Events = append(out.Events, tk.moved[booksEnd-start:]...)
+	out.Events = append(out.Events, tk.late[from:]...)
 }
 
 // runBook runs one book's tick: drain, expire, match, IOC.
@@ -151,7 +271,7 @@ func (e *Engine) discard(b *book, s uint32, acc Accounts) {
 		b.unlink(s)
 	}
 	e.expose(b, s, -b.exposedLots(s))
-	b.countReduceOnly(s, -1)
+	b.countLive(s, -1)
 	b.expiryRemove(s)
 	if !o.reserved.IsZero() {
 		acc.Unlock(b.u.backing(n.side), o.owner, &o.reserved)

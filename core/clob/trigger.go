@@ -12,7 +12,9 @@ import (
 // "Triggers". A trigger is admitted like an order (its intent waits in the
 // book's pending ring and lands in a tick), is stored when its intent
 // drains, and at each tick of its book either expires, fires (becoming an
-// order in the book's pending ring) or waits.
+// order in the book's pending ring) or waits. An Asset-grouped one, and a
+// resting order it fired, is cancelled at the end of the tick in which its
+// owner's position on the book goes flat (sweepFlat).
 
 const (
 	// TriggerSlippageBps caps the price of the market order a trigger
@@ -40,8 +42,8 @@ type trigger struct {
 	gen           uint32
 	state         uint8
 	side          Side
-	typ           uint8 // TriggerStopLoss, TriggerTakeProfit
-	grouping      uint8
+	typ           uint8 // TriggerTakeProfit, TriggerStopLoss
+	grouping      uint8 // GroupingNone, GroupingAsset
 	flags         uint8 // FlagReduceOnly, FlagIOC
 	lots          int64
 	limitSteps    int64 // 0 = market
@@ -55,18 +57,20 @@ type trigger struct {
 // triggers is one perp book's trigger store: an arena addressed by orderRef
 // (slot and generation, slot 0 = nil) with its hot part beside it (what
 // the tick's scan reads, in slot order), a free list, the live slots sorted
-// by id, and the live grouped ones sorted by (owner, grouping, id).
-// Invariant: byID holds exactly the live (pending or stored) slots, byGroup
-// exactly those with grouping ≠ 0, and hot[s] mirrors arena[s] (sync).
+// by id, and the live Asset-grouped ones sorted by (owner, id): what the
+// flat sweep looks an owner's up in.
+// Invariant: byID holds exactly the live (pending or stored) slots, byAsset
+// exactly those with grouping GroupingAsset, and hot[s] mirrors arena[s]
+// (sync).
 type triggers struct {
 	arena   []trigger
 	hot     []trigHot
 	free    []uint32
 	byID    []uint32
-	byGroup []uint32
+	byAsset []uint32
 	max     int // the book's OrdersMax: live triggers at most
-	// exp and fire are the tick's scratch: the triggers that expire and
-	// those whose condition holds.
+	// exp and fire are the tick's scratch: the triggers that expire (or
+	// that the flat sweep cancels) and those whose condition holds.
 	exp, fire []uint32
 	// targets holds, while LoadEngine reads the book, the pending trigger
 	// intents whose target is resolved after the stored triggers load.
@@ -84,7 +88,7 @@ type trigHot struct {
 func newTriggers(max int) triggers {
 	c := preallocated(max)
 	return triggers{arena: make([]trigger, 1, c+1), hot: make([]trigHot, 1, c+1), free: make([]uint32, 0, c),
-		byID: make([]uint32, 0, c), byGroup: make([]uint32, 0, c), max: max}
+		byID: make([]uint32, 0, c), byAsset: make([]uint32, 0, c), max: max}
 }
 
 // sync copies slot s's scanned fields into its hot part.
@@ -110,12 +114,12 @@ func (ts *triggers) alloc(id *Hash) orderRef {
 	return makeRef(s, gen)
 }
 
-// filled indexes slot s, whose fields are now set, by group and syncs its
-// hot part.
+// filled indexes slot s, whose fields are now set, by owner if it is
+// Asset-grouped and syncs its hot part.
 func (ts *triggers) filled(s uint32) {
-	if t := &ts.arena[s]; t.grouping != 0 {
-		i, _ := ts.groupSearch(&t.owner, t.grouping, &t.id)
-		ts.byGroup = slices.Insert(ts.byGroup, i, s)
+	if t := &ts.arena[s]; t.grouping == GroupingAsset {
+		i, _ := ts.assetSearch(&t.owner, &t.id)
+		ts.byAsset = slices.Insert(ts.byAsset, i, s)
 	}
 	ts.sync(s)
 }
@@ -125,9 +129,9 @@ func (ts *triggers) release(s uint32) {
 	t := &ts.arena[s]
 	i, _ := ts.search(&t.id)
 	ts.byID = slices.Delete(ts.byID, i, i+1)
-	if t.grouping != 0 {
-		i, _ = ts.groupSearch(&t.owner, t.grouping, &t.id)
-		ts.byGroup = slices.Delete(ts.byGroup, i, i+1)
+	if t.grouping == GroupingAsset {
+		i, _ = ts.assetSearch(&t.owner, &t.id)
+		ts.byAsset = slices.Delete(ts.byAsset, i, i+1)
 	}
 	t.state = trigFree
 	t.gen++
@@ -135,29 +139,26 @@ func (ts *triggers) release(s uint32) {
 	ts.free = append(ts.free, s)
 }
 
-// groupSearch returns the position of (owner, grouping, id) in byGroup, or
-// where it would go.
-func (ts *triggers) groupSearch(owner *Address, grouping uint8, id *Hash) (int, bool) {
+// assetSearch returns the position of (owner, id) in byAsset, or where it
+// would go.
+func (ts *triggers) assetSearch(owner *Address, id *Hash) (int, bool) {
 	cmp := func(s uint32) int {
 		t := &ts.arena[s]
 		if c := bytes.Compare(t.owner[:], owner[:]); c != 0 {
 			return c
 		}
-		if t.grouping != grouping {
-			return int(t.grouping) - int(grouping)
-		}
 		return bytes.Compare(t.id[:], id[:])
 	}
-	lo, hi := 0, len(ts.byGroup)
+	lo, hi := 0, len(ts.byAsset)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if cmp(ts.byGroup[m]) < 0 {
+		if cmp(ts.byAsset[m]) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(ts.byGroup) && cmp(ts.byGroup[lo]) == 0
+	return lo, lo < len(ts.byAsset) && cmp(ts.byAsset[lo]) == 0
 }
 
 // search returns the position of id in byID, or where it would go.
@@ -273,16 +274,18 @@ func (e *Engine) checkTrigger(a *Admission, in *Intent, i int, p *plan, acc Acco
 }
 
 // checkTriggerOrder checks the order part of a submitTrigger or
-// updateTrigger: side, flags, trigger type (submit), size, limit price (0 =
-// market) and trigger price, as for orders.
+// updateTrigger: side, flags, trigger type and grouping (submit), size,
+// limit price (0 = market) and trigger price, as for orders.
 func checkTriggerOrder(b *book, in *Intent, p *plan) Reason {
 	switch {
 	case in.Side > Sell:
 		return ReasonMalformed
 	case in.Flags&^(FlagReduceOnly|FlagIOC) != 0:
 		return ReasonFlagsUnknown
-	case in.Kind == IntentSubmitTrigger && in.TriggerType > TriggerTakeProfit:
+	case in.Kind == IntentSubmitTrigger && in.TriggerType > TriggerStopLoss:
 		return ReasonTriggerType
+	case in.Kind == IntentSubmitTrigger && in.Grouping > GroupingAsset:
+		return ReasonTriggerGrouping
 	}
 	var r Reason
 	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
@@ -405,16 +408,66 @@ func (b *book) triggerEvent(out *TickResult, s uint32, kind EventKind) *Event {
 	return &out.Events[len(out.Events)-1]
 }
 
-// fireTriggers runs, after the liquidation pass, the triggers of every
-// perp book that ran in this tick (books ascending, triggers by id):
-// expired ones are cancelled, then each whose condition holds at the
-// book's new mark (b.perp.mark) fires and its group is cancelled.
+// fireTriggers ends the tick of every perp book that ran in it, after the
+// liquidation pass (books ascending): first the flat sweep (sweepFlat),
+// then its triggers, by id: expired ones are cancelled, then each whose
+// condition holds at the book's new mark (b.perp.mark) fires.
 func (e *Engine) fireTriggers(tickUs int64, acc Accounts, out *TickResult) {
 	for _, b := range e.books {
-		if b.perp != nil && b.lastTickUs == tickUs && len(b.trig.byID) > 0 {
+		if b.perp == nil || b.lastTickUs != tickUs {
+			continue
+		}
+		if len(b.perp.flat) > 0 {
+			e.sweepFlat(b, acc, out)
+		}
+		if len(b.trig.byID) > 0 {
 			e.runTriggers(b, tickUs, acc, out)
 		}
 	}
+}
+
+// sweepFlat ends the Asset grouping of the owners whose position on perp
+// book b a fill of this tick brought to size 0 and that are still flat
+// after the liquidation pass (docs/perps.md, "Triggers"): the resting
+// orders their Asset triggers fired are cancelled (EventCancel), ids
+// ascending, then those triggers (EventTriggerCancel), ids ascending. It
+// runs before the book's triggers fire, so no Asset trigger of a flat
+// owner fires in the tick that closed the position.
+func (e *Engine) sweepFlat(b *book, acc Accounts, out *TickResult) {
+	pb, ts, accts := b.perp, &b.trig, e.pp.accts
+	flat := pb.flat
+	pb.flat = flat[:0]
+	if pb.bound == 0 && len(ts.byAsset) == 0 {
+		return
+	}
+	flat = slices.DeleteFunc(flat, func(a int32) bool { return pb.sizeOf(a) != 0 })
+	slices.SortFunc(flat, func(x, y int32) int { return bytes.Compare(accts[x].owner[:], accts[y].owner[:]) })
+	flat = slices.Compact(flat) // a position may go flat twice in a tick
+	if pb.bound > 0 {
+		sl := e.pp.slots[:0]
+		for s := 1; s < len(b.nodes); s++ {
+			if o := &b.ords[s]; b.nodes[s].state != stateFree && o.assetBound && isFlat(accts, flat, &o.owner) {
+				sl = append(sl, uint32(s))
+			}
+		}
+		slices.SortFunc(sl, func(x, y uint32) int { return bytes.Compare(b.ords[x].id[:], b.ords[y].id[:]) })
+		for _, s := range sl {
+			e.removeOrder(b, s, EventCancel, acc, out)
+		}
+		e.pp.slots = sl[:0]
+	}
+	sl := ts.exp[:0]
+	for _, a := range flat {
+		owner := &accts[a].owner
+		for i, _ := ts.assetSearch(owner, &Hash{}); i < len(ts.byAsset) && ts.arena[ts.byAsset[i]].owner == *owner; i++ {
+			sl = append(sl, ts.byAsset[i])
+		}
+	}
+	ts.sortByID(sl)
+	for _, s := range sl {
+		e.removeTrigger(b, s, out)
+	}
+	ts.exp = sl[:0]
 }
 
 // runTriggers scans the hot parts in slot order (the scan is the tick's
@@ -439,9 +492,7 @@ func (e *Engine) runTriggers(b *book, tickUs int64, acc Accounts, out *TickResul
 	}
 	ts.sortByID(fire)
 	for _, s := range fire {
-		if ts.arena[s].state == trigStored { // not cancelled with a fired one's group
-			e.fire(b, s, tickUs, acc, out)
-		}
+		e.fire(b, s, tickUs, acc, out)
 	}
 	ts.exp, ts.fire = exp[:0], fire[:0]
 }
@@ -450,9 +501,17 @@ func (ts *triggers) sortByID(slots []uint32) {
 	slices.SortFunc(slots, func(x, y uint32) int { return bytes.Compare(ts.arena[x].id[:], ts.arena[y].id[:]) })
 }
 
+// isFlat reports whether owner is one of the accounts in flat, which is
+// sorted by owner.
+func isFlat(accts []perpAccount, flat []int32, owner *Address) bool {
+	_, ok := slices.BinarySearchFunc(flat, owner, func(a int32, o *Address) int { return bytes.Compare(accts[a].owner[:], o[:]) })
+	return ok
+}
+
 // fire turns the stored trigger at slot s into an order in the book's
-// pending ring, landing in the book's next tick, and cancels its group; a
-// refused order (margin, REDUCE_ONLY, capacity) cancels the trigger alone.
+// pending ring, landing in the book's next tick (an Asset trigger's order
+// is asset-bound: the flat sweep cancels it while it rests); a refused
+// order (margin, REDUCE_ONLY, capacity) cancels the trigger instead.
 func (e *Engine) fire(b *book, s uint32, tickUs int64, acc Accounts, out *TickResult) {
 	t := &b.trig.arena[s]
 	mark := b.perp.mark
@@ -471,23 +530,12 @@ func (e *Engine) fire(b *book, s uint32, tickUs int64, acc Accounts, out *TickRe
 	land := landing(tickUs, b.cfg.IntervalUs)
 	// Triggers live on perp books only, whose orders reserve nothing.
 	ref := b.newOrder(&t.id, t.owner, t.side, typ, flags, lots, steps, uint64(land), 0, &uint256.Int{})
+	b.ords[ref.slot()].assetBound = t.grouping == GroupingAsset
 	e.perpOrderLive(b, ref.slot())
 	// The ring is empty (this tick drained it): the latest envelope's
 	// sequence keeps it in admission order for the snapshot loader.
 	b.pending.push(&pendingIntent{kind: intentFired, ref: ref, deadlineUs: uint64(land), landUs: land, seq: max(e.seq, 1) - 1})
-	owner, group := t.owner, t.grouping
-	ts := &b.trig
-	ts.release(s)
-	if group == 0 {
-		return
-	}
-	for i, _ := ts.groupSearch(&owner, group, &Hash{}); i < len(ts.byGroup); { // removal shifts the rest down to i
-		o := ts.byGroup[i]
-		if u := &ts.arena[o]; u.owner != owner || u.grouping != group {
-			break
-		}
-		e.removeTrigger(b, o, out)
-	}
+	b.trig.release(s)
 }
 
 // triggerCap is the price cap of a fired market order: the mark ±
@@ -687,8 +735,8 @@ func (b *book) triggerProblem(t *trigger, state uint8) string {
 		return "id appears twice"
 	case b.trig.live() >= b.trig.max:
 		return "more triggers than the book holds"
-	case t.side > Sell || t.typ > TriggerTakeProfit || t.flags&^(FlagReduceOnly|FlagIOC) != 0:
-		return "side, type or flags unknown"
+	case t.side > Sell || t.typ > TriggerStopLoss || t.grouping > GroupingAsset || t.flags&^(FlagReduceOnly|FlagIOC) != 0:
+		return "side, type, grouping or flags unknown"
 	case t.lots < 1 || t.lots > unitsMax || t.limitSteps < 0 || t.limitSteps > unitsMax || t.trigSteps < 1 || t.trigSteps > unitsMax:
 		return "size or prices out of range"
 	case state == trigPending && (t.admitTickUs != 0 || t.expiresUs != 0):

@@ -75,9 +75,10 @@ func (h *harness) perpTick() []string {
 }
 
 // checkTriggers verifies every trigger store: byID sorted and exactly the
-// live slots; byGroup sorted and exactly the grouped ones; hot parts
+// live slots; byAsset sorted and exactly the Asset-grouped ones; hot parts
 // mirror the arena; the pending ring's trigger submits are the pending
-// triggers.
+// triggers; the perp book counts its asset-bound orders and its flat list
+// is empty between ticks.
 func checkTriggers(e *Engine) error {
 	for _, b := range e.books {
 		ts := &b.trig
@@ -93,17 +94,28 @@ func checkTriggers(e *Engine) error {
 			if t.state == trigPending {
 				pending++
 			}
-			if t.grouping != 0 {
+			if t.grouping == GroupingAsset {
 				grouped++
-				if j, ok := ts.groupSearch(&t.owner, t.grouping, &t.id); !ok || ts.byGroup[j] != s {
-					return fmt.Errorf("book %x: trigger %x missing from the group index", b.cfg.ID[:1], t.id[:4])
+				if j, ok := ts.assetSearch(&t.owner, &t.id); !ok || ts.byAsset[j] != s {
+					return fmt.Errorf("book %x: trigger %x missing from the Asset index", b.cfg.ID[:1], t.id[:4])
 				}
 			}
 		}
-		if grouped != len(ts.byGroup) {
-			return fmt.Errorf("book %x: %d grouped triggers, group index holds %d", b.cfg.ID[:1], grouped, len(ts.byGroup))
+		if grouped != len(ts.byAsset) {
+			return fmt.Errorf("book %x: %d Asset triggers, Asset index holds %d", b.cfg.ID[:1], grouped, len(ts.byAsset))
 		}
-		for s := range ts.arena {
+		if b.perp != nil {
+			bound := 0
+			for s := 1; s < len(b.nodes); s++ {
+				if b.nodes[s].state != stateFree && b.ords[s].assetBound {
+					bound++
+				}
+			}
+			if bound != b.perp.bound || len(b.perp.flat) != 0 {
+				return fmt.Errorf("book %x: %d asset-bound orders, counted %d; flat list %v", b.cfg.ID[:1], bound, b.perp.bound, b.perp.flat)
+			}
+		}
+		for s := 1; s < len(ts.arena); s++ { // slot 0 is nil
 			h := ts.hot[s]
 			ts.sync(uint32(s))
 			if ts.hot[s] != h {
@@ -163,6 +175,8 @@ func TestTriggerRefusals(t *testing.T) {
 	f("side", "a", ReasonMalformed, mod(func(in *Intent) { in.Side = 2 }))
 	f("flags", "a", ReasonFlagsUnknown, mod(func(in *Intent) { in.Flags = FlagPostOnly }))
 	f("type", "a", ReasonTriggerType, mod(func(in *Intent) { in.TriggerType = 2 }))
+	f("grouping", "a", ReasonTriggerGrouping, mod(func(in *Intent) { in.Grouping = 2 }))
+	f("grouping 255", "a", ReasonTriggerGrouping, mod(func(in *Intent) { in.Grouping = 255 }))
 	f("size zero", "a", ReasonSizeZero, mod(func(in *Intent) { in.Size.Clear() }))
 	f("size lot", "a", ReasonSizeLot, mod(func(in *Intent) { in.Size.AddUint64(&in.Size, 1) }))
 	f("size range", "a", ReasonValueRange, mod(func(in *Intent) { in.Size = lotsWei(unitsMax + 1) }))
@@ -193,12 +207,12 @@ func TestTriggerRefusals(t *testing.T) {
 func TestTriggerLifecycle(t *testing.T) {
 	h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
 	h.fundPerp("a")
-	in := h.trigger(Sell, 2, 0, 90, TriggerStopLoss, 3)
+	in := h.trigger(Sell, 2, 0, 90, TriggerStopLoss, GroupingAsset)
 	in.TTL, in.Flags = 50*uint64(h.iv), FlagReduceOnly
 	h.mustAdmit("a", []string{"sl"}, in)
 	tag := h.nonce - 1
 	got := h.triggers("a")
-	if len(got) != 1 || got[0].ID != h.id("sl") || got[0].AdmitTickUs != 0 || got[0].Grouping != 3 || got[0].Flags != FlagReduceOnly {
+	if len(got) != 1 || got[0].ID != h.id("sl") || got[0].AdmitTickUs != 0 || got[0].Grouping != GroupingAsset || got[0].Flags != FlagReduceOnly {
 		t.Fatalf("pending trigger: %+v", got)
 	}
 	h.expectEvents(h.perpTick())
@@ -208,7 +222,7 @@ func TestTriggerLifecycle(t *testing.T) {
 	got = h.triggers("a")
 	T := h.out.TickUs
 	want := TriggerInfo{ID: h.id("sl"), Book: tPerpID, Owner: owner("a"), Signer: owner("a"), Nonce: tag, Side: Sell,
-		Size: lotsWei(2), TriggerPrice: stepsWei(90), TriggerType: TriggerStopLoss, Grouping: 3, Flags: FlagReduceOnly,
+		Size: lotsWei(2), TriggerPrice: stepsWei(90), TriggerType: TriggerStopLoss, Grouping: GroupingAsset, Flags: FlagReduceOnly,
 		DeadlineUs: T, AdmitTickUs: T, ExpiresUs: T + 50*h.iv}
 	if len(got) != 1 || got[0] != want {
 		t.Fatalf("stored trigger:\n got %+v\nwant %+v", got, want)
@@ -250,34 +264,34 @@ func containsTag(tags []uint64, tag uint64) bool {
 	return false
 }
 
-// TestTriggerTPSL: a take-profit / stop-loss pair on a position; the mark
-// falls through the stop, which fires (at that mark) and cancels the
-// take-profit; its market order lands in the next tick without a
-// transaction of its own and trades there (at its cap, mark − 10 %, as
-// the auction prices a market order against a lone bid).
+// TestTriggerTPSL: a take-profit / stop-loss pair; the mark falls through
+// the stop, which fires (at that mark) and leaves the take-profit armed
+// (no one-cancels-the-other); its market order lands in the next tick
+// without a transaction of its own and trades there (at its cap, mark −
+// 10 %, as the auction prices a market order against a lone bid).
 func TestTriggerTPSL(t *testing.T) {
 	h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
 	h.fundPerp("a")
 	h.fundPerp("b")
 	h.mustAdmit("a", []string{"sl", "tp"},
-		h.trigger(Sell, 2, 0, 90, TriggerStopLoss, 1), h.trigger(Sell, 2, 0, 110, TriggerTakeProfit, 1))
-	h.mustAdmit("a", []string{"alone", "other group"}, h.trigger(Sell, 1, 0, 120, TriggerTakeProfit, 0),
-		h.trigger(Sell, 1, 0, 130, TriggerTakeProfit, 2))
-	h.mustAdmit("b", []string{"b's group 1"}, h.trigger(Sell, 1, 0, 140, TriggerTakeProfit, 1))
+		h.trigger(Sell, 2, 0, 90, TriggerStopLoss, GroupingNone), h.trigger(Sell, 2, 0, 110, TriggerTakeProfit, GroupingNone))
+	h.mustAdmit("a", []string{"alone", "asset"}, h.trigger(Sell, 1, 0, 120, TriggerTakeProfit, GroupingNone),
+		h.trigger(Sell, 1, 0, 130, TriggerTakeProfit, GroupingAsset))
+	h.mustAdmit("b", []string{"b's"}, h.trigger(Sell, 1, 0, 140, TriggerTakeProfit, GroupingAsset))
 	h.expectEvents(h.perpTick())
 	h.setMark(95) // between the two: nothing fires
 	h.expectEvents(h.perpTick())
 	h.mustAdmit("b", []string{"bid"}, h.trigOrder(Buy, 2, 85))
 	h.setMark(89)
-	h.expectEvents(h.perpTick(), "placed bid", "fired sl", "tcancel tp")
-	fired := h.out.Events[len(h.out.Events)-2]
+	h.expectEvents(h.perpTick(), "placed bid", "fired sl")
+	fired := h.out.Events[len(h.out.Events)-1]
 	if want := stepsWei(89); fired.Price != want || fired.Owner != owner("a") || fired.Side != Sell {
 		t.Fatalf("fired event %+v, want price %s", fired, want.Dec())
 	}
 	if o, ok := h.e.Order(h.id("sl")); !ok || !o.Pending || o.Type != Market || o.Flags != FlagIOC || o.Price != stepsWei(81) {
 		t.Fatalf("fired order: %+v (live %v), want a pending market sell capped at 81 steps", o, ok)
 	}
-	if got := h.triggers("a"); len(got) != 2 || len(h.triggers("b")) != 1 {
+	if got := h.triggers("a"); len(got) != 3 || len(h.triggers("b")) != 1 {
 		t.Fatalf("triggers left: a %+v, b %+v", got, h.triggers("b"))
 	}
 	h.tick() // nothing else is pending: only the fired order lands
@@ -314,14 +328,14 @@ func TestTriggerBuySide(t *testing.T) {
 
 // TestTriggerTTLAndRefusedOrder: a trigger expires ttl after its admission
 // tick; a trigger whose order the book cannot take is cancelled instead of
-// firing, and its group stays.
+// firing, and the owner's other triggers stay.
 func TestTriggerTTLAndRefusedOrder(t *testing.T) {
 	h := newTrigHarness(t, Limits{OrdersMax: 4, PendingMax: 16})
 	h.fundPerp("a")
 	ttl := h.trigger(Sell, 1, 0, 50, TriggerStopLoss, 0)
 	ttl.TTL = 2 * uint64(h.iv)
-	h.mustAdmit("a", []string{"ttl", "full", "mate"}, ttl, h.trigger(Sell, 1, 0, 90, TriggerStopLoss, 2),
-		h.trigger(Sell, 1, 0, 200, TriggerTakeProfit, 2))
+	h.mustAdmit("a", []string{"ttl", "full", "mate"}, ttl, h.trigger(Sell, 1, 0, 90, TriggerStopLoss, GroupingAsset),
+		h.trigger(Sell, 1, 0, 200, TriggerTakeProfit, GroupingAsset))
 	h.expectEvents(h.perpTick())
 	h.expectEvents(h.perpTick())
 	h.expectEvents(h.perpTick(), "tcancel ttl")
@@ -330,7 +344,7 @@ func TestTriggerTTLAndRefusedOrder(t *testing.T) {
 		h.perpTick()
 	}
 	h.setMark(80)
-	// An update of the group's other trigger makes the book run.
+	// An update of the other trigger makes the book run.
 	h.mustAdmit("a", nil, Intent{Kind: IntentUpdateTrigger, Book: tPerpID, OrderID: h.id("mate"), Side: Sell,
 		Size: lotsWei(1), TriggerPrice: stepsWei(200), Deadline: h.deadline()})
 	h.expectEvents(h.tick(), "tcancel full")
@@ -389,14 +403,14 @@ func triggerScenario(t testing.TB) *harness {
 	h.fundPerp("b")
 	ttl := h.trigger(Sell, 1, 0, 50, TriggerStopLoss, 0)
 	ttl.TTL = 7 * uint64(h.iv)
-	h.mustAdmit("a", []string{"sl", "tp", "ttl"}, h.trigger(Sell, 2, 0, 90, TriggerStopLoss, 1),
-		h.trigger(Sell, 2, 96, 110, TriggerTakeProfit, 1), ttl)
+	h.mustAdmit("a", []string{"sl", "tp", "ttl"}, h.trigger(Sell, 2, 0, 90, TriggerStopLoss, GroupingAsset),
+		h.trigger(Sell, 2, 96, 110, TriggerTakeProfit, GroupingAsset), ttl)
 	h.mustAdmit("b", []string{"b1", "b2", "b3"}, h.trigger(Buy, 1, 0, 120, TriggerStopLoss, 0),
-		h.trigger(Buy, 3, 130, 125, TriggerStopLoss, 4), h.trigger(Buy, 1, 0, 80, TriggerTakeProfit, 0))
+		h.trigger(Buy, 3, 130, 125, TriggerStopLoss, GroupingAsset), h.trigger(Buy, 1, 0, 80, TriggerTakeProfit, 0))
 	h.mustAdmit("b", []string{"bid"}, h.trigOrder(Buy, 2, 85))
 	h.perpTick()
 	h.setMark(89)
-	h.perpTick() // sl fires, tp cancelled: its order waits in the ring
+	h.perpTick() // sl fires: its order waits in the ring
 	h.mustAdmit("a", []string{"new"}, h.trigger(Sell, 1, 0, 60, TriggerStopLoss, 0))
 	h.mustAdmit("b", nil, Intent{Kind: IntentCancelTrigger, Book: tPerpID, OrderID: h.id("b1"), Deadline: h.deadline()},
 		Intent{Kind: IntentUpdateTrigger, Book: tPerpID, OrderID: h.id("b2"), Side: Sell, Size: lotsWei(2),
@@ -458,8 +472,9 @@ func TestTriggerSnapshotRefuses(t *testing.T) {
 		}
 		return &ts.arena[ts.byID[i]]
 	}
-	f("type", func(h *harness) { trig(h, "b3").typ = 2 }, "type or flags")
-	f("flags", func(h *harness) { trig(h, "b3").flags = FlagPostOnly }, "type or flags")
+	f("type", func(h *harness) { trig(h, "b3").typ = 2 }, "grouping or flags")
+	f("grouping", func(h *harness) { trig(h, "b3").grouping = 2 }, "grouping or flags")
+	f("flags", func(h *harness) { trig(h, "b3").flags = FlagPostOnly }, "grouping or flags")
 	f("size", func(h *harness) { trig(h, "b3").lots = 0 }, "out of range")
 	f("trigger price", func(h *harness) { trig(h, "b3").trigSteps = 0 }, "out of range")
 	f("expiry", func(h *harness) { trig(h, "ttl").expiresUs++ }, "expiry")
@@ -553,6 +568,210 @@ func TestTriggerAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, admitTick); n != 0 {
 		t.Fatalf("trigger admission and tick: %v allocations per run", n)
+	}
+	if err := checkEngine(h.e, h.acc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTriggerFiringTable: the live ABI's table, with its enum numbers
+// (enum TriggerType { TakeProfit, StopLoss }): a buy take-profit and a
+// sell stop-loss fire when the mark is at or below the trigger price, a
+// buy stop-loss and a sell take-profit when it is at or above; none fires
+// while the mark is on the other side.
+func TestTriggerFiringTable(t *testing.T) {
+	const takeProfit, stopLoss = 0, 1 // the ABI's values, not our constants
+	f := func(name string, side Side, typ uint8, trig, near int64) {
+		t.Helper()
+		h := newTrigHarness(t, Limits{OrdersMax: 16, PendingMax: 16})
+		h.fundPerp("a")
+		h.mustAdmit("a", []string{name}, h.trigger(side, 1, 0, trig, typ, GroupingNone))
+		h.expectEvents(h.perpTick()) // the mark, 100, is on the other side
+		h.setMark(near)              // one step short of the trigger
+		h.expectEvents(h.perpTick())
+		h.setMark(trig) // at the trigger price
+		h.expectEvents(h.perpTick(), "fired "+name)
+	}
+	f("buy-take-profit", Buy, takeProfit, 90, 91)
+	f("buy-stop-loss", Buy, stopLoss, 110, 109)
+	f("sell-take-profit", Sell, takeProfit, 110, 109)
+	f("sell-stop-loss", Sell, stopLoss, 90, 91)
+	if TriggerTakeProfit != takeProfit || TriggerStopLoss != stopLoss || GroupingNone != 0 || GroupingAsset != 1 {
+		t.Fatal("trigger constants differ from the live ABI's enums")
+	}
+}
+
+// TestTriggerAssetGrouping: a long with an Asset take-profit (fired, its
+// limit order resting), an Asset stop-loss and a None stop-loss. A manual
+// close makes the position flat: at the end of that tick the resting
+// order and the Asset stop are cancelled, before the triggers fire (the
+// mark crossed the stop in the same tick), while the None stop survives.
+// An Asset trigger armed while flat stays until a position opens and goes
+// flat; a grouping other than None or Asset is refused.
+func TestTriggerAssetGrouping(t *testing.T) {
+	h := newTrigHarness(t, Limits{OrdersMax: 32, PendingMax: 32})
+	for _, who := range []string{"a", "b", "c"} {
+		h.fundPerp(who)
+	}
+	h.mustAdmit("a", []string{"open"}, h.trigOrder(Buy, 2, 100))
+	h.mustAdmit("b", []string{"counter"}, h.trigOrder(Sell, 2, 100))
+	h.perpTick()
+	if s, _ := h.pos(tPerpID, "a"); s != 2 {
+		t.Fatalf("a's position %d, want 2", s)
+	}
+	bad := h.trigger(Sell, 2, 0, 90, TriggerStopLoss, 2)
+	if r := h.admit("a", nil, bad); r != ReasonTriggerGrouping {
+		t.Fatalf("grouping 2: %v", r)
+	}
+	h.mustAdmit("a", []string{"tp", "sl", "keep"}, h.trigger(Sell, 2, 130, 105, TriggerTakeProfit, GroupingAsset),
+		h.trigger(Sell, 2, 0, 90, TriggerStopLoss, GroupingAsset), h.trigger(Sell, 1, 0, 80, TriggerStopLoss, GroupingNone))
+	h.mustAdmit("c", []string{"flat-armed"}, h.trigger(Buy, 1, 0, 150, TriggerStopLoss, GroupingAsset))
+	h.expectEvents(h.perpTick())
+	h.setMark(105)
+	h.expectEvents(h.perpTick(), "fired tp")
+	h.setMark(100)
+	h.expectEvents(h.perpTick(), "placed tp") // rests: no bid at 130
+	if o, ok := h.e.Order(h.id("tp")); !ok || o.Pending || o.Price != stepsWei(130) {
+		t.Fatalf("tp's order: %+v (live %v)", o, ok)
+	}
+	// The close trades at 100 while the mark falls through the stop.
+	h.mustAdmit("a", []string{"close"}, h.trigOrder(Sell, 2, 100))
+	h.mustAdmit("b", []string{"cover"}, h.trigOrder(Buy, 2, 100))
+	h.setMark(89)
+	h.expectEvents(h.perpTick(), "placed close", "placed cover", "fill cover 2@100 T", "fill close 2@100 T", "cancel tp", "tcancel sl")
+	if s, _ := h.pos(tPerpID, "a"); s != 0 {
+		t.Fatalf("a's position %d after the close", s)
+	}
+	if got := h.triggers("a"); len(got) != 1 || got[0].ID != h.id("keep") {
+		t.Fatalf("a's triggers after the close: %+v", got)
+	}
+	if _, ok := h.e.Order(h.id("tp")); ok {
+		t.Fatal("the take-profit's order survived the close")
+	}
+	if got := h.triggers("c"); len(got) != 1 {
+		t.Fatalf("c's trigger, armed while flat: %+v", got)
+	}
+	// The stop's price again: nothing of a's fires, a stays flat.
+	h.setMark(85)
+	h.expectEvents(h.perpTick())
+	if s, _ := h.pos(tPerpID, "a"); s != 0 {
+		t.Fatalf("a's position %d", s)
+	}
+	snap := h.e.AppendSnapshot(nil)
+	e, _, err := LoadEngine(h.e.limits, snap)
+	if err != nil || !bytes.Equal(e.AppendSnapshot(nil), snap) {
+		t.Fatalf("reload: %v", err)
+	}
+	// c opens a short and closes it: its Asset trigger goes with it.
+	h.setMark(100)
+	h.mustAdmit("c", []string{"c-open"}, h.trigOrder(Sell, 1, 100))
+	h.mustAdmit("b", []string{"b-buy"}, h.trigOrder(Buy, 1, 100))
+	h.perpTick()
+	if got := h.triggers("c"); len(got) != 1 {
+		t.Fatalf("c's trigger while short: %+v", got)
+	}
+	h.mustAdmit("c", []string{"c-close"}, h.trigOrder(Buy, 1, 100))
+	h.mustAdmit("b", []string{"b-sell"}, h.trigOrder(Sell, 1, 100))
+	got := h.perpTick()
+	if len(got) == 0 || got[len(got)-1] != "tcancel flat-armed" {
+		t.Fatalf("c's close: %q", got)
+	}
+}
+
+// TestTriggerAssetOrderSnapshot: an Asset trigger's resting order keeps
+// its binding through a snapshot: the loaded engine cancels it when the
+// position goes flat, and a snapshot claiming it on a spot book is
+// refused.
+func TestTriggerAssetOrderSnapshot(t *testing.T) {
+	h := newTrigHarness(t, Limits{OrdersMax: 32, PendingMax: 32})
+	h.fundPerp("a")
+	h.fundPerp("b")
+	h.mustAdmit("a", nil, h.trigOrder(Buy, 2, 100))
+	h.mustAdmit("b", nil, h.trigOrder(Sell, 2, 100))
+	h.mustAdmit("a", []string{"tp"}, h.trigger(Sell, 2, 130, 100, TriggerTakeProfit, GroupingAsset))
+	h.perpTick()
+	h.perpTick() // tp fired at the mark of 100
+	h.perpTick() // its order rests
+	snap := h.e.AppendSnapshot(nil)
+	e, _, err := LoadEngine(h.e.limits, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := e.book(tPerpID).index.find(ptrHash(h.id("tp")), e.book(tPerpID).ords); s == 0 || !e.book(tPerpID).ords[s].assetBound {
+		t.Fatal("the loaded order lost its binding")
+	}
+	h.e = e
+	h.acc.engine = e
+	h.mustAdmit("a", []string{"close"}, h.trigOrder(Sell, 2, 100))
+	h.mustAdmit("b", []string{"cover"}, h.trigOrder(Buy, 2, 100))
+	if got := h.perpTick(); len(got) == 0 || got[len(got)-1] != "cancel tp" {
+		t.Fatalf("close after reload: %q", got)
+	}
+	// The binding byte of a spot order: the spot book's first order.
+	s := newHarness(t, Limits{OrdersMax: 8, PendingMax: 8})
+	s.fund("x", 1_000_000, 1_000_000)
+	s.mustAdmit("x", []string{"o"}, s.limit(Buy, 1, 100, 0))
+	s.tick()
+	spot := s.e.AppendSnapshot(nil)
+	id := s.id("o")
+	at := bytes.Index(spot, id[:]) + 32 + 20 + 4
+	if spot[at] != 0 {
+		t.Fatalf("binding byte %d", spot[at])
+	}
+	spot[at] = 1
+	if _, _, err := LoadEngine(s.e.limits, spot); err == nil || !strings.Contains(err.Error(), "spot book") {
+		t.Fatalf("asset-bound spot order: %v", err)
+	}
+}
+
+// TestTriggerSweepAllocs: a position that opens and goes flat with an
+// Asset trigger armed, each cycle (the flat sweep cancels the trigger)
+// allocates nothing.
+func TestTriggerSweepAllocs(t *testing.T) {
+	h := newTrigHarness(t, Limits{OrdersMax: 256, PendingMax: 64})
+	for _, who := range []string{"a", "b"} {
+		h.fundPerp(who)
+	}
+	a := &Admission{}
+	env := &Envelope{Intents: make([]Intent, 1)}
+	T := int64(0)
+	admit := func(who string, in Intent) {
+		a.Signer, a.Owner = owner(who), owner(who)
+		a.Nonce++
+		a.NowUs = T + 1
+		in.Deadline = uint64(T + h.iv)
+		env.Intents[0] = in
+		if r := h.e.Admit(a, env, h.acc); r != OK {
+			t.Fatalf("admit: %v", r)
+		}
+	}
+	buy, sell := h.trigOrder(Buy, 1, 100), h.trigOrder(Sell, 1, 100)
+	stop := h.trigger(Sell, 1, 0, 50, TriggerStopLoss, GroupingAsset)
+	swept := 0
+	cycle := func() {
+		admit("a", buy)
+		admit("b", sell)
+		admit("a", stop)
+		T += h.iv
+		h.e.Tick(T, h.acc, &h.out)
+		admit("a", sell)
+		admit("b", buy)
+		T += h.iv
+		h.e.Tick(T, h.acc, &h.out)
+		for i := range h.out.Events {
+			if h.out.Events[i].Kind == EventTriggerCancel {
+				swept++
+			}
+		}
+	}
+	for range 20 {
+		cycle()
+	}
+	if swept != 20 {
+		t.Fatalf("%d sweeps in 20 cycles", swept)
+	}
+	if n := testing.AllocsPerRun(100, cycle); n != 0 {
+		t.Fatalf("open, arm, close: %v allocations per run", n)
 	}
 	if err := checkEngine(h.e, h.acc); err != nil {
 		t.Fatal(err)

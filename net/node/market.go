@@ -189,7 +189,7 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 	}
 	for i := range env.Intents {
 		in := &env.Intents[i]
-		if in.Kind != clob.IntentSubmit {
+		if in.Kind != clob.IntentSubmit && in.Kind != clob.IntentSubmitTrigger {
 			continue
 		}
 		m := obindex.OrderMeta{
@@ -198,7 +198,17 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 			Type: in.Type, Flags: in.Flags, Price: in.Price, Size: in.Size,
 			DeadlineUs: int64(in.Deadline), TTLUs: int64(in.TTL), AdmittedUs: timeUs,
 		}
-		v.idx.Admitted(&m)
+		if in.Kind == clob.IntentSubmit {
+			v.idx.Admitted(&m)
+			continue
+		}
+		// The order a trigger becomes when it fires (obindex.KindTriggered).
+		m.Kind, m.TriggerType, m.Grouping = obindex.KindTriggered, in.TriggerType, in.Grouping
+		m.Type = clob.Limit
+		if in.Price.IsZero() {
+			m.Type = clob.Market
+		}
+		v.idx.AdmittedTrigger(&m)
 	}
 }
 

@@ -70,9 +70,15 @@
 //     (64 hex digits, no 0x; 0x is accepted on input) and is null when no
 //     further order matches; the next page holds the orders strictly after
 //     it, so pages neither skip nor repeat. total_count is present only when
-//     the query set with_total. Filters: orderbook_id, status.
+//     the query set with_total. Filters: orderbook_id, or clob_ids (alias
+//     orderbook_ids: the live guide's {clob_ids: [id]}) a list of books,
+//     and status; the filter applies after the cursor, so pages stay exact
+//     under it.
 //   - Candles / AppendCandles (ob_getCandles): OHLCV of one market, newest
-//     first, for candles whose start lies in [from_ts, to_ts].
+//     first, for candles whose start lies in [from_ts, to_ts]. The query is
+//     the openapi's [id, {resolution, from_ts, to_ts?, limit?}] or, as an
+//     alias answering the same, the live guide's positional [id,
+//     startTimestamp, endTimestamp, interval] (ParseCandlesParams).
 //   - Positions, PerpPositions / AppendPositions (ob_getPositions): the
 //     account's holding of each market's base token, from a Balances
 //     function the caller passes (the ledger's cash and locked), then its
@@ -100,9 +106,10 @@
 //     account or all; total_count counts the matching rows; cursor as
 //     fills.
 //   - ParseOrderbookID, ParseDepth, ParseOrdersQuery, ParseCandlesQuery,
-//     ParseCursor, ParseTriggersQuery, ParseRankedQuery, ParseFillsQuery,
-//     ParseBackstopQuery decode the parameters from fastjson values; errors are
-//     preallocated -32602 jsonrpc errors whose data names the field.
+//     ParseCandlesParams, ParseCursor, ParseTriggersQuery, ParseRankedQuery,
+//     ParseFillsQuery, ParseBackstopQuery decode the parameters from
+//     fastjson values; errors are -32602 jsonrpc errors whose data names
+//     the field (preallocated, except the one naming an unknown member).
 //
 // # Limits
 //
@@ -112,13 +119,17 @@
 //     (later events naming it are ignored). Live orders (pending, active)
 //     are never dropped; the engine's OrdersMax and PendingMax per book
 //     bound them. Which orders are forgotten depends only on the inputs.
+//   - Armed triggers: one meta per trigger the engine holds (pending or
+//     stored); a fired or cancel event removes it, and the engine bounds
+//     the triggers per book.
 //   - OrderFillsMax (64) per-tick fill rows per order, oldest dropped; the
 //     order's cumulative amounts stay exact.
 //   - CandleBucketsMax (1500) buckets per market and resolution, oldest
 //     dropped: 25 h of 1m candles, 125 h of 5m, ..., 1500 days of 1d.
 //   - OrdersLimitMax (200) orders per page (larger limits are clamped; the
-//     default is OrdersLimitDefault, 50); CandlesLimitMax (1500) candles per
-//     answer, also the default when the query names no limit.
+//     default is OrdersLimitDefault, 50); OrdersBooksMax (64) ids in an
+//     ob_getOrders clob_ids list (more is refused); CandlesLimitMax (1500)
+//     candles per answer, also the default when the query names no limit.
 //   - TriggersLimitMax (200) triggers per ob_getTriggers page, also the
 //     default (the openapi's clamp); the engine bounds the triggers per
 //     book. RankedLimitMax (100) accounts per ob_getRankedPositions page
@@ -156,8 +167,26 @@
 //     "price" is the current limit price (an update changes it);
 //     "initial_size" stays the admitted size. effective_price is
 //     filled_quote × 1e18 / filled_base, rounded down, "0x0" before any fill.
-//     reduce_only and ioc are omitted (perp only); post_only appears only
-//     when true; kind is always "user_signed"; direction is the side.
+//     reduce_only and ioc, as the openapi Order says ("perp only ...
+//     omitted for spot orders"), are booleans present on every perp order,
+//     false included, and absent on spot ones; post_only, "reported on both
+//     ... omitted when false", appears only when true; direction is the
+//     side.
+//   - Order kinds: "user_signed", or "triggered" for the order a fired
+//     trigger became. The index arms every admitted trigger
+//     (AdmittedTrigger) and, when its fired event comes, records its order
+//     like an admitted one: the trigger's id, owner, signer and nonce, a
+//     zero tx_hash (the openapi: "Zero for engine-generated orders
+//     (liquidations, fired-trigger synthetics)"; AdmittedTrigger drops the
+//     trigger's transaction, which ob_getTriggers still names, and Load
+//     refuses a triggered order or armed trigger with one), its timestamp
+//     the tick that fired it, its terms the engine's (a market trigger's
+//     price is its slippage cap), plus trigger_type and grouping (named by
+//     TriggerTypeName and GroupingName, the names ob_getTriggers writes;
+//     grouping omitted for the default "none", as the openapi says). The
+//     engine makes no other order on its own: a liquidation moves the
+//     position to the backstop at the mark (docs/perps.md), with no order,
+//     so "liquidation" is never produced.
 //   - Statuses: pending, active, filled, expired, canceled,
 //     post_only_refused are produced; margin_canceled and invalid are
 //     accepted as filters and match nothing (a liquidation's cancels are
@@ -194,7 +223,8 @@
 //     "fills"). The openapi FillResponse fields, with fee this fill's fee
 //     (the openapi says the order's accumulated fee, "always zero"),
 //     order_type and initial_size null when the index did not know the
-//     order (the orders fired triggers place are not admitted through it),
+//     order (one it forgot, or a trigger armed before the node kept
+//     armed triggers),
 //     plus side and maker, and on perp markets position_before,
 //     position_after and realized_pnl (signed decimal strings). from_ts is
 //     optional (the openapi requires it; 0 when absent); next_cursor is
@@ -206,9 +236,21 @@
 //     parameter, the account, may be null or left out (every account's);
 //     the openapi requires it.
 //   - Parameters: JSON null counts as absent; integers may be JSON integers
-//     or 0x quantities; unknown members of a query object are ignored.
-//     depth must be ≥ 1 when given; a query limit must be ≥ 1 (larger than
-//     the maximum is clamped); to_ts < from_ts is an error.
+//     or 0x quantities. No parameter silently widens a filter: a query
+//     object member the method does not take (misspelt, another method's,
+//     unknown), or one given twice, is refused with -32602 whose data
+//     names it and lists the members taken: every member the live openapi
+//     documents (OrdersQuery, CandlesQuery, TriggersQuery, FillsQuery,
+//     BackstopTransfersQuery) plus ours (ob_getOrders' clob_ids and
+//     orderbook_ids, ob_getFills' cursor). clob_ids and orderbook_ids are
+//     one parameter under two names (giving both is refused) and exclude
+//     orderbook_id; an empty list means every book, as the spec's
+//     orderbook_ids of the subscriptions. ob_getCandles' positional
+//     interval is a resolution name or its width in whole seconds (60 ..
+//     86400), anything else refused; endTimestamp null is unbounded; a
+//     parameter beyond either form is refused. depth must be ≥ 1 when
+//     given; a query limit must be ≥ 1 (larger than the maximum is
+//     clamped); to_ts < from_ts is an error.
 //
 // # Snapshot layout
 //
@@ -219,7 +261,8 @@
 // Integers are big-endian (i64: two's complement), amounts 32-byte uint256,
 // booleans one byte (0 or 1), strings a u32 length and their bytes.
 //
-//	index:   | "OBIX2" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* | history |
+//	index:   | "OBIX3" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
+//	         | nArmed u32 | armed* | history |
 //	book:    | id 32 | kind u8 | base 20 | quote 20 | intervalUs i64 |
 //	         | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
 //	         | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
@@ -227,11 +270,15 @@
 //	         | (nCandles u32 | candle*) × 1m, 5m, 15m, 1h, 4h, 1d |
 //	candle:  | startUs i64 | open 32 | high 32 | low 32 | close 32 | volume 32 |
 //	account: | owner 20 | nOrders u32 | order* |
-//	order:   | id 32 | book 32 | signer 20 | txHash 32 | nonce u64 |
-//	         | side u8 | type u8 | flags u8 | marketKind u8 | status u8 |
-//	         | admittedPrice 32 | size 32 | deadlineUs i64 | ttlUs i64 | admittedUs i64 |
+//	order:   | meta | marketKind u8 | status u8 |
 //	         | price 32 | filledBase 32 | filledQuote 32 | fee 32 | enteredUs i64 | endUs i64 |
 //	         | nFills u32 | fill* |
+//	meta:    | id 32 | book 32 | signer 20 | txHash 32 | nonce u64 |
+//	         | side u8 | type u8 | flags u8 | kind u8 | triggerType u8 | grouping u8 |
+//	         | admittedPrice 32 | size 32 | deadlineUs i64 | ttlUs i64 | admittedUs i64 |
+//	armed:   | owner 20 | meta |
+//	         kind: 0 user_signed, 1 triggered; triggerType and grouping are 0 on a
+//	         user_signed order; armed triggers ascend by id and are of kind triggered
 //	fill:    | tickUs i64 | base 32 | quote 32 | price 32 |
 //	history: | seq u64 | nFillAccounts u32 | (owner 20 | nRows u32 | fillRow*)* |
 //	         | nBackstop u32 | backstopRow* |
@@ -255,7 +302,8 @@
 // Load is the inverse, for bytes read from disk: it never panics and
 // refuses with an error whatever AppendSnapshot cannot have written (bad
 // magic, short or trailing bytes, counts beyond the remaining bytes or the
-// limits, unknown enums, booleans other than 0/1, unsorted or repeated
+// limits, unknown enums (a trigger type or grouping other than the two the
+// engine takes), booleans other than 0/1, unsorted or repeated
 // keys, an order of an unknown book, non-canonical fields such as a price
 // on a book that never cleared, candles off their bucket boundaries or
 // after nowUs, history rows with a sequence the index never issued, a time

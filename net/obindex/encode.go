@@ -154,7 +154,9 @@ func AppendOrder(dst []byte, o *Order, withFills bool) []byte {
 	dst = jsonrpc.AppendData(dst, m.Book[:])
 	dst = append(dst, `,"market_type":`...)
 	dst = appendMarketType(dst, o.MarketKind)
-	dst = append(dst, `,"kind":"user_signed","order_id":`...)
+	dst = append(dst, `,"kind":"`...)
+	dst = append(dst, m.Kind.String()...)
+	dst = append(dst, `","order_id":`...)
 	dst = jsonrpc.AppendData(dst, m.ID[:])
 	dst = append(dst, `,"tx_hash":`...)
 	dst = jsonrpc.AppendData(dst, m.TxHash[:])
@@ -207,12 +209,70 @@ func appendOrderTail(dst []byte, o *Order, withFills bool) []byte {
 			dst = appendFill(dst, &o.Fills[i])
 		}
 	}
-	dst = append(dst, `],"direction":`...)
+	dst = append(dst, ']')
+	if o.MarketKind == clob.Perp {
+		// The openapi Order: perp-only booleans, present on every perp
+		// order and omitted on spot ones.
+		dst = strconv.AppendBool(append(dst, `,"reduce_only":`...), m.Flags&clob.FlagReduceOnly != 0)
+		dst = strconv.AppendBool(append(dst, `,"ioc":`...), m.Flags&clob.FlagIOC != 0)
+	}
+	dst = append(dst, `,"direction":`...)
 	dst = appendSide(dst, m.Side)
 	if m.Flags&clob.FlagPostOnly != 0 {
-		dst = append(dst, `,"post_only":true`...)
+		dst = append(dst, `,"post_only":true`...) // both kinds; omitted when false
+	}
+	if m.Kind == KindTriggered {
+		dst = append(dst, `,"trigger_type":"`...)
+		dst = append(dst, TriggerTypeName(m.TriggerType)...)
+		dst = append(dst, '"')
+		dst = AppendGrouping(dst, m.Grouping)
 	}
 	return append(dst, '}')
+}
+
+// ValidTriggerType reports whether t is a trigger type the engine takes:
+// clob.TriggerTakeProfit or clob.TriggerStopLoss.
+func ValidTriggerType(t uint8) bool {
+	return t == clob.TriggerTakeProfit || t == clob.TriggerStopLoss
+}
+
+// ValidGrouping reports whether g is a trigger grouping the engine takes:
+// clob.GroupingNone or clob.GroupingAsset.
+func ValidGrouping(g uint8) bool {
+	return g == clob.GroupingNone || g == clob.GroupingAsset
+}
+
+// TriggerTypeName is the wire name of a trigger type (the openapi
+// TriggerType): "take_profit" or "stop_loss".
+// REQUIRES: ValidTriggerType(t).
+func TriggerTypeName(t uint8) string {
+	if t == clob.TriggerTakeProfit {
+		return "take_profit"
+	}
+	return "stop_loss"
+}
+
+// GroupingName is the wire name of a trigger grouping (the openapi
+// TriggerGrouping): "none" or "asset". Every encoder names a grouping
+// through it: ob_getTriggers always, an order (ob_getOrders, svc_orders,
+// svc_orders_v2) through AppendGrouping.
+// REQUIRES: ValidGrouping(g).
+func GroupingName(g uint8) string {
+	if g == clob.GroupingAsset {
+		return "asset"
+	}
+	return "none"
+}
+
+// AppendGrouping appends an order's `,"grouping":"<GroupingName>"`, or
+// nothing for the default "none": the openapi Order omits it then.
+func AppendGrouping(dst []byte, grouping uint8) []byte {
+	if grouping == clob.GroupingNone {
+		return dst
+	}
+	dst = append(dst, `,"grouping":"`...)
+	dst = append(dst, GroupingName(grouping)...)
+	return append(dst, '"')
 }
 
 func appendFill(dst []byte, f *Fill) []byte {

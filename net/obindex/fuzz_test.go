@@ -3,6 +3,7 @@ package obindex
 import (
 	"bytes"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/holiman/uint256"
@@ -21,6 +22,9 @@ func FuzzParams(f *testing.F) {
 		`{"resolution":"1h","from_ts":1704067200000000,"to_ts":1704153600000000,"limit":100}`,
 		`{"resolution":"1d","from_ts":"0x10","to_ts":null}`,
 		`20`, `"0x14"`, `null`, `[]`, `{"limit":-1}`, `{"cursor":"1:2:3"}`,
+		`{"clob_ids":["` + idB + `","` + idA + `"],"limit":2}`, `{"orderbook_ids":[],"status":"filled"}`,
+		`{"limit":1,"limit":2,"unknown":3}`,
+		`[1704067200000000,1704153600000000,"1h"]`, `["0x10",null,3600]`, `[{"resolution":"1m","from_ts":0},null]`,
 	} {
 		f.Add(seed[:len(seed)/2], seed[len(seed)/2:])
 	}
@@ -45,6 +49,10 @@ func FuzzParams(f *testing.F) {
 		if e == nil && (oq.Limit < 1 || oq.Limit > OrdersLimitMax || oq.Cursor.TsUs < 0) {
 			t.Fatalf("orders query out of range: %+v", oq)
 		}
+		if e == nil && (len(oq.Books) > OrdersBooksMax || oq.HasBook && len(oq.Books) > 0 ||
+			!slices.IsSortedFunc(oq.Books, compareHash) || len(slices.Compact(slices.Clone(oq.Books))) != len(oq.Books)) {
+			t.Fatalf("orders query books out of range: %+v", oq)
+		}
 		if e == nil && oq.HasCursor {
 			text := AppendCursor(nil, &oq.Cursor)
 			if c, ok := ParseCursor(text); !ok || c != oq.Cursor {
@@ -55,6 +63,20 @@ func FuzzParams(f *testing.F) {
 		check(e)
 		if e == nil && (cq.Limit < 1 || cq.Limit > CandlesLimitMax || cq.FromUs < 0 || cq.ToUs < cq.FromUs || cq.Resolution >= resolutionCount) {
 			t.Fatalf("candles query out of range: %+v", cq)
+		}
+		if v.Type() == fastjson.TypeArray {
+			cq, e := ParseCandlesParams(v.GetArray())
+			check(e)
+			if e == nil && (cq.Limit < 1 || cq.Limit > CandlesLimitMax || cq.FromUs < 0 || cq.ToUs < cq.FromUs || cq.Resolution >= resolutionCount) {
+				t.Fatalf("candles params out of range: %+v", cq)
+			}
+		}
+		for _, parse := range []func(*fastjson.Value) *jsonrpc.Error{
+			func(v *fastjson.Value) *jsonrpc.Error { _, e := ParseTriggersQuery(v); return e },
+			func(v *fastjson.Value) *jsonrpc.Error { _, e := ParseFillsQuery(v); return e },
+			func(v *fastjson.Value) *jsonrpc.Error { _, e := ParseBackstopQuery(v); return e },
+		} {
+			check(parse(v))
 		}
 		_, e = ParseOrderbookID(v)
 		check(e)

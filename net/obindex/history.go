@@ -412,6 +412,9 @@ func ParseFillsQuery(v *fastjson.Value) (FillsQuery, *jsonrpc.Error) {
 	if v.Type() != fastjson.TypeObject {
 		return q, errFillsQuery
 	}
+	if err := checkMembers(v, "fills query", fillsMembers); err != nil {
+		return q, err
+	}
 	var ok bool
 	if f := v.Get("from_ts"); !absent(f) {
 		if q.FromUs, ok = parseTimestamp(f); !ok {
@@ -446,6 +449,9 @@ func ParseBackstopQuery(v *fastjson.Value) (BackstopQuery, *jsonrpc.Error) {
 	}
 	if v.Type() != fastjson.TypeObject {
 		return q, errBackstopQuery
+	}
+	if err := checkMembers(v, "backstop transfers query", backstopMembers); err != nil {
+		return q, err
 	}
 	var err *jsonrpc.Error
 	if q.Book, q.HasBook, err = parseBookFilter(v); err != nil {

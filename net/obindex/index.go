@@ -78,15 +78,36 @@ func (s Status) String() string {
 // Terminal reports whether the order has left (or never entered) its book.
 func (s Status) Terminal() bool { return s > StatusActive }
 
-// OrderMeta is one order created by an admitted transaction: what the node
-// knows at admission.
+// OrderKind is an order's origin, named as the openapi OrderKind enum.
+type OrderKind uint8
+
+const (
+	KindUserSigned OrderKind = iota // placed by a signed submit intent
+	// KindTriggered: the order a fired trigger became. It keeps the
+	// trigger's id, owner, signer and nonce; the engine created it in the
+	// tick that fired it, so it has no transaction (TxHash zero).
+	KindTriggered
+	kindCount
+)
+
+var kindText = [kindCount]string{KindUserSigned: "user_signed", KindTriggered: "triggered"}
+
+func (k OrderKind) String() string {
+	if k < kindCount {
+		return kindText[k]
+	}
+	return "unknown"
+}
+
+// OrderMeta is one order created by an admitted transaction, or by the
+// engine from one (a fired trigger's): what the node knows at creation.
 type OrderMeta struct {
 	ID     clob.Hash
 	Book   clob.Hash
 	Owner  clob.Address // the account (the master when delegated)
 	Signer clob.Address // the key that signed; the id keys on it
-	TxHash clob.Hash
-	Nonce  uint64 // the signer's transaction nonce
+	TxHash clob.Hash    // the creating transaction; zero for a triggered order (engine-made)
+	Nonce  uint64       // the signer's transaction nonce
 	Side   clob.Side
 	Type   clob.OrderType
 	Flags  uint8
@@ -96,7 +117,13 @@ type OrderMeta struct {
 	// until filled or cancelled), in microseconds.
 	DeadlineUs int64
 	TTLUs      int64
-	AdmittedUs int64 // the sequencer's time at admission
+	AdmittedUs int64 // the sequencer's time at admission; a fired trigger's: the tick that fired it
+	Kind       OrderKind
+	// TriggerType and Grouping are the trigger's (clob.TriggerStopLoss or
+	// clob.TriggerTakeProfit, and its group) when Kind is KindTriggered;
+	// zero otherwise.
+	TriggerType uint8
+	Grouping    uint8
 }
 
 // Fill is what one order traded in one tick (the engine's fill events of
@@ -171,7 +198,13 @@ type Index struct {
 	// (a forgotten order leaves both).
 	orders   map[clob.Hash]*Order
 	accounts map[clob.Address]*account
-	nowUs    int64 // the latest tick time seen
+	// armed holds, by id, the meta of every trigger admitted and neither
+	// fired nor cancelled: a trigger that fires becomes an order the index
+	// must know (owner, signer, transaction, nonce), and the engine's
+	// trigger record is gone by then. Every trigger ends with a fired or
+	// cancel event, so armed is bounded by the engine's live triggers.
+	armed map[clob.Hash]OrderMeta
+	nowUs int64 // the latest tick time seen
 	// Histories (history.go). seq numbers their rows: it grows by one per
 	// row recorded, so rows of one history ascend by it.
 	fills    map[clob.Address]*ring[FillRow]
@@ -190,6 +223,7 @@ func New(live Live) *Index {
 		books:    make(map[clob.Hash]*book),
 		orders:   make(map[clob.Hash]*Order),
 		accounts: make(map[clob.Address]*account),
+		armed:    make(map[clob.Hash]OrderMeta),
 		fills:    make(map[clob.Address]*ring[FillRow]),
 	}
 }
@@ -238,6 +272,9 @@ func (x *Index) Admitted(m *OrderMeta) {
 	if _, ok := x.orders[m.ID]; ok {
 		return
 	}
+	if m.Kind >= kindCount || m.Kind == KindUserSigned && (m.TriggerType != 0 || m.Grouping != 0) {
+		panic("BUG: obindex: order admitted with an unknown kind or stray trigger fields")
+	}
 	o := &Order{Meta: *m, MarketKind: b.cfg.Kind, Status: StatusPending, Price: m.Price}
 	x.orders[m.ID] = o
 	a := x.accounts[m.Owner]
@@ -247,6 +284,49 @@ func (x *Index) Admitted(m *OrderMeta) {
 	}
 	i, _ := slices.BinarySearchFunc(a.orders, o, compareOrders)
 	a.orders = slices.Insert(a.orders, i, o)
+}
+
+// AdmittedTrigger records a trigger created by an admitted transaction
+// (m.Type and m.Price are its order's: limit price, zero for market), so
+// that the order it becomes when it fires is known like any other. An id
+// already armed is ignored. m.TxHash is dropped: the order is the
+// engine's, and the openapi Order's tx_hash is "zero for engine-generated
+// orders (liquidations, fired-trigger synthetics)". ob_getTriggers names
+// the trigger's own transaction; the order does not.
+//
+// REQUIRES: as Admitted; m.Kind is KindTriggered, with a valid trigger
+// type and grouping.
+func (x *Index) AdmittedTrigger(m *OrderMeta) {
+	if b, ok := x.books[m.Book]; !ok || b.cfg.Kind != clob.Perp || m.Kind != KindTriggered {
+		panic("BUG: obindex: trigger admitted to an unknown or spot market, or not of kind triggered")
+	}
+	if !ValidTriggerType(m.TriggerType) || !ValidGrouping(m.Grouping) {
+		panic("BUG: obindex: trigger admitted with an unknown type or grouping")
+	}
+	if _, ok := x.armed[m.ID]; !ok {
+		a := *m
+		a.TxHash = clob.Hash{}
+		x.armed[m.ID] = a
+	}
+}
+
+// fired turns an armed trigger into the order it became: pending in its
+// book, created at tickUs, with the terms the engine gave it (an update
+// may have changed them; a market trigger's price is its slippage cap).
+func (x *Index) fired(e *clob.Event, tickUs int64) {
+	m, ok := x.armed[e.OrderID]
+	if !ok {
+		return // armed before the index knew it (never admitted through it)
+	}
+	delete(x.armed, e.OrderID)
+	m.AdmittedUs, m.TTLUs = tickUs, 0
+	if x.live != nil {
+		if info, ok := x.live.Order(m.ID); ok {
+			m.Side, m.Type, m.Flags, m.Price, m.Size = info.Side, info.Type, info.Flags, info.Price, info.Size
+			m.DeadlineUs = info.DeadlineUs
+		}
+	}
+	x.Admitted(&m)
 }
 
 // Tick applies one tick's outcome: order events and each book's clearing
@@ -286,10 +366,16 @@ func (x *Index) Tick(res *clob.TickResult) {
 			}
 		}
 	}
-	// Liquidations come after matching, wherever the engine lists them.
+	// Liquidations and trigger outcomes come after matching, wherever the
+	// engine lists them.
 	for i := range res.Events {
-		if e := &res.Events[i]; e.Kind == clob.EventLiquidation {
+		switch e := &res.Events[i]; e.Kind {
+		case clob.EventLiquidation:
 			x.recordBackstop(e, res.TickUs)
+		case clob.EventTriggerFired:
+			x.fired(e, res.TickUs)
+		case clob.EventTriggerCancel:
+			delete(x.armed, e.OrderID)
 		}
 	}
 }

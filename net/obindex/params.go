@@ -2,6 +2,9 @@ package obindex
 
 import (
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
@@ -10,9 +13,12 @@ import (
 
 // Decoders of the ob_ query parameters. Each takes one positional
 // parameter (nil when absent, as jsonrpc.Request.Param gives it) and
-// returns a preallocated -32602 error naming what is wrong. JSON null counts
-// as absent for optional members. Integers are JSON integers or 0x hex
-// quantities; unknown object members are ignored.
+// returns a -32602 error naming what is wrong (preallocated, except the
+// one naming an unknown member). JSON null counts as absent for optional
+// members. Integers are JSON integers or 0x hex quantities. A query object
+// member the method does not take, or one given twice, is refused
+// (checkMembers): ignoring a misspelt or misplaced filter would widen the
+// answer silently.
 
 var (
 	errDepth         = jsonrpc.InvalidParams("depth: want an integer of at least 1")
@@ -30,7 +36,59 @@ var (
 	errToTs          = jsonrpc.InvalidParams("to_ts: want a non-negative integer of microseconds")
 	errTimeRange     = jsonrpc.InvalidParams("to_ts: must not be before from_ts")
 	errCandlesLimit  = jsonrpc.InvalidParams("limit: want an integer of at least 1")
+	errBooks         = jsonrpc.InvalidParams("clob_ids: want an array of at most 64 orderbook ids, each 0x followed by 64 hex digits")
+	errBooksAlias    = jsonrpc.InvalidParams("clob_ids and orderbook_ids are aliases: give one")
+	errBooksAndBook  = jsonrpc.InvalidParams("orderbook_id and clob_ids (alias orderbook_ids) exclude each other: give one")
 )
+
+// OrdersBooksMax bounds the orderbook list of an ob_getOrders query
+// (clob_ids, alias orderbook_ids), as the subscriptions bound theirs.
+const OrdersBooksMax = 64
+
+// The members each query object takes: the live openapi's (OrdersQuery,
+// CandlesQuery, TriggersQuery, FillsQuery, BackstopTransfersQuery) plus
+// ours, named in the error that refuses any other.
+// Invariant: at most 64 members per list (checkMembers' bit set).
+var (
+	ordersMembers   = []string{"orderbook_id", "clob_ids", "orderbook_ids", "limit", "cursor", "status", "with_total", "with_fills"}
+	candlesMembers  = []string{"resolution", "from_ts", "to_ts", "limit"}
+	triggersMembers = []string{"orderbook_id", "limit", "cursor"}
+	fillsMembers    = []string{"from_ts", "to_ts", "orderbook_id", "limit", "cursor"}
+	backstopMembers = []string{"orderbook_id", "limit", "cursor"}
+)
+
+// memberNameMax bounds how much of an unknown member's name its error
+// repeats.
+const memberNameMax = 64
+
+// checkMembers refuses a member of the object v that is not in known, or
+// that is given twice, with a -32602 error naming it and what the query
+// takes. It allocates only to refuse.
+// REQUIRES: v is an object; len(known) ≤ 64.
+func checkMembers(v *fastjson.Value, query string, known []string) *jsonrpc.Error {
+	var seen uint64
+	var bad *jsonrpc.Error
+	v.GetObject().Visit(func(k []byte, _ *fastjson.Value) {
+		if bad != nil {
+			return
+		}
+		i := slices.Index(known, string(k))
+		switch {
+		case i < 0:
+			bad = memberError(query, "unknown member ", k, known)
+		case seen&(1<<i) != 0:
+			bad = memberError(query, "member given twice: ", k, known)
+		default:
+			seen |= 1 << i
+		}
+	})
+	return bad
+}
+
+func memberError(query, why string, k []byte, known []string) *jsonrpc.Error {
+	name := k[:min(len(k), memberNameMax)]
+	return jsonrpc.InvalidParams(query + ": " + why + strconv.Quote(string(name)) + "; it takes " + strings.Join(known, ", "))
+}
 
 // ParseOrderbookID decodes the orderbook id parameter.
 func ParseOrderbookID(v *fastjson.Value) (clob.Hash, *jsonrpc.Error) {
@@ -61,12 +119,18 @@ func ParseOrdersQuery(v *fastjson.Value) (OrdersQuery, *jsonrpc.Error) {
 	if v.Type() != fastjson.TypeObject {
 		return q, errOrdersQuery
 	}
-	var err *jsonrpc.Error
+	err := checkMembers(v, "orders query", ordersMembers)
+	if err != nil {
+		return q, err
+	}
 	if f := v.Get("orderbook_id"); !absent(f) {
 		if q.Book, err = ParseOrderbookID(f); err != nil {
 			return q, errOrdersBook
 		}
 		q.HasBook = true
+	}
+	if q.Books, err = parseBooks(v, q.HasBook); err != nil {
+		return q, err
 	}
 	if f := v.Get("limit"); !absent(f) {
 		n, err := jsonrpc.ParseQuantity(f)
@@ -95,12 +159,52 @@ func ParseOrdersQuery(v *fastjson.Value) (OrdersQuery, *jsonrpc.Error) {
 	return q, err
 }
 
+// parseBooks reads the orderbook list of an orders query, clob_ids or its
+// alias orderbook_ids: at most OrdersBooksMax ids, returned sorted and
+// distinct; nil when absent or empty (every book, as the spec's
+// orderbook_ids of the subscriptions). It excludes orderbook_id (hasBook).
+func parseBooks(v *fastjson.Value, hasBook bool) ([]clob.Hash, *jsonrpc.Error) {
+	ids, alias := v.Get("clob_ids"), v.Get("orderbook_ids")
+	switch {
+	case !absent(ids) && !absent(alias):
+		return nil, errBooksAlias
+	case absent(ids):
+		ids = alias
+	}
+	if absent(ids) {
+		return nil, nil
+	}
+	if hasBook {
+		return nil, errBooksAndBook
+	}
+	arr, ferr := ids.Array()
+	if ferr != nil || len(arr) > OrdersBooksMax {
+		return nil, errBooks
+	}
+	if len(arr) == 0 {
+		return nil, nil
+	}
+	books := make([]clob.Hash, len(arr))
+	for i, x := range arr {
+		h, err := jsonrpc.ParseHash(x)
+		if err != nil {
+			return nil, errBooks
+		}
+		books[i] = clob.Hash(h)
+	}
+	slices.SortFunc(books, compareHash)
+	return slices.Compact(books), nil
+}
+
 // ParseCandlesQuery decodes ob_getCandles' query object: resolution and
 // from_ts required; to_ts unbounded and limit CandlesLimitMax when absent.
 func ParseCandlesQuery(v *fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
 	q := CandlesQuery{ToUs: math.MaxInt64, Limit: CandlesLimitMax}
 	if absent(v) || v.Type() != fastjson.TypeObject {
 		return q, errCandlesQuery
+	}
+	if err := checkMembers(v, "candles query", candlesMembers); err != nil {
+		return q, err
 	}
 	f := v.Get("resolution")
 	if absent(f) {
@@ -245,4 +349,83 @@ func nibble(c byte) byte {
 		return c - 'A' + 10
 	}
 	return 0xff
+}
+
+// Errors of ob_getCandles' positional form, named as the live guide names
+// its parameters.
+var (
+	errCandlesArgs    = jsonrpc.InvalidParams("ob_getCandles: want [orderbook_id, query] or [orderbook_id, startTimestamp, endTimestamp, interval]")
+	errInterval       = jsonrpc.InvalidParams("interval: want one of 1m, 5m, 15m, 1h, 4h, 1d, or its width in seconds: 60, 300, 900, 3600, 14400, 86400")
+	errStartTs        = jsonrpc.InvalidParams("startTimestamp: want a non-negative integer of microseconds")
+	errEndTs          = jsonrpc.InvalidParams("endTimestamp: want a non-negative integer of microseconds, or null")
+	errEndBeforeStart = jsonrpc.InvalidParams("endTimestamp: must not be before startTimestamp")
+)
+
+// ParseCandlesParams decodes ob_getCandles' parameters after the orderbook
+// id (args = params[1:]) in either of the live network's forms: the
+// openapi's query object (ParseCandlesQuery), or the live guide's
+// positional startTimestamp, endTimestamp, interval. The positional form
+// is an alias: startTimestamp is from_ts, endTimestamp to_ts (null:
+// unbounded), interval the resolution, either its name or its width in
+// seconds (an integer: 60 is "1m", ..., 86400 is "1d"), and the limit is
+// the object form's default; the answer is the object form's. Trailing
+// nulls count as absent; a parameter beyond either form is refused.
+func ParseCandlesParams(args []*fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
+	for len(args) > 0 && absent(args[len(args)-1]) {
+		args = args[:len(args)-1]
+	}
+	if len(args) == 0 {
+		return ParseCandlesQuery(nil)
+	}
+	switch args[0].Type() {
+	case fastjson.TypeNumber, fastjson.TypeString:
+	default:
+		if len(args) > 1 {
+			return CandlesQuery{}, errCandlesArgs
+		}
+		return ParseCandlesQuery(args[0])
+	}
+	q := CandlesQuery{ToUs: math.MaxInt64, Limit: CandlesLimitMax}
+	if len(args) > 3 {
+		return q, errCandlesArgs
+	}
+	var ok bool
+	if q.FromUs, ok = parseTimestamp(args[0]); !ok {
+		return q, errStartTs
+	}
+	if len(args) > 1 && !absent(args[1]) {
+		if q.ToUs, ok = parseTimestamp(args[1]); !ok {
+			return q, errEndTs
+		}
+		if q.ToUs < q.FromUs {
+			return q, errEndBeforeStart
+		}
+	}
+	if len(args) < 3 {
+		return q, errInterval
+	}
+	if q.Resolution, ok = parseInterval(args[2]); !ok {
+		return q, errInterval
+	}
+	return q, nil
+}
+
+// parseInterval reads a candle interval: a resolution's name, or its width
+// in whole seconds (a JSON integer or 0x quantity).
+func parseInterval(v *fastjson.Value) (Resolution, bool) {
+	if v.Type() == fastjson.TypeString {
+		if r, ok := parseResolution(v.GetStringBytes()); ok {
+			return r, true
+		}
+	}
+	seconds, err := jsonrpc.ParseQuantity(v)
+	if err != nil {
+		return 0, false
+	}
+	for r := range resolutionCount {
+		if uint64(resolutionUs[r])/1_000_000 == seconds {
+			return r, true
+		}
+	}
+	return 0, false
 }

@@ -2,6 +2,7 @@ package obindex
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
@@ -64,7 +65,7 @@ func TestParseOrdersQuery(t *testing.T) {
 			wantErr(t, input, err, wantError)
 			return
 		}
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s:\ngot  %+v %v\nwant %+v", input, got, err, want)
 		}
 	}
@@ -72,7 +73,7 @@ func TestParseOrdersQuery(t *testing.T) {
 	f("", def, "")
 	f("null", def, "")
 	f("{}", def, "")
-	f(`{"orderbook_id":null,"limit":null,"cursor":null,"status":null,"with_total":null,"unknown":1}`, def, "")
+	f(`{"orderbook_id":null,"clob_ids":null,"limit":null,"cursor":null,"status":null,"with_total":null,"with_fills":null}`, def, "")
 	f(`{"orderbook_id":"`+idA+`","limit":10,"status":"active","with_total":true,"with_fills":false}`,
 		OrdersQuery{Book: bookA, HasBook: true, Limit: 10, Status: StatusActive, WithTotal: true}, "")
 	f(`{"limit":100000}`, OrdersQuery{Limit: OrdersLimitMax}, "")

@@ -168,6 +168,9 @@ func ParseTriggersQuery(v *fastjson.Value) (TriggersQuery, *jsonrpc.Error) {
 	if v.Type() != fastjson.TypeObject {
 		return q, errTriggersQuery
 	}
+	if err := checkMembers(v, "triggers query", triggersMembers); err != nil {
+		return q, err
+	}
 	if f := v.Get("orderbook_id"); !absent(f) {
 		var err *jsonrpc.Error
 		if q.Book, err = ParseOrderbookID(f); err != nil {

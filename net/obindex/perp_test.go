@@ -177,7 +177,7 @@ func TestAddUnsigned(t *testing.T) {
 
 func trigger(book clob.Hash, id byte) Trigger {
 	return Trigger{TxHash: hashOf(id + 100), HasTx: id != 1, Info: clob.TriggerInfo{ID: hashOf(id), Book: book, Owner: alice, Nonce: uint64(id), Side: clob.Sell, Size: dec(e18),
-		LimitPrice: dec("0"), TriggerPrice: dec("2900" + e18[1:]), TriggerType: clob.TriggerStopLoss, Grouping: 3,
+		LimitPrice: dec("0"), TriggerPrice: dec("2900" + e18[1:]), TriggerType: clob.TriggerStopLoss, Grouping: clob.GroupingAsset,
 		Flags: clob.FlagReduceOnly, DeadlineUs: 1_000_000}}
 }
 
@@ -238,7 +238,7 @@ func TestPageTriggers(t *testing.T) {
 	got := string(AppendTriggers(nil, &p))
 	want := `{"triggers":[{"orderbook_id":"` + idA + `","order_id":"` + idA + `","tx_hash":null` +
 		`,"bidder":"0x00000000000000000000000000000000000000a1","nonce":1,"size":"-1000000000000000000","limit_price":"0x0",` +
-		`"trigger_price":"0x9d3595ab2438d00000","trigger_type":"stop_loss","grouping":"3","reduce_only":true,"ioc":false,` +
+		`"trigger_price":"0x9d3595ab2438d00000","trigger_type":"stop_loss","grouping":"asset","reduce_only":true,"ioc":false,` +
 		`"deadline":1000000,"end":null}],"total_count":1,"next_cursor":null}`
 	if got != want {
 		t.Fatalf("trigger:\ngot  %s\nwant %s", got, want)

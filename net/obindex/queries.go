@@ -88,8 +88,12 @@ func (x *Index) Orderbook(bookID clob.Hash, buys, sells []clob.Level, depth int)
 
 // OrdersQuery is the decoded ob_getOrders query.
 type OrdersQuery struct {
-	Book      clob.Hash
-	HasBook   bool
+	Book    clob.Hash
+	HasBook bool
+	// Books is the clob_ids list (alias orderbook_ids): sorted, distinct,
+	// at most OrdersBooksMax; empty means every book. A query has Books or
+	// HasBook, never both.
+	Books     []clob.Hash
 	Limit     int // 1..OrdersLimitMax; ≤ 0 means OrdersLimitDefault
 	Cursor    Cursor
 	HasCursor bool // page strictly after (older than) Cursor
@@ -152,9 +156,17 @@ func (x *Index) Orders(dst []*Order, owner clob.Address, q *OrdersQuery) OrdersP
 	return p
 }
 
+// matches is the query's filter. Pagination applies it after the cursor,
+// so every page of one query holds the matching orders strictly older than
+// the previous page's last one, whatever the filter.
 func (q *OrdersQuery) matches(o *Order) bool {
 	if q.HasBook && o.Meta.Book != q.Book {
 		return false
+	}
+	if len(q.Books) > 0 {
+		if _, ok := slices.BinarySearchFunc(q.Books, o.Meta.Book, compareHash); !ok {
+			return false
+		}
 	}
 	return q.Status == StatusAny || o.Status == q.Status
 }

@@ -14,7 +14,7 @@ import (
 
 // snapshotMagic starts an index snapshot; the layout is in doc.go. Bump the
 // digit whenever the layout changes: Load refuses any other magic.
-const snapshotMagic = "OBIX2"
+const snapshotMagic = "OBIX3"
 
 // Encoded sizes of the snapshot's records (doc.go draws them). The fixed
 // parts let Load refuse a count that the remaining bytes cannot hold before
@@ -25,7 +25,9 @@ const (
 	fillSize         = 8 + 3*u256Size
 	bookFixedSize    = 32 + 1 + 20 + 20 + 8 + 4*u256Size + 3*4 + 1 + 8 + 8 + 1 + u256Size + int(resolutionCount)*4
 	accountFixedSize = 20 + 4
-	orderFixedSize   = 32 + 32 + 20 + 32 + 8 + 5 + 2*u256Size + 3*8 + 4*u256Size + 2*8 + 4
+	metaSize         = 32 + 32 + 20 + 32 + 8 + 6 + 2*u256Size + 3*8
+	orderFixedSize   = metaSize + 2 + 4*u256Size + 2*8 + 4
+	armedSize        = 20 + metaSize
 )
 
 // flagsKnown are the order flags the engine admits (clob's own mask is
@@ -66,6 +68,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 			dst = o.appendSnapshot(dst)
 		}
 	}
+	dst = x.appendArmed(dst)
 	dst = x.appendHistory(dst, fillOwners)
 	if len(dst)-start != size {
 		panic("BUG: obindex: snapshot size miscounted")
@@ -75,7 +78,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 
 // snapshotSize is the exact length of the snapshot AppendSnapshot writes.
 func (x *Index) snapshotSize(owners []clob.Address) int {
-	size := len(snapshotMagic) + 8 + 4 + 4
+	size := len(snapshotMagic) + 8 + 4 + 4 + 4 + len(x.armed)*armedSize
 	for _, id := range x.bookIDs {
 		b := x.books[id]
 		size += bookFixedSize + len(b.cfg.Name) + len(b.cfg.BaseSymbol) + len(b.cfg.QuoteSymbol)
@@ -129,18 +132,8 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 // appendSnapshot writes an order without its owner (its account's address
 // precedes it).
 func (o *Order) appendSnapshot(dst []byte) []byte {
-	m := &o.Meta
-	dst = append(dst, m.ID[:]...)
-	dst = append(dst, m.Book[:]...)
-	dst = append(dst, m.Signer[:]...)
-	dst = append(dst, m.TxHash[:]...)
-	dst = binary.BigEndian.AppendUint64(dst, m.Nonce)
-	dst = append(dst, byte(m.Side), byte(m.Type), m.Flags, byte(o.MarketKind), byte(o.Status))
-	dst = appendU256(dst, &m.Price)
-	dst = appendU256(dst, &m.Size)
-	dst = appendI64(dst, m.DeadlineUs)
-	dst = appendI64(dst, m.TTLUs)
-	dst = appendI64(dst, m.AdmittedUs)
+	dst = appendMeta(dst, &o.Meta)
+	dst = append(dst, byte(o.MarketKind), byte(o.Status))
 	for _, v := range [...]*uint256.Int{&o.Price, &o.FilledBase, &o.FilledQuote, &o.Fee} {
 		dst = appendU256(dst, v)
 	}
@@ -153,6 +146,37 @@ func (o *Order) appendSnapshot(dst []byte) []byte {
 		dst = appendU256(dst, &f.Base)
 		dst = appendU256(dst, &f.Quote)
 		dst = appendU256(dst, &f.Price)
+	}
+	return dst
+}
+
+// appendMeta writes an order's meta without its owner.
+func appendMeta(dst []byte, m *OrderMeta) []byte {
+	dst = append(dst, m.ID[:]...)
+	dst = append(dst, m.Book[:]...)
+	dst = append(dst, m.Signer[:]...)
+	dst = append(dst, m.TxHash[:]...)
+	dst = binary.BigEndian.AppendUint64(dst, m.Nonce)
+	dst = append(dst, byte(m.Side), byte(m.Type), m.Flags, byte(m.Kind), m.TriggerType, m.Grouping)
+	dst = appendU256(dst, &m.Price)
+	dst = appendU256(dst, &m.Size)
+	dst = appendI64(dst, m.DeadlineUs)
+	dst = appendI64(dst, m.TTLUs)
+	return appendI64(dst, m.AdmittedUs)
+}
+
+// appendArmed writes the armed triggers, ascending by id.
+func (x *Index) appendArmed(dst []byte) []byte {
+	ids := make([]clob.Hash, 0, len(x.armed))
+	for id := range x.armed {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, compareHash)
+	dst = appendCount(dst, len(ids))
+	for _, id := range ids {
+		m := x.armed[id]
+		dst = append(dst, m.Owner[:]...)
+		dst = appendMeta(dst, &m)
 	}
 	return dst
 }
@@ -190,7 +214,9 @@ func appendBool(dst []byte, v bool) []byte {
 // books, accounts or orders, an order of an unknown book, more than
 // TerminalOrdersPerAccount terminal orders in an account, more than
 // OrderFillsMax fills in an order, more than CandleBucketsMax buckets in a
-// ring, misaligned or unsorted buckets, and times after the index's now.
+// ring, misaligned or unsorted buckets, times after the index's now,
+// trigger fields on a user-signed order, and armed triggers out of id
+// order, of a spot or unknown book, or also listed as orders.
 // Whatever it accepts re-encodes to the same bytes.
 //
 // The books' resting counts, the accounts' terminal counts and the id map
@@ -219,6 +245,9 @@ func Load(live Live, snap []byte) (*Index, error) {
 		}
 		prevOwner = owner
 		x.loadAccount(&d, owner)
+	}
+	if d.Err == nil {
+		x.loadArmed(&d)
 	}
 	if d.Err == nil {
 		x.loadHistory(&d)
@@ -356,16 +385,8 @@ func (x *Index) loadAccount(d *decoder, owner clob.Address) {
 // enums and fills.
 func loadOrder(d *decoder, o *Order) {
 	m := &o.Meta
-	copy(m.ID[:], d.Take(32))
-	copy(m.Book[:], d.Take(32))
-	copy(m.Signer[:], d.Take(20))
-	copy(m.TxHash[:], d.Take(32))
-	m.Nonce = d.U64()
-	m.Side, m.Type, m.Flags = clob.Side(d.U8()), clob.OrderType(d.U8()), d.U8()
+	loadMeta(d, m)
 	o.MarketKind, o.Status = clob.MarketKind(d.U8()), Status(d.U8())
-	d.U256(&m.Price)
-	d.U256(&m.Size)
-	m.DeadlineUs, m.TTLUs, m.AdmittedUs = d.i64(), d.i64(), d.i64()
 	for _, v := range [...]*uint256.Int{&o.Price, &o.FilledBase, &o.FilledQuote, &o.Fee} {
 		d.U256(v)
 	}
@@ -374,14 +395,10 @@ func loadOrder(d *decoder, o *Order) {
 	switch {
 	case d.Err != nil:
 		return
-	case m.Side > clob.Sell:
-		d.Fail("order %x: unknown side %d", m.ID, m.Side)
-	case m.Type > clob.Market:
-		d.Fail("order %x: unknown order type %d", m.ID, m.Type)
-	case m.Flags&^flagsKnown != 0:
-		d.Fail("order %x: unknown flags %#x", m.ID, m.Flags)
 	case o.MarketKind > clob.Perp:
 		d.Fail("order %x: unknown market kind %d", m.ID, o.MarketKind)
+	case m.Kind == KindTriggered && o.MarketKind != clob.Perp:
+		d.Fail("order %x: a triggered order on a spot market", m.ID)
 	case !o.Status.stored():
 		d.Fail("order %x: status %d is never stored", m.ID, o.Status)
 	case nFills > OrderFillsMax:
@@ -397,6 +414,70 @@ func loadOrder(d *decoder, o *Order) {
 		d.U256(&f.Base)
 		d.U256(&f.Quote)
 		d.U256(&f.Price)
+	}
+}
+
+// loadMeta reads an order's meta (its owner is the caller's) and checks
+// its enums: trigger fields are set on a triggered order only, and a
+// triggered order has no transaction hash (AdmittedTrigger).
+func loadMeta(d *decoder, m *OrderMeta) {
+	copy(m.ID[:], d.Take(32))
+	copy(m.Book[:], d.Take(32))
+	copy(m.Signer[:], d.Take(20))
+	copy(m.TxHash[:], d.Take(32))
+	m.Nonce = d.U64()
+	m.Side, m.Type, m.Flags = clob.Side(d.U8()), clob.OrderType(d.U8()), d.U8()
+	m.Kind, m.TriggerType, m.Grouping = OrderKind(d.U8()), d.U8(), d.U8()
+	d.U256(&m.Price)
+	d.U256(&m.Size)
+	m.DeadlineUs, m.TTLUs, m.AdmittedUs = d.i64(), d.i64(), d.i64()
+	switch {
+	case d.Err != nil:
+	case m.Side > clob.Sell:
+		d.Fail("order %x: unknown side %d", m.ID, m.Side)
+	case m.Type > clob.Market:
+		d.Fail("order %x: unknown order type %d", m.ID, m.Type)
+	case m.Flags&^flagsKnown != 0:
+		d.Fail("order %x: unknown flags %#x", m.ID, m.Flags)
+	case m.Kind >= kindCount:
+		d.Fail("order %x: unknown kind %d", m.ID, m.Kind)
+	case m.Kind == KindUserSigned && (m.TriggerType != 0 || m.Grouping != 0):
+		d.Fail("order %x: trigger fields on a user-signed order", m.ID)
+	case !ValidTriggerType(m.TriggerType):
+		d.Fail("order %x: unknown trigger type %d", m.ID, m.TriggerType)
+	case !ValidGrouping(m.Grouping):
+		d.Fail("order %x: unknown grouping %d", m.ID, m.Grouping)
+	case m.Kind == KindTriggered && m.TxHash != (clob.Hash{}):
+		d.Fail("order %x: a triggered order with a transaction hash", m.ID)
+	}
+}
+
+// loadArmed reads the armed triggers: ascending by id, each of a known
+// perp book, of kind triggered, and not also an order.
+func (x *Index) loadArmed(d *decoder) {
+	n := d.Count(armedSize)
+	var prev clob.Hash
+	for i := 0; i < n && d.Err == nil; i++ {
+		var m OrderMeta
+		copy(m.Owner[:], d.Take(20))
+		loadMeta(d, &m)
+		if d.Err != nil {
+			return
+		}
+		b := x.books[m.Book]
+		_, isOrder := x.orders[m.ID]
+		switch {
+		case i > 0 && compareHash(prev, m.ID) >= 0:
+			d.Fail("armed trigger %d: not ascending by id", i)
+		case b == nil || b.cfg.Kind != clob.Perp:
+			d.Fail("armed trigger %x: not of a perp book", m.ID)
+		case m.Kind != KindTriggered:
+			d.Fail("armed trigger %x: kind %d", m.ID, m.Kind)
+		case isOrder:
+			d.Fail("armed trigger %x: also an order", m.ID)
+		}
+		prev = m.ID
+		x.armed[m.ID] = m
 	}
 }
 

@@ -530,7 +530,8 @@ func TestTerminalOrdersBound(t *testing.T) {
 // snapshotStates builds indexes in varied states, for the round trip, the
 // load errors and the fuzz seeds.
 func snapshotStates() []*Index {
-	states := []*Index{New(nil), newTestIndex(), smallState(), historyIndex()}
+	triggered, _ := triggeredState()
+	states := []*Index{New(nil), newTestIndex(), smallState(), historyIndex(), triggered}
 	for _, steps := range []int{60, 300} {
 		s := newSim(uint64(steps))
 		x := New(s.live)

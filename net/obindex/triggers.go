@@ -17,9 +17,10 @@ type Trigger struct {
 }
 
 // appendTrigger appends one trigger, the openapi TriggerOrderResponse:
-// size signed (sells negative), trigger_type "stop_loss" or "take_profit",
-// grouping the submitted number as a decimal string ("0": alone), tx_hash
-// null when the node no longer knows it, end the ttl expiry or null.
+// size signed (sells negative), trigger_type "take_profit" or "stop_loss"
+// and grouping "none" or "asset" (the openapi's TriggerType and
+// TriggerGrouping; the engine holds no other values), tx_hash null when the
+// node no longer knows it, end the ttl expiry or null.
 func appendTrigger(dst []byte, t *Trigger) []byte {
 	in := &t.Info
 	dst = append(dst, `{"orderbook_id":`...)
@@ -40,13 +41,10 @@ func appendTrigger(dst []byte, t *Trigger) []byte {
 	dst = AppendSignedDecimal(dst, &in.Size, in.Side == clob.Sell)
 	dst = appendU256Field(dst, `,"limit_price":`, &in.LimitPrice)
 	dst = appendU256Field(dst, `,"trigger_price":`, &in.TriggerPrice)
-	if in.TriggerType == clob.TriggerTakeProfit {
-		dst = append(dst, `,"trigger_type":"take_profit"`...)
-	} else {
-		dst = append(dst, `,"trigger_type":"stop_loss"`...)
-	}
-	dst = append(dst, `,"grouping":"`...)
-	dst = strconv.AppendUint(dst, uint64(in.Grouping), 10)
+	dst = append(dst, `,"trigger_type":"`...)
+	dst = append(dst, TriggerTypeName(in.TriggerType)...)
+	dst = append(dst, `","grouping":"`...)
+	dst = append(dst, GroupingName(in.Grouping)...)
 	dst = strconv.AppendBool(append(dst, `","reduce_only":`...), in.Flags&clob.FlagReduceOnly != 0)
 	dst = strconv.AppendBool(append(dst, `,"ioc":`...), in.Flags&clob.FlagIOC != 0)
 	dst = append(dst, `,"deadline":`...)

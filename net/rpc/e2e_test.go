@@ -257,6 +257,7 @@ var orderbookABI = func() abi.ABI {
 	{"name":"cancel","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"orderId","type":"bytes32"},{"name":"deadline","type":"uint128"}],"outputs":[]},
 	{"name":"update","type":"function","inputs":[{"name":"orderbookId","type":"bytes32"},{"name":"orderId","type":"bytes32"},{"name":"newSize","type":"uint256"},{"name":"newPrice","type":"uint256"},{"name":"token","type":"address"},{"name":"deadline","type":"uint128"}],"outputs":[]},
 	{"name":"transfer","type":"function","inputs":[{"name":"token","type":"address"},{"name":"to","type":"address"},{"name":"amount","type":"uint256"},{"name":"deadline","type":"uint128"}],"outputs":[]},
+	{"name":"deposit","type":"function","inputs":[{"name":"token","type":"address"},{"name":"recipient","type":"address"},{"name":"amount","type":"uint256"},{"name":"deadline","type":"uint128"}],"outputs":[]},
 	{"name":"submitBatch","type":"function","inputs":[{"name":"inner","type":"bytes[]"}],"outputs":[]},
 	{"name":"delegated","type":"function","inputs":[{"name":"master","type":"address"},{"name":"validUntil","type":"uint64"},{"name":"signature","type":"bytes"},{"name":"inner","type":"bytes"}],"outputs":[]}]`))
 	if err != nil {

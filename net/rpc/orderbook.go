@@ -89,7 +89,10 @@ func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error
 	if err != nil {
 		return dst, err
 	}
-	q, err := obindex.ParseCandlesQuery(c.req.Param(1))
+	// Both the openapi's [id, query] and the live guide's positional
+	// [id, startTimestamp, endTimestamp, interval]; orderbookID(0) saw
+	// params[0].
+	q, err := obindex.ParseCandlesParams(c.req.Params.GetArray()[1:])
 	if err != nil {
 		return dst, err
 	}

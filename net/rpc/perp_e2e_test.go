@@ -561,8 +561,9 @@ type triggersAnswer struct {
 
 // TestPerpE2ETriggers: a take-profit / stop-loss pair on a long is listed by
 // ob_getTriggers (paged by its cursor), every trigger refusal comes back
-// with its reason, and when the mark crosses the take-profit the pair
-// leaves the list (the stop-loss cancelled with it).
+// with its reason, and when the mark crosses the take-profit it leaves the
+// list; its market order finds no buyer, so the position and its
+// asset-grouped stop-loss stay (no one-cancels-the-other).
 func TestPerpE2ETriggers(t *testing.T) {
 	tn := startNode(t)
 	book := tn.createMarket(t, perpMarket("T-PERP"))
@@ -574,9 +575,9 @@ func TestPerpE2ETriggers(t *testing.T) {
 		return packTrigger(t, "submitTrigger", book, size, limit, price, typ, group, d, new(big.Int), true, false)
 	}
 	tpNonce := long.nonce
-	long.mustSend(t, trig(book, eth(-1), new(big.Int), eth(3300), clob.TriggerTakeProfit, 1))
+	long.mustSend(t, trig(book, eth(-1), new(big.Int), eth(3300), clob.TriggerTakeProfit, clob.GroupingAsset))
 	slNonce := long.nonce
-	long.mustSend(t, trig(book, eth(-1), eth(2790), eth(2800), clob.TriggerStopLoss, 1))
+	long.mustSend(t, trig(book, eth(-1), eth(2790), eth(2800), clob.TriggerStopLoss, clob.GroupingAsset))
 	stored := d.Int64()
 	tn.tick(t) // the mark stays 3000: neither fires
 	d = tn.nextDeadline()
@@ -591,7 +592,7 @@ func TestPerpE2ETriggers(t *testing.T) {
 	ids := map[common.Hash]uint64{orderID(long.addr(), tpNonce, 0): tpNonce, orderID(long.addr(), slNonce, 0): slNonce}
 	for _, tr := range all.Triggers {
 		if nonce, ok := ids[tr.ID]; !ok || tr.Nonce != nonce || tr.Book != book || tr.Bidder != long.addr() || tr.Size != "-"+decimal(eth(1)) ||
-			tr.Grouping != "1" || !tr.ReduceOnly || tr.Deadline != stored || tr.End != nil {
+			tr.Grouping != "asset" || !tr.ReduceOnly || tr.Deadline != stored || tr.End != nil {
 			t.Fatalf("trigger %+v", tr)
 		}
 		if tr.ID == orderID(long.addr(), tpNonce, 0) && (tr.TriggerType != "take_profit" || tr.TriggerPrice.ToInt().Cmp(eth(3300)) != 0 || tr.LimitPrice.ToInt().Sign() != 0) {
@@ -621,6 +622,7 @@ func TestPerpE2ETriggers(t *testing.T) {
 	}
 	f("triggers are only allowed on perpetual markets", trig(wethBook, eth(-1), new(big.Int), eth(3300), 1, 0))
 	f("unknown trigger type", trig(book, eth(-1), new(big.Int), eth(3300), 2, 0))
+	f("unknown trigger grouping", trig(book, eth(-1), new(big.Int), eth(3300), 1, 2))
 	f("trigger price is zero", trig(book, eth(-1), new(big.Int), new(big.Int), 1, 0))
 	f("trigger price is not a multiple of the tick precision", trig(book, eth(-1), new(big.Int), big.NewInt(1e16+1), 1, 0))
 	f("unknown trigger", packTrigger(t, "cancelTrigger", book, common.Hash{7}, d))
@@ -629,7 +631,8 @@ func TestPerpE2ETriggers(t *testing.T) {
 	tn.tick(t)
 	tn.tick(t)
 	var after triggersAnswer
-	if err := tn.rpc.CallContext(context.Background(), &after, "ob_getTriggers", long.addr()); err != nil || after.Total != 0 || len(after.Triggers) != 0 {
+	if err := tn.rpc.CallContext(context.Background(), &after, "ob_getTriggers", long.addr()); err != nil || after.Total != 1 ||
+		len(after.Triggers) != 1 || after.Triggers[0].ID != orderID(long.addr(), slNonce, 0) {
 		t.Fatalf("after the take-profit fired: %+v %v", after, err)
 	}
 }

@@ -147,7 +147,8 @@ type triggersPush struct {
 
 // TestPerpE2ETriggersSnapshotThenLive: svc_triggers sends alice's (empty)
 // triggers at once, then her take-profit / stop-loss pair once it is
-// stored, then none once the stop-loss fired and cancelled its pair.
+// stored, then the take-profit once the stop-loss fired, then none once
+// the stop's order closed the position (the pair is asset-grouped).
 func TestPerpE2ETriggersSnapshotThenLive(t *testing.T) {
 	tn := startNode(t, withPerpMarket)
 	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
@@ -169,7 +170,7 @@ func TestPerpE2ETriggersSnapshotThenLive(t *testing.T) {
 		}
 		return alice.mustSend(t, data).TxHash
 	}
-	sl, tpTx := send(0, eth(90)), send(1, eth(110))
+	sl, tpTx := send(1 /* StopLoss */, eth(90)), send(0 /* TakeProfit */, eth(110))
 	tn.tick(t)
 	notes = of(w.until(heads), trig)
 	if len(notes) != 1 || json.Unmarshal(notes[0].Result, &tp) != nil || tp.Total != 2 || len(tp.Triggers) != 2 {
@@ -180,11 +181,20 @@ func TestPerpE2ETriggersSnapshotThenLive(t *testing.T) {
 			t.Fatalf("trigger %+v (txs %s %s)", tr, sl, tpTx)
 		}
 	}
+	// The stop fires (the clamped mark reaches 90); its order, capped at
+	// 81, closes the long against bob's bid in the next tick, and the
+	// asset-grouped take-profit goes with the position.
+	bob.mustSend(t, tn.submit(t, perpBook, eth(10), eth(85), 0, 0, 0))
 	tn.setOracle(t, perpBook, eth(85))
 	tn.tick(t)
 	notes = of(w.until(heads), trig)
-	if len(notes) != 1 || json.Unmarshal(notes[0].Result, &tp) != nil || tp.Total != 0 {
+	if len(notes) != 1 || json.Unmarshal(notes[0].Result, &tp) != nil || tp.Total != 1 || *tp.Triggers[0].TxHash != tpTx {
 		t.Fatalf("after firing %+v", notes)
+	}
+	tn.tick(t)
+	notes = of(w.until(heads), trig)
+	if len(notes) != 1 || json.Unmarshal(notes[0].Result, &tp) != nil || tp.Total != 0 {
+		t.Fatalf("after the close %+v", notes)
 	}
 }
 

@@ -75,7 +75,7 @@ func TestReplayEqualsLiveSession(t *testing.T) {
 		case 0: // alice long, bob short: alice's positions move with the mark
 			tn.cross(t, alice, bob, perpBook, eth(10), eth(100))
 		case 1: // a stop-loss that stays stored
-			data, err := triggerABI.Pack("submitTrigger", perpBook, eth(-10), new(big.Int), eth(50), uint8(0), uint8(1),
+			data, err := triggerABI.Pack("submitTrigger", perpBook, eth(-10), new(big.Int), eth(50), uint8(1) /* StopLoss */, uint8(1),
 				tn.nextDeadline(), new(big.Int), true, false)
 			if err != nil {
 				t.Fatal(err)

@@ -28,7 +28,9 @@ type Config struct {
 	// Compat serves the shapes strict client decoders need where the spec
 	// deviates from Ethereum (docs/decisions.md, "Client compatibility"):
 	// transactionIndex 0x0, a block reference on every settled receipt and
-	// transaction, and difficulty 0x0 in blocks. Off: the spec's shapes.
+	// transaction, and difficulty 0x0 in blocks; and -32000 refusals with
+	// go-ethereum's message, so ethers and viem classify them (errors.go
+	// gethMessage, docs/compat.md). Off: the spec's shapes and messages.
 	Compat bool
 	// Workers is the number of worker goroutines that run the requests
 	// with writes, where writes wait for durability (DefaultWorkers).

@@ -87,7 +87,7 @@ func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeout time.Duration, sync
 	rej, err := c.s.node.SubmitTxVotes(tx, &dissent, func(_ *node.Entry, err error) { durable <- err })
 	if err == nil {
 		if !rej.OK() {
-			return dst, rejectError(&rej)
+			return dst, rejectError(&rej, tx, c.s.cfg.Compat)
 		}
 		err = <-durable
 	}
@@ -133,7 +133,7 @@ func (c *call) sendDeferred(r *reply, tx *core.Tx, timeout time.Duration, sync b
 	case err != nil:
 		r.fail(submitError(err))
 	case !rej.OK():
-		r.fail(rejectError(&rej))
+		r.fail(rejectError(&rej, tx, c.s.cfg.Compat))
 	}
 }
 

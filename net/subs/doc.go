@@ -207,8 +207,36 @@
 //     quantities, as the ob_ methods they mirror.
 //   - svc_orders and svc_orders_v2 send one notification per book per
 //     tick; an empty one is never sent.
+//   - No parameter is ignored where it would widen the stream: a key a
+//     channel does not take (unknown, misspelt, another channel's) is
+//     refused with -32602 naming the channel's parameters (takes,
+//     checkKeys). The one exception is the spec's: orderbook_ids (alias
+//     clob_ids) is accepted and ignored, whatever its value, by
+//     svc_positions, svc_triggers, svc_withdrawals and svc_transfers.
+//   - The live network's aliases: orderbook_ids = clob_ids on every
+//     channel taking it; bidder = account on every channel taking an
+//     account (svc_orders, svc_orders_v2, svc_positions, svc_triggers,
+//     svc_withdrawals, svc_transfers: the SDK subscribes svc_orders_v2
+//     with {account}); svc_pastPerfectTime's timestamp = since. Giving
+//     both names of one parameter is refused, even with equal values.
 //   - bidders is rejected (not ignored) outside svc_orders_v2, and must
-//     name 1 to 64 distinct accounts: ignoring it would widen the stream.
+//     name 1 to 64 distinct accounts; bidder (or account) with bidders is
+//     refused. depth is svc_orderbook's, since_book svc_orders_v2's; since
+//     is taken by every channel but logs and newHeads; newHeads takes no
+//     parameters (absent, null or {}).
+//   - svc_orders_v2 lists in orders every order created in the batch,
+//     the orders fired triggers become included (kind "triggered", with
+//     trigger and grouping, the trigger's id and n, and a zero tx: the
+//     order is the engine's, as the openapi's tx_hash is "zero for
+//     engine-generated orders"): the market index knows them from the tick
+//     that fired them, so the frame of the batch they land in lists them
+//     and its events name them by o. svc_orders' "new" carries the same
+//     Order as ob_getOrders (kind, zero tx_hash, trigger_type, grouping;
+//     reduce_only and ioc on perp books). Trigger types and groupings are
+//     named once, in obindex (TriggerTypeName, GroupingName,
+//     AppendGrouping); the stored tick refuses any value but the two the
+//     engine takes (obindex.ValidTriggerType, ValidGrouping) and a
+//     triggered order with a transaction hash.
 //   - A since in the future is accepted: ticks up to it are skipped.
 //     since_book needs since, and the tick at since must still be retained.
 //   - svc_pastPerfectTime also accepts {"timestamp": T} or {"since": T}.

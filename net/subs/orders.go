@@ -63,12 +63,16 @@ func (b *bookRec) modification(id clob.Hash) *Modification {
 // no order or event of the book passes the filter:
 //
 //	{"book":"0x…","batch":T[,"accts":["0x…",…]],"orders":[entity…],"events":[event…]}
-//	entity: {"id","tx"[,"a"],"n","px","sz"[,"end"][,"type":"market"][,"reduce_only":true][,"ioc":true][,"post_only":true]}
+//	entity: {"id","tx"[,"a"],"n","px","sz"[,"end"][,"type":"market"][,"reduce_only":true][,"ioc":true][,"post_only":true]
+//	         [,"kind":"triggered","trigger":"stop_loss"|"take_profit"[,"grouping":"asset"]]}
 //	event:  {"k", "o"|"id"[,"a"], kind fields}
 //
 // Amounts are decimal strings (sz signed: "-" for sells), batch/n/end
 // integers, as the live network's frames. accts and every a are left out
-// when single (the subscription names exactly one account).
+// when single (the subscription names exactly one account). A triggered
+// order's tx is zero (engine-made: obindex.AdmittedTrigger drops the
+// trigger's transaction), its trigger and grouping are named by
+// obindex.TriggerTypeName and obindex.AppendGrouping, as in ob_getOrders.
 func (b *bookRec) appendOrdersV2(dst []byte, tickUs int64, f accountFilter, single bool, sc *scratch) []byte {
 	sc.reset()
 	for i := range b.upd.Created {
@@ -152,6 +156,14 @@ func appendEntityV2(dst []byte, tickUs int64, m *obindex.OrderMeta, sc *scratch,
 	}
 	if m.Flags&clob.FlagPostOnly != 0 {
 		dst = append(dst, `,"post_only":true`...)
+	}
+	if m.Kind != obindex.KindUserSigned { // omitted means user-signed
+		dst = append(dst, `,"kind":"`...)
+		dst = append(dst, m.Kind.String()...)
+		dst = append(dst, `","trigger":"`...)
+		dst = append(dst, obindex.TriggerTypeName(m.TriggerType)...)
+		dst = append(dst, '"')
+		dst = obindex.AppendGrouping(dst, m.Grouping)
 	}
 	return append(dst, '}')
 }

@@ -123,11 +123,15 @@ var (
 	errBidder          = jsonrpc.InvalidParams("bidder: want a 0x-prefixed 20-byte hex address")
 	errBidders         = jsonrpc.InvalidParams("bidders: want an array of 1 to 64 distinct 0x-prefixed 20-byte hex addresses")
 	errBiddersDup      = jsonrpc.InvalidParams("bidders: addresses must be distinct")
-	errBiddersBoth     = jsonrpc.InvalidParams("bidder and bidders are mutually exclusive")
+	errBiddersBoth     = jsonrpc.InvalidParams("bidder (alias account) and bidders are mutually exclusive")
 	errBiddersType     = jsonrpc.InvalidParams("bidders: only svc_orders_v2 accepts a set of accounts")
 	errAccount         = jsonrpc.InvalidParams("account: want a 0x-prefixed 20-byte hex address")
 	errAccountMissing  = jsonrpc.InvalidParams("account: required")
-	errAccountAlias    = jsonrpc.InvalidParams("account and bidder are aliases here: give one")
+	errAccountAlias    = jsonrpc.InvalidParams("account and bidder are aliases: give one")
+	errDepthType       = jsonrpc.InvalidParams("depth: only svc_orderbook takes it")
+	errSinceBookType   = jsonrpc.InvalidParams("since_book: only svc_orders_v2 takes it")
+	errNewHeadsParams  = jsonrpc.InvalidParams("newHeads: takes no parameters")
+	errTimestampAlias  = jsonrpc.InvalidParams("svc_pastPerfectTime: timestamp and since are aliases: give one")
 	errDepth           = jsonrpc.InvalidParams("depth: want an integer of at least 1")
 	errSince           = jsonrpc.InvalidParams("since: want a non-negative integer of microseconds")
 	errSinceBook       = jsonrpc.InvalidParams("since_book: want a 0x-prefixed 32-byte hex orderbook id")
@@ -144,6 +148,87 @@ var (
 	errMinAttestations = jsonrpc.InvalidParams("minAttestations: want a non-negative integer")
 	errTimestamp       = jsonrpc.InvalidParams("svc_pastPerfectTime: want a microsecond timestamp (integer or hex quantity)")
 )
+
+// channelParams lists, per channel, the parameters it takes (the spec's
+// table, with the live network's aliases): the data of its unknown-key
+// error, so a client sees what to send instead.
+var channelParams = [channelEnd]string{
+	ChannelOrderbook:         "orderbook_ids (alias clob_ids), depth, since",
+	ChannelOrders:            "orderbook_ids (alias clob_ids), bidder (alias account), since",
+	ChannelOrdersV2:          "orderbook_ids (alias clob_ids), bidder (alias account), bidders, since, since_book",
+	ChannelCandles:           "orderbook_ids (alias clob_ids), since",
+	ChannelMarkets:           "orderbook_ids (alias clob_ids), since",
+	ChannelPositions:         "account (alias bidder), since; orderbook_ids (alias clob_ids) is accepted and ignored",
+	ChannelTriggers:          "account (alias bidder), since; orderbook_ids (alias clob_ids) is accepted and ignored",
+	ChannelWithdrawals:       "account (alias bidder), since; orderbook_ids (alias clob_ids) is accepted and ignored",
+	ChannelTransfers:         "account (alias bidder), since; orderbook_ids (alias clob_ids) is accepted and ignored",
+	ChannelLogs:              "address, topics, fromBlock, toBlock, minAttestations (alias minimum_attestations)",
+	ChannelAccountReceipts:   "address, since",
+	ChannelConfirmedReceipts: "since",
+	ChannelPastPerfectTime:   "timestamp (alias since)",
+	ChannelNewHeads:          "nothing",
+}
+
+// errUnknownParam holds each channel's error for a key it does not take,
+// built once: refusing costs no allocation.
+var errUnknownParam = func() (errs [channelEnd]*jsonrpc.Error) {
+	for c := ChannelOrderbook; c < channelEnd; c++ {
+		errs[c] = jsonrpc.InvalidParams(c.String() + ": unknown parameter for this channel; it takes " + channelParams[c])
+	}
+	return errs
+}()
+
+// takes reports whether channel c accepts the params key k. A key a
+// channel does not take is refused, never ignored: a misspelt or misplaced
+// filter would otherwise widen the stream silently. The one exception is
+// the spec's: orderbook_ids is ignored by the account channels.
+// Invariant: ChannelOrderbook..ChannelTransfers are the channels the
+// spec's orderbook_ids row names, ChannelPositions..ChannelTransfers the
+// account channels (the Channel constants' order).
+func takes(c Channel, k string) bool {
+	switch k {
+	case "orderbook_ids", "clob_ids":
+		return c >= ChannelOrderbook && c <= ChannelTransfers
+	case "bidder", "account":
+		return c == ChannelOrders || c == ChannelOrdersV2 || c >= ChannelPositions && c <= ChannelTransfers
+	case "bidders", "since_book":
+		return c == ChannelOrdersV2
+	case "depth":
+		return c == ChannelOrderbook
+	case "since":
+		return c != ChannelLogs && c != ChannelNewHeads
+	case "timestamp":
+		return c == ChannelPastPerfectTime
+	case "address":
+		return c == ChannelLogs || c == ChannelAccountReceipts
+	case "topics", "fromBlock", "toBlock", "minAttestations", "minimum_attestations":
+		return c == ChannelLogs
+	}
+	return false
+}
+
+// checkKeys refuses an object carrying a key the channel does not take,
+// with the most telling error for it.
+// REQUIRES: v is an object.
+func checkKeys(c Channel, v *fastjson.Value) *jsonrpc.Error {
+	var bad *jsonrpc.Error
+	v.GetObject().Visit(func(k []byte, _ *fastjson.Value) {
+		if bad != nil || takes(c, string(k)) {
+			return
+		}
+		switch string(k) {
+		case "bidders":
+			bad = errBiddersType
+		case "depth":
+			bad = errDepthType
+		case "since_book":
+			bad = errSinceBookType
+		default:
+			bad = errUnknownParam[c]
+		}
+	})
+	return bad
+}
 
 // Limits of a subscription's parameters.
 const (
@@ -175,11 +260,16 @@ func parseSpec(typ []byte, v *fastjson.Value) (spec, *jsonrpc.Error) {
 	if s.ch == ChannelPastPerfectTime {
 		return s, parsePPT(&s, v)
 	}
-	if s.ch == ChannelNewHeads {
-		return s, nil // go-ethereum sends no params; anything given is ignored
-	}
 	if !absent(v) && v.Type() != fastjson.TypeObject {
+		if s.ch == ChannelNewHeads {
+			return s, errNewHeadsParams
+		}
 		return s, errParamsObject
+	}
+	if !absent(v) {
+		if err := checkKeys(s.ch, v); err != nil {
+			return s, err
+		}
 	}
 	if err := parseBooksParam(&s, v); err != nil {
 		return s, err
@@ -211,10 +301,16 @@ func parsePPT(s *spec, v *fastjson.Value) *jsonrpc.Error {
 	if absent(v) {
 		return errTimestamp
 	}
-	if v.Type() == fastjson.TypeObject { // tolerate {"since": T} / {"timestamp": T}
-		w := v.Get("timestamp")
+	if v.Type() == fastjson.TypeObject { // tolerate {"timestamp": T} / {"since": T}
+		if err := checkKeys(ChannelPastPerfectTime, v); err != nil {
+			return err
+		}
+		w, alias := v.Get("timestamp"), v.Get("since")
+		if w != nil && alias != nil {
+			return errTimestampAlias
+		}
 		if w == nil {
-			w = v.Get("since")
+			w = alias
 		}
 		v = w
 	}
@@ -272,17 +368,23 @@ func parseAddress(v *fastjson.Value, e *jsonrpc.Error) (clob.Address, *jsonrpc.E
 }
 
 func parseAccountParams(s *spec, v *fastjson.Value) *jsonrpc.Error {
+	// checkKeys let through only the keys the channel takes: bidder and
+	// account are one parameter under two names wherever they apply (the
+	// live network's aliases; the SDK sends account).
 	bidder, bidders, account := get(v, "bidder"), get(v, "bidders"), get(v, "account")
-	if !absent(bidders) && s.ch != ChannelOrdersV2 {
-		return errBiddersType
+	if !absent(bidder) && !absent(account) {
+		return errAccountAlias
+	}
+	if absent(account) {
+		account = bidder
 	}
 	switch s.ch {
 	case ChannelOrders, ChannelOrdersV2:
-		if !absent(bidder) && !absent(bidders) {
+		if !absent(account) && !absent(bidders) {
 			return errBiddersBoth
 		}
-		if !absent(bidder) {
-			a, err := parseAddress(bidder, errBidder)
+		if !absent(account) {
+			a, err := parseAddress(account, errBidder)
 			s.accounts = append(s.accounts, a)
 			return err
 		}
@@ -290,12 +392,6 @@ func parseAccountParams(s *spec, v *fastjson.Value) *jsonrpc.Error {
 			return parseBidders(s, bidders)
 		}
 	case ChannelPositions, ChannelTriggers:
-		if !absent(bidder) && !absent(account) {
-			return errAccountAlias
-		}
-		if absent(account) {
-			account = bidder
-		}
 		if absent(account) {
 			return errAccountMissing
 		}

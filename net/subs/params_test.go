@@ -125,7 +125,8 @@ func TestParseSpecErrors(t *testing.T) {
 	f("svc_pastPerfectTime", ``, "microsecond timestamp")
 	f("svc_pastPerfectTime", `"soon"`, "microsecond timestamp")
 	f("svc_pastPerfectTime", `-1`, "microsecond timestamp")
-	f("newHeads", `{"anything":1}`, "")
+	f("newHeads", `{"anything":1}`, "newHeads: unknown parameter")
+	f("newHeads", `[1]`, "takes no parameters")
 }
 
 func TestParseSpecValues(t *testing.T) {
@@ -144,4 +145,76 @@ func TestParseSpecValues(t *testing.T) {
 	if err != nil || len(s.logs.topics) != 2 || len(s.logs.topics[0]) != 0 || s.logs.toBlock != 1<<64-1 {
 		t.Fatalf("bad logs spec %+v %v", s.logs, err)
 	}
+}
+
+// TestParamsPerChannel sends every parameter of the spec's table, and the
+// live network's aliases, to every channel: each is either taken (and
+// filters as parsed) or refused with -32602; none is ignored, except the
+// orderbook_ids the spec says the account channels ignore.
+func TestParamsPerChannel(t *testing.T) {
+	book := `"0x` + strings.Repeat("01", 32) + `"`
+	a1 := `"0x` + strings.Repeat("11", 20) + `"`
+	a2 := `"0x` + strings.Repeat("22", 20) + `"`
+	values := map[string]string{
+		"orderbook_ids": `[` + book + `]`, "clob_ids": `[` + book + `]`, "bidder": a1, "account": a1,
+		"bidders": `[` + a1 + `,` + a2 + `]`, "depth": `5`, "since": `1`, "since_book": book, "address": a1,
+		"topics": `[null]`, "fromBlock": `"0x1"`, "toBlock": `"latest"`, "minAttestations": `1`,
+		"minimum_attestations": `1`, "timestamp": `5`, "acount": a1, "orderbook_id": book, "bidderz": a1,
+	}
+	// required is what a channel needs besides the key under test.
+	required := map[Channel]string{ChannelPositions: `"account":` + a1, ChannelTriggers: `"account":` + a1,
+		ChannelAccountReceipts: `"address":` + a1}
+	for c := ChannelOrderbook; c < channelEnd; c++ {
+		for key, val := range values {
+			want := takes(c, key)
+			body := `"` + key + `":` + val
+			if r, ok := required[c]; ok && key != "account" && key != "bidder" && key != "address" {
+				body = r + "," + body
+			}
+			if key == "since_book" {
+				body = `"since":1,` + body
+			}
+			s, err := parseSpec([]byte(c.String()), fastjson.MustParse(`{`+body+`}`))
+			switch {
+			case want && err != nil:
+				t.Errorf("%s {%s}: refused: %s", c, body, err.Data)
+			case !want && (err == nil || err.Code != -32602):
+				t.Errorf("%s {%s}: accepted, want -32602", c, body)
+			case want && (key == "bidder" || key == "account") && (len(s.accounts) != 1 || s.accounts[0][0] != 0x11):
+				t.Errorf("%s {%s}: the account filter is %x", c, body, s.accounts)
+			case want && (key == "orderbook_ids" || key == "clob_ids") && c <= ChannelMarkets && len(s.books) != 1:
+				t.Errorf("%s {%s}: the book filter is %x", c, body, s.books)
+			case want && (key == "orderbook_ids" || key == "clob_ids") && c > ChannelMarkets && len(s.books) != 0:
+				t.Errorf("%s {%s}: orderbook_ids must be ignored, got %x", c, body, s.books)
+			}
+		}
+	}
+}
+
+func TestParamsRefused(t *testing.T) {
+	f := func(typ, params, wantData string) {
+		t.Helper()
+		_, err := parseSpec([]byte(typ), fastjson.MustParse(params))
+		if err == nil || err.Code != -32602 || !strings.Contains(string(err.Data), wantData) {
+			t.Fatalf("%s %s: got %v, want -32602 containing %q", typ, params, err, wantData)
+		}
+	}
+	a1 := `"0x` + strings.Repeat("11", 20) + `"`
+	a2 := `"0x` + strings.Repeat("22", 20) + `"`
+	f("svc_orders_v2", `{"account":`+a1+`,"bidder":`+a1+`}`, "aliases")
+	f("svc_orders", `{"account":`+a1+`,"bidder":`+a2+`}`, "aliases")
+	f("svc_orders_v2", `{"account":`+a1+`,"bidders":[`+a2+`]}`, "mutually exclusive")
+	f("svc_orders", `{"account":42}`, "bidder")
+	f("svc_orders_v2", `{"account":"0x12"}`, "bidder")
+	f("svc_withdrawals", `{"bidder":"nope"}`, "account")
+	f("svc_transfers", `{"account":`+a1+`,"bidder":`+a1+`}`, "aliases")
+	f("svc_orders", `{"depth":5}`, "depth: only svc_orderbook")
+	f("svc_orderbook", `{"since_book":"0x01"}`, "since_book: only svc_orders_v2")
+	f("svc_candles", `{"bidder":`+a1+`}`, "svc_candles: unknown parameter")
+	f("svc_markets", `{"account":`+a1+`}`, "svc_markets: unknown parameter")
+	f("logs", `{"since":1}`, "logs: unknown parameter")
+	f("svc_confirmedReceipts", `{"address":`+a1+`}`, "svc_confirmedReceipts: unknown parameter")
+	f("svc_pastPerfectTime", `{"timestamp":1,"since":2}`, "aliases")
+	f("svc_pastPerfectTime", `{"at":1}`, "svc_pastPerfectTime: unknown parameter")
+	f("svc_orders", `{"bidder":null,"Bidder":`+a1+`}`, "unknown parameter")
 }

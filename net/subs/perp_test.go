@@ -18,7 +18,7 @@ var perpCfg = &clob.MarketConfig{ID: perpBook, Kind: clob.Perp, Name: "ETH-PERP"
 
 func testTrigger(n byte, owner clob.Address, side clob.Side, typ uint8) obindex.Trigger {
 	t := obindex.Trigger{Info: clob.TriggerInfo{ID: orderID(n), Book: perpBook, Owner: owner, Signer: owner, Nonce: uint64(n),
-		Side: side, Size: w(1), TriggerPrice: w(1900), TriggerType: typ, Grouping: 1, Flags: clob.FlagReduceOnly,
+		Side: side, Size: w(1), TriggerPrice: w(1900), TriggerType: typ, Grouping: clob.GroupingAsset, Flags: clob.FlagReduceOnly,
 		DeadlineUs: 1_000_000, AdmitTickUs: 500_000}}
 	if n%2 == 1 {
 		t.TxHash, t.HasTx = txHash(n), true
@@ -64,7 +64,7 @@ func TestTriggersChannel(t *testing.T) {
 	other := subscribe(t, h, c, "svc_triggers", `{"account":"`+hexAddr(addr(8))+`"}`)
 	want := `{"account":"` + hexAddr(acct) + `","triggers":[{"orderbook_id":"` + hexHash(perpBook) + `","order_id":"` + hexHash(orderID(1)) +
 		`","tx_hash":"` + hexHash(txHash(1)) + `","bidder":"` + hexAddr(acct) + `","nonce":1,"size":"1000000000000000000",` +
-		`"limit_price":"0x0","trigger_price":"0x66ffcbfd5e5a300000","trigger_type":"take_profit","grouping":"1","reduce_only":true,` +
+		`"limit_price":"0x0","trigger_price":"0x66ffcbfd5e5a300000","trigger_type":"take_profit","grouping":"asset","reduce_only":true,` +
 		`"ioc":false,"deadline":1000000,"end":null}],"total_count":1,"next_cursor":null}`
 	if got := rawResults(t, c, mine); len(got) != 1 || got[0] != want {
 		t.Fatalf("snapshot\n got %v\nwant %s", got, want)

@@ -15,7 +15,7 @@ import (
 // so a decoded tick is the published one (reflect.DeepEqual, up to nil
 // versus empty slices) and every notification made from it is the same.
 //
-//	tick       = version:u8 (= 2)  tickUs:vi  hash:32  parentHash:32  resultTickUs:vi
+//	tick       = version:u8 (= 3)  tickUs:vi  hash:32  parentHash:32  resultTickUs:vi
 //	             nEvents:uv event*  nLanded:uv landed:uv*  nBooks:uv book*
 //	             nMarkets:uv market*  nAccounts:uv accountPositions*  nWithdrawals:uv withdrawal*
 //	             nAccounts:uv accountTriggers*
@@ -31,9 +31,10 @@ import (
 //	             timestampUs:vi  newOrdersCount:vi  buysCount:vi  sellsCount:vi
 //	             flags:u8 (0x01 perp state present)  [perpState]
 //	level      = price volume:u256  orders:vi
-//	meta       = id:32  book:32  owner:20  flags:u8 (0x01 signer present: it differs from owner)
+//	meta       = id:32  book:32  owner:20  flags:u8 (0x01 signer present: it differs from owner,
+//	             0x02 triggered: a fired trigger's order, whose txHash is zero)
 //	             [signer:20]  txHash:32  nonce:uv  side:u8  type:u8  orderFlags:u8
-//	             price size:u256  deadlineUs ttlUs admittedUs:vi
+//	             price size:u256  deadlineUs ttlUs admittedUs:vi  [triggerType:u8  grouping:u8]
 //	modification = orderID:32  price size:u256
 //	market     = id:32  name baseSymbol quoteSymbol:str  kind:u8  base:20  quote:20  intervalUs:vi
 //	             tickPrecision lotSize makerFee takerFee:u256
@@ -74,7 +75,7 @@ import (
 
 // tickCodecVersion starts every encoded tick; bump it whenever the layout
 // changes: DecodeTick refuses any other.
-const tickCodecVersion = 2
+const tickCodecVersion = 3
 
 // Flag bits of the encoding (see the layout above).
 const (
@@ -90,8 +91,9 @@ const (
 	btTraded   = 0x02
 	btKnown    = btHasPrice | btTraded
 
-	metaSigner = 0x01
-	hasOne     = 0x01 // market hasPrice, position hasMark
+	metaSigner    = 0x01
+	metaTriggered = 0x02
+	hasOne        = 0x01 // market hasPrice, position hasMark
 
 	orderFlagsKnown = clob.FlagReduceOnly | clob.FlagIOC | clob.FlagPostOnly
 )
@@ -353,10 +355,15 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 		dst = append(dst, m.ID[:]...)
 		dst = append(dst, m.Book[:]...)
 		dst = append(dst, m.Owner[:]...)
-		if m.Signer == m.Owner {
-			dst = append(dst, 0)
-		} else {
-			dst = append(dst, metaSigner)
+		var flags byte
+		if m.Signer != m.Owner {
+			flags |= metaSigner
+		}
+		if m.Kind == obindex.KindTriggered {
+			flags |= metaTriggered
+		}
+		dst = append(dst, flags)
+		if flags&metaSigner != 0 {
 			dst = append(dst, m.Signer[:]...)
 		}
 		dst = append(dst, m.TxHash[:]...)
@@ -367,6 +374,9 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 		dst = binary.AppendVarint(dst, m.DeadlineUs)
 		dst = binary.AppendVarint(dst, m.TTLUs)
 		dst = binary.AppendVarint(dst, m.AdmittedUs)
+		if flags&metaTriggered != 0 {
+			dst = append(dst, m.TriggerType, m.Grouping)
+		}
 	}
 	return dst
 }
@@ -558,6 +568,29 @@ func (d *tickDecoder) enum(what string, maxValue byte) byte {
 	v := d.u8()
 	if v > maxValue {
 		d.fail("%s %d above %d", what, v, maxValue)
+		return 0
+	}
+	return v
+}
+
+// triggerType reads a trigger type, refusing any but the two the engine
+// takes (obindex.ValidTriggerType: clob.TriggerTakeProfit,
+// clob.TriggerStopLoss).
+func (d *tickDecoder) triggerType() uint8 {
+	v := d.u8()
+	if !obindex.ValidTriggerType(v) {
+		d.fail("unknown trigger type %d", v)
+		return 0
+	}
+	return v
+}
+
+// grouping reads a trigger grouping, refusing any but the two the engine
+// takes (obindex.ValidGrouping: clob.GroupingNone, clob.GroupingAsset).
+func (d *tickDecoder) grouping() uint8 {
+	v := d.u8()
+	if !obindex.ValidGrouping(v) {
+		d.fail("unknown trigger grouping %d", v)
 		return 0
 	}
 	return v
@@ -760,8 +793,8 @@ func (d *tickDecoder) trigger(t *obindex.Trigger) {
 	d.u256(&in.Size)
 	d.u256(&in.LimitPrice)
 	d.u256(&in.TriggerPrice)
-	in.TriggerType = d.enum("trigger type", clob.TriggerTakeProfit)
-	in.Grouping = d.u8()
+	in.TriggerType = d.triggerType()
+	in.Grouping = d.grouping()
 	in.Flags = d.flags(orderFlagsKnown)
 	in.DeadlineUs = d.vi()
 	in.AdmitTickUs = d.vi()
@@ -887,7 +920,8 @@ func (d *tickDecoder) metas() []obindex.OrderMeta {
 		d.hash(&m.ID)
 		d.hash(&m.Book)
 		d.addr(&m.Owner)
-		if d.flags(metaSigner) != 0 {
+		flags := d.flags(metaSigner | metaTriggered)
+		if flags&metaSigner != 0 {
 			d.addr(&m.Signer)
 			d.present(m.Signer == m.Owner, "signer equal to owner")
 		} else {
@@ -903,6 +937,14 @@ func (d *tickDecoder) metas() []obindex.OrderMeta {
 		m.DeadlineUs = d.vi()
 		m.TTLUs = d.vi()
 		m.AdmittedUs = d.vi()
+		if flags&metaTriggered != 0 {
+			m.Kind = obindex.KindTriggered
+			m.TriggerType = d.triggerType()
+			m.Grouping = d.grouping()
+			if m.TxHash != (clob.Hash{}) && d.err == nil {
+				d.fail("triggered order %x with a transaction hash", m.ID) // obindex.AdmittedTrigger drops it
+			}
+		}
 	}
 	return ms
 }

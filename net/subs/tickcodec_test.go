@@ -176,6 +176,12 @@ func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
 	}
 }
 
+// The trigger types and groupings the engine takes, whatever their values.
+var (
+	triggerTypes = [2]uint8{clob.TriggerTakeProfit, clob.TriggerStopLoss}
+	groupings    = [2]uint8{clob.GroupingNone, clob.GroupingAsset}
+)
+
 // makeValid brings a random tick within what AppendTick requires and
 // DecodeTick accepts (structure and enum ranges), leaving the rest random.
 func makeValid(rng *rand.Rand, t *Tick) {
@@ -199,6 +205,14 @@ func makeValid(rng *rand.Rand, t *Tick) {
 				ms[j].Flags &= orderFlagsKnown
 				if rng.IntN(2) == 0 {
 					ms[j].Signer = ms[j].Owner
+				}
+				ms[j].Kind %= obindex.KindTriggered + 1
+				ms[j].TriggerType = triggerTypes[ms[j].TriggerType%2]
+				ms[j].Grouping = groupings[ms[j].Grouping%2]
+				if ms[j].Kind == obindex.KindUserSigned {
+					ms[j].TriggerType, ms[j].Grouping = 0, 0
+				} else {
+					ms[j].TxHash = clob.Hash{} // engine-made: no transaction
 				}
 			}
 		}
@@ -240,7 +254,8 @@ func makeValid(rng *rand.Rand, t *Tick) {
 		for j := range t.Triggers[i].Triggers {
 			tr := &t.Triggers[i].Triggers[j]
 			tr.Info.Side %= clob.Sell + 1
-			tr.Info.TriggerType %= clob.TriggerTakeProfit + 1
+			tr.Info.TriggerType = triggerTypes[tr.Info.TriggerType%2]
+			tr.Info.Grouping = groupings[tr.Info.Grouping%2]
 			tr.Info.Flags &= orderFlagsKnown
 			if !tr.HasTx {
 				tr.TxHash = clob.Hash{}
@@ -320,7 +335,7 @@ func TestDecodeTickRefuses(t *testing.T) {
 			t.Fatalf("%s: err %v, want %q", name, err, want)
 		}
 	}
-	f("version", "version 3", func(b []byte) []byte { b[0] = 3; return b })
+	f("version", "version 4", func(b []byte) []byte { b[0] = 4; return b })
 	f("trailing", "1 trailing bytes", func(b []byte) []byte { return append(b, 0) })
 	f("long varint", "shortest form", func(b []byte) []byte {
 		// nEvents 1 as 0x81 0x00.

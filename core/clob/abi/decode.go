@@ -16,6 +16,7 @@ const (
 	selCancel                uint32 = 0xf38e6f2f // cancel(bytes32,bytes32,uint128)
 	selUpdate                uint32 = 0xca07e1f5 // update(bytes32,bytes32,uint256,uint256,address,uint128)
 	selTransfer              uint32 = 0x5b3ca981 // transfer(address,address,uint256,uint128)
+	selDeposit               uint32 = 0xb1b1588e // deposit(address,address,uint256,uint128): decoded as a transfer
 	selSubmitBatch           uint32 = 0xda235f17 // submitBatch(bytes[])
 	selDelegated             uint32 = 0xf744bc22 // delegated(address,uint64,bytes,bytes)
 	selSubmitTrigger         uint32 = 0xec563caa // submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)
@@ -87,7 +88,7 @@ func decodeTop(data []byte, chainID uint64, signer clob.Address, env *clob.Envel
 	}
 	switch selectorOf(data) {
 	case selSubmitBatch:
-		return decodeBatch(data[selectorSize:], env)
+		return decodeBatch(data[selectorSize:], nil, env)
 	case selDelegated:
 		return decodeDelegated(data[selectorSize:], chainID, signer, env)
 	default:
@@ -100,12 +101,34 @@ func selectorOf(data []byte) uint32 {
 	return binary.BigEndian.Uint32(data[:selectorSize])
 }
 
+// IsDelegated reports whether orderbook call data is a delegated()
+// envelope, from its selector alone: the ledger exempts such a transaction
+// from gas before decoding it (docs/decisions.md), and Decode refuses one
+// that turns out malformed.
+func IsDelegated(data []byte) bool {
+	return len(data) >= selectorSize && selectorOf(data) == selDelegated
+}
+
 // decodeInner decodes a call inside submitBatch or delegated. A Bridge
 // withdraw there gets its own reason: a withdrawal is its own transaction
-// to the Bridge (docs/bridge.md §2).
-func decodeInner(data []byte, in *clob.Intent) clob.Reason {
-	if len(data) >= selectorSize && selectorOf(data) == selWithdraw {
+// to the Bridge (docs/bridge.md §2). master is the delegation's master, nil
+// outside delegated(): as on the live network, a delegated deposit's
+// recipient is overridden to the master (after it was checked as an
+// address), so a leaked delegate key cannot move the master's funds to
+// anyone else through deposit.
+func decodeInner(data []byte, master *clob.Address, in *clob.Intent) clob.Reason {
+	if len(data) < selectorSize {
+		return clob.ReasonMalformed
+	}
+	switch selectorOf(data) {
+	case selWithdraw:
 		return clob.ReasonWithdrawBatched
+	case selDeposit:
+		r := decodeIntent(data, in)
+		if r == clob.OK && master != nil {
+			in.To = *master
+		}
+		return r
 	}
 	return decodeIntent(data, in)
 }
@@ -126,7 +149,11 @@ func decodeIntent(data []byte, in *clob.Intent) clob.Reason {
 		return decodeCancel(args, in)
 	case selUpdate:
 		return decodeUpdate(args, in)
-	case selTransfer:
+	case selTransfer, selDeposit:
+		// deposit(address token,address recipient,uint256 amount,uint128
+		// deadline) has transfer's shape: on this venue the account's
+		// balance is its orderbook balance, so a deposit is a transfer to
+		// the recipient (a no-op move, checked, when it is the sender).
 		return decodeTransfer(args, in)
 	case selSubmitTrigger:
 		return decodeSubmitTrigger(args, in)
@@ -310,7 +337,10 @@ func decodeUpdateTrigger(args []byte, in *clob.Intent) clob.Reason {
 // supported single-intent call (its own Reason, ReasonBatchNested,
 // ReasonDelegationNested), the first element's deadline
 // (ReasonBatchDeadline).
-func decodeBatch(args []byte, env *clob.Envelope) clob.Reason {
+//
+// master is the delegation's master when the batch is delegated(), else nil
+// (see decodeInner).
+func decodeBatch(args []byte, master *clob.Address, env *clob.Envelope) clob.Reason {
 	if len(args) < submitBatchHeadWords*wordSize {
 		return clob.ReasonMalformed
 	}
@@ -341,7 +371,7 @@ func decodeBatch(args []byte, env *clob.Envelope) clob.Reason {
 		}
 		env.Intents = append(env.Intents, clob.Intent{})
 		in := &env.Intents[len(env.Intents)-1]
-		if r := decodeInner(inner, in); r != clob.OK {
+		if r := decodeInner(inner, master, in); r != clob.OK {
 			return r
 		}
 		if in.Deadline != env.Intents[first].Deadline {
@@ -386,10 +416,10 @@ func decodeDelegated(args []byte, chainID uint64, signer clob.Address, env *clob
 	case selDelegated:
 		return clob.ReasonDelegationNested
 	case selSubmitBatch:
-		r = decodeBatch(inner[selectorSize:], env)
+		r = decodeBatch(inner[selectorSize:], &master, env)
 	default:
 		env.Intents = append(env.Intents, clob.Intent{})
-		r = decodeInner(inner, &env.Intents[len(env.Intents)-1])
+		r = decodeInner(inner, &master, &env.Intents[len(env.Intents)-1])
 	}
 	if r != clob.OK {
 		return r

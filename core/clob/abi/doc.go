@@ -14,6 +14,8 @@
 //	              uint256 newPrice,address token,uint128 deadline)
 //	0x5b3ca981  transfer(address token,address to,uint256 amount,                 IntentTransfer
 //	              uint128 deadline)
+//	0xb1b1588e  deposit(address token,address recipient,uint256 amount,           IntentTransfer,
+//	              uint128 deadline)                                                 To = recipient (delegated: Master)
 //	0xec563caa  submitTrigger(bytes32 orderbookId,int256 size,                    IntentSubmitTrigger,
 //	              uint256 limitPrice,uint256 triggerPrice,uint8 triggerType,        Price = limitPrice,
 //	              uint8 grouping,uint128 deadline,uint128 ttl,                      Flags = REDUCE_ONLY·r | IOC·i
@@ -27,10 +29,21 @@
 //	0xf744bc22  delegated(address master,uint64 validUntil,bytes signature,       the inner call's intents,
 //	              bytes inner)                                                      Delegated, Master, ValidUntil
 //
-// Every other selector, among them the orderbook's deposit and withdraw, is
-// ReasonUnknownFunction: the venue does not run them. selectors_test.go
-// recomputes each selector from its signature. The trigger calls may appear
-// inside submitBatch and delegated() like the others.
+// Every other selector, among them the orderbook's withdraw (a Bridge
+// call here), is ReasonUnknownFunction: the venue does not run them.
+// selectors_test.go recomputes each selector from its signature. The
+// trigger calls and deposit may appear inside submitBatch and delegated()
+// like the others.
+//
+// deposit is the live guides' first step before trading. On this venue an
+// account's balance is its orderbook balance (bridge deposits credit it
+// directly), so there is nothing to move into the orderbook: deposit
+// decodes as a transfer with the same ABI shape and is checked and settled
+// as one (funds available, deadline on the transfer grid, amount not zero).
+// A deposit to oneself moves nothing but lands like a transfer; to another
+// account it credits that account. Inside delegated() the recipient is
+// overridden to the master, as on the live network, once the word has been
+// checked as an address: a delegate key cannot move funds off its master.
 //
 // # Strictness
 //
@@ -42,8 +55,9 @@
 // negative) and its magnitude; -2^255 has no positive magnitude in int256
 // and is ReasonValueRange. Every deadline and ttl is microseconds and must be
 // at most 2^63-1 (ReasonValueRange) although the ABI type is uint128. Flags,
-// triggerType and grouping are passed through whole: unknown flag bits and
-// trigger types are the engine's refusals, not the decoder's. Arguments are
+// triggerType (0 TakeProfit, 1 StopLoss) and grouping (0 None, 1 Asset) are
+// passed through whole: unknown flag bits, trigger types and groupings are
+// the engine's refusals, not the decoder's. Arguments are
 // checked in order and the first failing one decides the Reason.
 //
 // In submitBatch and delegated the offsets need not be where a canonical

@@ -118,6 +118,17 @@ func AppendUpdateTrigger(dst []byte, in *clob.Intent) []byte {
 	return appendUint64(dst, in.Deadline)
 }
 
+// AppendDeposit appends deposit(address token,address recipient,uint256
+// amount,uint128 deadline) from a transfer intent (in.To is the recipient):
+// the call decodes to the same intent, outside delegated().
+func AppendDeposit(dst []byte, in *clob.Intent) []byte {
+	dst = appendSelector(dst, selDeposit)
+	dst = appendAddress(dst, in.Token)
+	dst = appendAddress(dst, in.To)
+	dst = appendUint256(dst, &in.Amount)
+	return appendUint64(dst, in.Deadline)
+}
+
 // AppendIntent appends the call for in.Kind (the current submitOrder form for
 // submits).
 // REQUIRES: in.Kind is one of the IntentKind constants.

@@ -298,6 +298,7 @@ func sampleCalls(t testing.TB) []namedCall {
 		{"cancel", AppendCancel(nil, &cancel)},
 		{"update", AppendUpdate(nil, &update)},
 		{"transfer", AppendTransfer(nil, &transfer)},
+		{"deposit", AppendDeposit(nil, &transfer)},
 		{"submitTrigger", AppendSubmitTrigger(nil, &trig)},
 		{"cancelTrigger", AppendCancelTrigger(nil, &cancelTrig)},
 		{"updateTrigger", AppendUpdateTrigger(nil, &updateTrig)},

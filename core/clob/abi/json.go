@@ -5,8 +5,8 @@ import _ "embed" // OrderbookJSON
 // OrderbookJSON is the Orderbook application's interface
 // (0x50d0000000000000000000000000000000000002) as a standard Solidity JSON
 // ABI, for clients: every call Decode accepts (both submitOrder forms,
-// cancel, update, transfer, submitTrigger, cancelTrigger, updateTrigger,
-// submitBatch, delegated), the balanceOf and
+// cancel, update, transfer, deposit, submitTrigger, cancelTrigger,
+// updateTrigger, submitBatch, delegated), the balanceOf and
 // withdrawableBalance views eth_call answers, and the events the ledger logs
 // (core/oblogs.go). With go-ethereum:
 //

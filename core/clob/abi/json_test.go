@@ -33,6 +33,7 @@ var jsonMethods = map[string]struct {
 	"cancel(bytes32,bytes32,uint128)":                                                     {selCancel, "nonpayable", ""},
 	"update(bytes32,bytes32,uint256,uint256,address,uint128)":                             {selUpdate, "nonpayable", ""},
 	"transfer(address,address,uint256,uint128)":                                           {selTransfer, "nonpayable", ""},
+	"deposit(address,address,uint256,uint128)":                                            {selDeposit, "nonpayable", ""},
 	"submitBatch(bytes[])":                                                                {selSubmitBatch, "nonpayable", ""},
 	"delegated(address,uint64,bytes,bytes)":                                               {selDelegated, "nonpayable", ""},
 	"submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)": {selSubmitTrigger, "nonpayable", ""},
@@ -167,6 +168,12 @@ func TestOrderbookJSONPackDecode(t *testing.T) {
 		"token": common.Address(transfer.Token), "to": common.Address(transfer.To),
 		"amount": big256(&transfer.Amount), "deadline": bigU64(transfer.Deadline)})
 
+	deposit := sampleTransfer(sampleDeadline)
+	deposit.To = clob.Address{19: 0x77}
+	depositCall := jsonPack(t, "deposit", map[string]any{
+		"token": common.Address(deposit.Token), "recipient": common.Address(deposit.To),
+		"amount": big256(&deposit.Amount), "deadline": bigU64(deposit.Deadline)})
+
 	trig := sampleSubmitTrigger(sampleDeadline)
 	trig.Flags = clob.FlagIOC
 	trigCall := jsonPack(t, "submitTrigger", map[string]any{
@@ -182,8 +189,8 @@ func TestOrderbookJSONPackDecode(t *testing.T) {
 		"limitPrice": big256(&updateTrig.Price), "triggerPrice": big256(&updateTrig.TriggerPrice),
 		"deadline": bigU64(updateTrig.Deadline)})
 
-	batch := []clob.Intent{submit, buy, cancel, update, transfer, trig, cancelTrig, updateTrig}
-	inner := [][]byte{submitCall, deprecatedCall, cancelCall, updateCall, transferCall, trigCall, cancelTrigCall, updateTrigCall}
+	batch := []clob.Intent{submit, buy, cancel, update, transfer, deposit, trig, cancelTrig, updateTrig}
+	inner := [][]byte{submitCall, deprecatedCall, cancelCall, updateCall, transferCall, depositCall, trigCall, cancelTrigCall, updateTrigCall}
 	batchCall := jsonPack(t, "submitBatch", map[string]any{"inner": inner})
 
 	master := keyAddress(testMaster)
@@ -191,6 +198,13 @@ func TestOrderbookJSONPackDecode(t *testing.T) {
 	sig := signDelegation(t, testMaster, testChainID, testSigner, validUntil)
 	delegatedCall := jsonPack(t, "delegated", map[string]any{
 		"master": common.Address(master), "validUntil": validUntil, "signature": sig, "inner": batchCall})
+	// Delegated, a deposit's recipient is the master whatever the call names.
+	delegatedBatch := append([]clob.Intent(nil), batch...)
+	delegatedBatch[5].To = master
+	delegatedDeposit := deposit
+	delegatedDeposit.To = master
+	delegatedDepositCall := jsonPack(t, "delegated", map[string]any{
+		"master": common.Address(master), "validUntil": validUntil, "signature": sig, "inner": depositCall})
 
 	for _, c := range []struct {
 		name string
@@ -203,12 +217,16 @@ func TestOrderbookJSONPackDecode(t *testing.T) {
 		{"cancel", cancelCall, clob.Envelope{Intents: []clob.Intent{cancel}}, AppendCancel(nil, &cancel)},
 		{"update", updateCall, clob.Envelope{Intents: []clob.Intent{update}}, AppendUpdate(nil, &update)},
 		{"transfer", transferCall, clob.Envelope{Intents: []clob.Intent{transfer}}, AppendTransfer(nil, &transfer)},
+		{"deposit", depositCall, clob.Envelope{Intents: []clob.Intent{deposit}}, AppendDeposit(nil, &deposit)},
 		{"submitTrigger", trigCall, clob.Envelope{Intents: []clob.Intent{trig}}, AppendSubmitTrigger(nil, &trig)},
 		{"cancelTrigger", cancelTrigCall, clob.Envelope{Intents: []clob.Intent{cancelTrig}}, AppendCancelTrigger(nil, &cancelTrig)},
 		{"updateTrigger", updateTrigCall, clob.Envelope{Intents: []clob.Intent{updateTrig}}, AppendUpdateTrigger(nil, &updateTrig)},
 		{"submitBatch", batchCall, clob.Envelope{Intents: batch}, AppendSubmitBatch(nil, inner)},
-		{"delegated", delegatedCall, clob.Envelope{Intents: batch, Delegated: true, Master: master, ValidUntil: validUntil},
+		{"delegated", delegatedCall, clob.Envelope{Intents: delegatedBatch, Delegated: true, Master: master, ValidUntil: validUntil},
 			AppendDelegated(nil, master, validUntil, sig, batchCall)},
+		{"delegated deposit", delegatedDepositCall,
+			clob.Envelope{Intents: []clob.Intent{delegatedDeposit}, Delegated: true, Master: master, ValidUntil: validUntil},
+			AppendDelegated(nil, master, validUntil, sig, depositCall)},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkDecode(t, c.data, &c.want, c.ours) })
 	}

@@ -58,7 +58,8 @@ func TestDecodeReasons(t *testing.T) {
 	updateCall := AppendUpdate(nil, &update)
 	transfer := sampleTransfer(d)
 	transferCall := AppendTransfer(nil, &transfer)
-	depositCall := selectorCall("deposit(address,address,uint256,uint128)", 4)
+	depositCall := AppendDeposit(nil, &transfer)
+	unknownCall := selectorCall("deposit(address,uint256)", 2)
 	trig := sampleSubmitTrigger(d)
 	trigCall := AppendSubmitTrigger(nil, &trig)
 	cancelTrig := sampleCancelTrigger(d)
@@ -71,6 +72,11 @@ func TestDecodeReasons(t *testing.T) {
 	f("cancel", cancelCall, clob.OK)
 	f("update", updateCall, clob.OK)
 	f("transfer", transferCall, clob.OK)
+	f("deposit", depositCall, clob.OK)
+	f("deposit zero", selectorCall("deposit(address,address,uint256,uint128)", 4), clob.OK) // the engine's refusal
+	f("deposit short", depositCall[:len(depositCall)-1], clob.ReasonMalformed)
+	f("deposit recipient high byte", withWord(depositCall, 1, bitWord(160)), clob.ReasonMalformed)
+	f("deposit deadline 2^63", withWord(depositCall, 3, bitWord(63)), clob.ReasonValueRange)
 	f("submitTrigger", trigCall, clob.OK)
 	f("cancelTrigger", cancelTrigCall, clob.OK)
 	f("updateTrigger", updateTrigCall, clob.OK)
@@ -78,9 +84,8 @@ func TestDecodeReasons(t *testing.T) {
 	f("trigger type 9", withWord(trigCall, 4, u64Word(9)), clob.OK)
 
 	// ReasonUnknownFunction.
-	f("deposit", depositCall, clob.ReasonUnknownFunction)
 	f("withdraw", selectorCall("withdraw(address,address,uint256,uint128)", 4), clob.ReasonUnknownFunction)
-	f("deposit(address,uint256)", selectorCall("deposit(address,uint256)", 2), clob.ReasonUnknownFunction)
+	f("deposit(address,uint256)", unknownCall, clob.ReasonUnknownFunction)
 	f("balanceOf", selectorCall("balanceOf(address,address)", 2), clob.ReasonUnknownFunction)
 	f("selector only", []byte{0xde, 0xad, 0xbe, 0xef}, clob.ReasonUnknownFunction)
 
@@ -140,8 +145,8 @@ func TestDecodeReasons(t *testing.T) {
 	f("updateTrigger size min int256", withWord(updateTrigCall, 2, bitWord(255)), clob.ReasonValueRange)
 	f("updateTrigger deadline 2^64", withWord(updateTrigCall, 5, bitWord(64)), clob.ReasonValueRange)
 
-	batchReasons(t, f, submitCall, cancelCall, depositCall)
-	delegatedReasons(t, f, submitCall, cancelCall, depositCall)
+	batchReasons(t, f, submitCall, cancelCall, depositCall, unknownCall)
+	delegatedReasons(t, f, submitCall, cancelCall, depositCall, unknownCall)
 
 	// ReasonWithdrawBatched: a Bridge withdraw inside a batch or a
 	// delegation (on its own it is just not an orderbook function, above).
@@ -161,7 +166,7 @@ func allOnes() (w [wordSize]byte) {
 	return w
 }
 
-func batchReasons(t *testing.T, f func(string, []byte, clob.Reason), submitCall, cancelCall, depositCall []byte) {
+func batchReasons(t *testing.T, f func(string, []byte, clob.Reason), submitCall, cancelCall, depositCall, unknownCall []byte) {
 	t.Helper()
 	one := [][]byte{submitCall}
 	ok := AppendSubmitBatch(nil, [][]byte{submitCall, cancelCall})
@@ -187,7 +192,8 @@ func batchReasons(t *testing.T, f func(string, []byte, clob.Reason), submitCall,
 	f("two deadlines", AppendSubmitBatch(nil, [][]byte{submitCall, AppendCancel(nil, &later)}), clob.ReasonBatchDeadline)
 
 	// Inner calls' own reasons.
-	f("deposit in batch", AppendSubmitBatch(nil, [][]byte{submitCall, depositCall}), clob.ReasonUnknownFunction)
+	f("deposit in batch", AppendSubmitBatch(nil, [][]byte{submitCall, depositCall}), clob.OK)
+	f("unknown function in batch", AppendSubmitBatch(nil, [][]byte{submitCall, unknownCall}), clob.ReasonUnknownFunction)
 	f("orderType in batch", AppendSubmitBatch(nil, [][]byte{withWord(submitCall, 3, u64Word(7))}), clob.ReasonOrderType)
 	f("range in batch", AppendSubmitBatch(nil, [][]byte{withWord(submitCall, 4, bitWord(63))}), clob.ReasonValueRange)
 	f("short inner", AppendSubmitBatch(nil, [][]byte{submitCall[:len(submitCall)-1]}), clob.ReasonMalformed)
@@ -217,7 +223,7 @@ func batchReasons(t *testing.T, f func(string, []byte, clob.Reason), submitCall,
 	f("aliased elements", alias, clob.OK)
 }
 
-func delegatedReasons(t *testing.T, f func(string, []byte, clob.Reason), submitCall, cancelCall, depositCall []byte) {
+func delegatedReasons(t *testing.T, f func(string, []byte, clob.Reason), submitCall, cancelCall, depositCall, unknownCall []byte) {
 	t.Helper()
 	master := keyAddress(testMaster)
 	const validUntil = sampleDeadline + 3_600_000_000
@@ -233,7 +239,8 @@ func delegatedReasons(t *testing.T, f func(string, []byte, clob.Reason), submitC
 		AppendSubmitBatch(nil, [][]byte{submitCall, ok})), clob.ReasonDelegationNested)
 
 	// Inner reasons pass through.
-	f("delegated deposit", AppendDelegated(nil, master, validUntil, sig, depositCall), clob.ReasonUnknownFunction)
+	f("delegated deposit", AppendDelegated(nil, master, validUntil, sig, depositCall), clob.OK)
+	f("delegated unknown function", AppendDelegated(nil, master, validUntil, sig, unknownCall), clob.ReasonUnknownFunction)
 	f("delegated empty batch", AppendDelegated(nil, master, validUntil, sig, AppendSubmitBatch(nil, nil)), clob.ReasonBatchSize)
 	f("delegated batch in batch", AppendDelegated(nil, master, validUntil, sig,
 		AppendSubmitBatch(nil, [][]byte{batch})), clob.ReasonBatchNested)

@@ -21,6 +21,7 @@ func TestSelectors(t *testing.T) {
 	f("cancel(bytes32,bytes32,uint128)", selCancel)
 	f("update(bytes32,bytes32,uint256,uint256,address,uint128)", selUpdate)
 	f("transfer(address,address,uint256,uint128)", selTransfer)
+	f("deposit(address,address,uint256,uint128)", selDeposit)
 	f("submitBatch(bytes[])", selSubmitBatch)
 	f("delegated(address,uint64,bytes,bytes)", selDelegated)
 	f("submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)", selSubmitTrigger)

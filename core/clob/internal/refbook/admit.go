@@ -279,10 +279,9 @@ func (s *stage) update(b *book, in *clob.Intent) clob.Reason {
 	if r != clob.OK {
 		return r
 	}
+	// (reading) update's token argument is informational: the order's own
+	// side decides what backs it.
 	token := b.backing(o.side)
-	if in.Token != (clob.Address{}) && in.Token != token {
-		return clob.ReasonUpdateToken
-	}
 	// (reading) "a larger one locks the difference": larger than what the
 	// order holds now, which after fills may exceed reservation(remaining)
 	// by the fee rounding left over from its earlier chunks.

@@ -27,6 +27,7 @@ type order struct {
 	typ   clob.OrderType
 	flags uint8
 	ttl   uint64
+	bound bool // fired by an Asset-grouped trigger (perp books)
 
 	priceSteps int64 // limit, or a market order's cap / floor
 	remLots    int64 // remaining size

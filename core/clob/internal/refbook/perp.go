@@ -130,6 +130,21 @@ func (e *Engine) LastHalf(book clob.Hash) (int64, bool) {
 	return b.priceHalf, true
 }
 
+// IdleBookTick is the BookTick of a book that did not run in this tick:
+// nothing traded, no new orders, its last clearing price (for a book that
+// lost orders to a liquidation; its range is the caller's to set).
+func (e *Engine) IdleBookTick(book clob.Hash) clob.BookTick {
+	b := e.book(book)
+	if b == nil {
+		panic("BUG: refbook: IdleBookTick of an unknown book")
+	}
+	bt := clob.BookTick{Book: book, HasPrice: b.hasPrice}
+	if b.hasPrice {
+		bt.Price = b.priceWei(b.priceHalf)
+	}
+	return bt
+}
+
 // CancelOrdersOf removes every live order of owner, pending or resting,
 // books ascending, each book's orders by ascending id (EventCancel,
 // terminal): the liquidation's step 1. The order's pending intents find it
@@ -137,27 +152,41 @@ func (e *Engine) LastHalf(book clob.Hash) (int64, bool) {
 func (e *Engine) CancelOrdersOf(owner clob.Address, acc clob.Accounts, out *clob.TickResult) {
 	t := &tick{e: e, acc: acc, out: out}
 	for _, b := range e.books {
-		var mine []*order
-		for _, o := range b.orders {
-			if o.live && o.owner == owner {
-				mine = append(mine, o)
-			}
-		}
-		sort.Slice(mine, func(i, j int) bool { return bytes.Compare(mine[i].id[:], mine[j].id[:]) < 0 })
-		for _, o := range mine {
-			t.remove(o)
-			t.event(clob.EventCancel, o, true)
-		}
-		b.compact()
+		t.cancelWhere(b, func(o *order) bool { return o.owner == owner })
 	}
+}
+
+// CancelBound removes the live orders of a book that an Asset-grouped
+// trigger fired and whose owner is flat(owner), by ascending id
+// (EventCancel, terminal): the flat sweep (docs/perps.md, "Triggers").
+func (e *Engine) CancelBound(book clob.Hash, flat func(clob.Address) bool, acc clob.Accounts, out *clob.TickResult) {
+	t := &tick{e: e, acc: acc, out: out}
+	t.cancelWhere(e.book(book), func(o *order) bool { return o.bound && flat(o.owner) })
+}
+
+// cancelWhere removes b's live orders that match, by ascending id.
+func (t *tick) cancelWhere(b *book, match func(*order) bool) {
+	var mine []*order
+	for _, o := range b.orders {
+		if o.live && match(o) {
+			mine = append(mine, o)
+		}
+	}
+	sort.Slice(mine, func(i, j int) bool { return bytes.Compare(mine[i].id[:], mine[j].id[:]) < 0 })
+	for _, o := range mine {
+		t.remove(o)
+		t.event(clob.EventCancel, o, true)
+	}
+	b.compact()
 }
 
 // Inject admits an order that no envelope carries (a fired trigger) to a
 // book's pending ring: it lands in the book's next tick and is reported in
-// no TickResult.Landed. REQUIRES: the id is new, lots and priceSteps are
-// in range; the caller did the margin check.
+// no TickResult.Landed; bound marks an Asset trigger's order (CancelBound).
+// REQUIRES: the id is new, lots and priceSteps are in range; the caller
+// did the margin check.
 func (e *Engine) Inject(book clob.Hash, id clob.Hash, owner clob.Address, side clob.Side, typ clob.OrderType, flags uint8,
-	lots, priceSteps int64, nowUs int64, deadline uint64) clob.Reason {
+	lots, priceSteps int64, nowUs int64, deadline uint64, bound bool) clob.Reason {
 	b := e.book(book)
 	if b.live+1 > e.limits.OrdersMax || len(b.pending)+1 > e.limits.PendingMax {
 		return clob.ReasonBookFull
@@ -166,7 +195,7 @@ func (e *Engine) Inject(book clob.Hash, id clob.Hash, owner clob.Address, side c
 		panic("BUG: injected order id exists")
 	}
 	e.intentSeq++
-	o := &order{id: id, bk: b, owner: owner, side: side, typ: typ, flags: flags,
+	o := &order{id: id, bk: b, owner: owner, side: side, typ: typ, flags: flags, bound: bound,
 		priceSteps: priceSteps, remLots: lots, sizeLots: lots,
 		live: true, pending: true, admitSeq: e.intentSeq, deadlineUs: int64(deadline)}
 	e.byID[id] = o

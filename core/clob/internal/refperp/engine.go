@@ -75,8 +75,11 @@ type Engine struct {
 	// docs/perps.md, "Liquidation").
 	holders  []clob.Address
 	triggers []*trigger // stored, ascending id within a book not required
-	nowUs    int64      // the running tick (fills record it)
-	inner    clob.Accounts
+	// flat lists the positions a fill of the running tick left at size 0
+	// (the flat sweep's candidates).
+	flat  []posKey
+	nowUs int64 // the running tick (fills record it)
+	inner clob.Accounts
 }
 
 // NewEngine returns an engine with no markets.
@@ -178,9 +181,10 @@ func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
 // every perp market on the grid gets its oracle, mark and funding; then the
 // liquidation pass; then the triggers.
 func (e *Engine) Tick(tickUs int64, acc clob.Accounts, out *clob.TickResult) {
-	e.inner, e.nowUs = acc, tickUs
+	e.inner, e.nowUs, e.flat = acc, tickUs, nil
 	w := &accounts{e: e, acc: acc}
 	e.Engine.Tick(tickUs, w, out)
+	late := len(out.Events)
 	var ticked []*market
 	for _, m := range e.markets {
 		if tickUs%m.cfg.IntervalUs == 0 && tickUs > m.lastUs {
@@ -190,6 +194,73 @@ func (e *Engine) Tick(tickUs int64, acc clob.Accounts, out *clob.TickResult) {
 	}
 	e.liquidate(w, out)
 	e.fireTriggers(ticked, tickUs, w, out)
+	e.regroup(out, late)
+}
+
+// regroup puts the late events (Events[late:], everything after refbook's
+// tick: liquidations, the flat sweep, triggers) into their books' ranges:
+// each book's range is its matching events, then its late events in the
+// order they were emitted; a book with late events that did not run gets an
+// idle BookTick. Books ascending by id. After the last range: the events of
+// no range (the transfers), then the trigger firings, which stay out of
+// every range (the fired order enters its book, with EventPlaced, in the
+// tick it lands in). (reading) docs/auction.md, "Events": every event of a
+// book but a trigger's firing lies in its book's range.
+func (e *Engine) regroup(out *clob.TickResult, late int) {
+	if len(out.Events) == late {
+		return
+	}
+	events := append([]clob.Event(nil), out.Events...)
+	books := append([]clob.BookTick(nil), out.Books...)
+	ranged := make([]bool, late)
+	var ids []clob.Hash
+	has := map[clob.Hash]bool{}
+	for _, bt := range books {
+		ids, has[bt.Book] = append(ids, bt.Book), true
+		for i := bt.FirstEvent; i < bt.EndEvent; i++ {
+			ranged[i] = true
+		}
+	}
+	for _, ev := range events[late:] {
+		if ev.Kind != clob.EventTriggerFired && !has[ev.Book] {
+			ids, has[ev.Book] = append(ids, ev.Book), true
+		}
+	}
+	slices.SortFunc(ids, func(x, y clob.Hash) int { return bytes.Compare(x[:], y[:]) })
+	out.Events, out.Books = out.Events[:0], out.Books[:0]
+	for _, id := range ids {
+		var bt clob.BookTick
+		found := false
+		for _, b := range books {
+			if b.Book == id {
+				bt, found = b, true
+			}
+		}
+		if !found {
+			bt = e.Engine.IdleBookTick(id)
+		}
+		first := len(out.Events)
+		if found {
+			out.Events = append(out.Events, events[bt.FirstEvent:bt.EndEvent]...)
+		}
+		for _, ev := range events[late:] {
+			if ev.Kind != clob.EventTriggerFired && ev.Book == id {
+				out.Events = append(out.Events, ev)
+			}
+		}
+		bt.FirstEvent, bt.EndEvent = first, len(out.Events)
+		out.Books = append(out.Books, bt)
+	}
+	for i, ev := range events[:late] {
+		if !ranged[i] {
+			out.Events = append(out.Events, ev)
+		}
+	}
+	for _, ev := range events[late:] {
+		if ev.Kind == clob.EventTriggerFired {
+			out.Events = append(out.Events, ev)
+		}
+	}
 }
 
 // ---- money ----

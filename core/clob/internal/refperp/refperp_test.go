@@ -524,12 +524,15 @@ func TestTakeProfitStopLossPair(t *testing.T) {
 	trig := func(typ uint8, at uint64) clob.Intent {
 		in := order(clob.Sell, 4, 0, clob.FlagReduceOnly)
 		in.Kind, in.Type, in.Price = clob.IntentSubmitTrigger, clob.Market, uint256.Int{}
-		in.TriggerType, in.Grouping = typ, 1
+		in.TriggerType, in.Grouping = typ, clob.GroupingAsset
 		in.TriggerPrice.Mul(uint256.NewInt(at), uint256.NewInt(1e15))
 		return in
 	}
 	bad := trig(2, 95000)
 	f.admit(alice, clob.ReasonTriggerType, bad)
+	bad = trig(clob.TriggerStopLoss, 95000)
+	bad.Grouping = 2
+	f.admit(alice, clob.ReasonTriggerGrouping, bad)
 	ids := f.admit(alice, clob.OK, trig(clob.TriggerStopLoss, 95000), trig(clob.TriggerTakeProfit, 110000))
 	f.tick(iv)
 	if ts := f.e.AppendTriggers(nil, alice); len(ts) != 2 {
@@ -537,27 +540,30 @@ func TestTakeProfitStopLossPair(t *testing.T) {
 	}
 	f.admit(bob, clob.OK, order(clob.Buy, 4, 111000, 0))
 	f.setOracle(111000)
-	evs := f.tick(iv)
-	var got []clob.EventKind
-	for _, ev := range evs {
-		if ev.Kind == clob.EventTriggerFired || ev.Kind == clob.EventTriggerCancel {
-			got = append(got, ev.Kind)
-			if ev.Kind == clob.EventTriggerFired && (ev.OrderID != ids[1] || ev.Price.Dec() != "111000000000000000000") {
-				t.Fatalf("fired %+v", ev)
-			}
-			if ev.Kind == clob.EventTriggerCancel && ev.OrderID != ids[0] {
-				t.Fatalf("cancelled %+v", ev)
+	triggerEvents := func(evs []clob.Event) (got []clob.Event) {
+		for _, ev := range evs {
+			if ev.Kind == clob.EventTriggerFired || ev.Kind == clob.EventTriggerCancel {
+				got = append(got, ev)
 			}
 		}
+		return got
 	}
-	if len(got) != 2 || got[0] != clob.EventTriggerFired {
-		t.Fatalf("trigger events %v", got)
+	// the take-profit fires; the stop-loss stays (no one-cancels-the-other)
+	if got := triggerEvents(f.tick(iv)); len(got) != 1 || got[0].Kind != clob.EventTriggerFired || got[0].OrderID != ids[1] ||
+		got[0].Price.Dec() != "111000000000000000000" {
+		t.Fatalf("trigger events %+v", got)
+	}
+	if ts := f.e.AppendTriggers(nil, alice); len(ts) != 1 || ts[0].ID != ids[0] {
+		t.Fatalf("triggers left: %+v", ts)
+	}
+	// the fired market sell lands in the next tick and closes the long at
+	// 111: the position is flat, so the Asset stop-loss is cancelled
+	if got := triggerEvents(f.tick(iv)); len(got) != 1 || got[0].Kind != clob.EventTriggerCancel || got[0].OrderID != ids[0] {
+		t.Fatalf("trigger events after the close %+v", got)
 	}
 	if ts := f.e.AppendTriggers(nil, alice); len(ts) != 0 {
 		t.Fatalf("triggers left: %+v", ts)
 	}
-	// the fired market sell lands in the next tick and closes the long at 111
-	f.tick(iv)
 	f.wantPos(alice, 0, "0")
 	f.wantCash(alice, tokens(1044)) // 4 × (111 − 100)
 }

@@ -21,7 +21,11 @@ func (e *Engine) Fill(book clob.Hash, owner clob.Address, delta, half int64, fee
 		e.change(owner, new(big.Int).Neg(fee.ToBig()))
 		acc.CollectFee(m.cfg.Quote, fee)
 	}
-	size := new(big.Int).Mul(bi(e.Position(book, owner)), m.cfg.LotSize.ToBig())
+	after := e.Position(book, owner)
+	if after == 0 {
+		e.flat = append(e.flat, posKey{book, owner}) // for the flat sweep
+	}
+	size := new(big.Int).Mul(bi(after), m.cfg.LotSize.ToBig())
 	return toSigned(size), toSigned(r)
 }
 

@@ -3,6 +3,7 @@ package refperp
 import (
 	"bytes"
 	"math/big"
+	"slices"
 	"sort"
 
 	"github.com/holiman/uint256"
@@ -73,15 +74,18 @@ func (e *Engine) pendingTriggers(book clob.Hash) []*trigger {
 }
 
 // values checks the order part of a submitTrigger or updateTrigger: side,
-// flags, trigger type (submit), size, limit price and trigger price.
+// flags, trigger type and grouping (submit), size, limit price and trigger
+// price.
 func values(m *market, in *clob.Intent) (lots, limit, trig int64, r clob.Reason) {
 	switch {
 	case in.Side != clob.Buy && in.Side != clob.Sell:
 		return 0, 0, 0, clob.ReasonMalformed
 	case in.Flags&^triggerFlags != 0:
 		return 0, 0, 0, clob.ReasonFlagsUnknown
-	case in.Kind == clob.IntentSubmitTrigger && in.TriggerType != clob.TriggerStopLoss && in.TriggerType != clob.TriggerTakeProfit:
+	case in.Kind == clob.IntentSubmitTrigger && in.TriggerType != clob.TriggerTakeProfit && in.TriggerType != clob.TriggerStopLoss:
 		return 0, 0, 0, clob.ReasonTriggerType
+	case in.Kind == clob.IntentSubmitTrigger && in.Grouping != clob.GroupingNone && in.Grouping != clob.GroupingAsset:
+		return 0, 0, 0, clob.ReasonTriggerGrouping
 	}
 	if lots, r = refbook.Units(&in.Size, &m.cfg.LotSize, clob.ReasonSizeZero, clob.ReasonSizeLot); r != clob.OK {
 		return
@@ -246,7 +250,9 @@ func (e *Engine) cancelTriggersOf(owner clob.Address, out *clob.TickResult) {
 	}
 }
 
-// holds reports whether t's condition holds at mark.
+// holds reports whether t's condition holds at mark: a buy take-profit
+// and a sell stop-loss fire at or below their price, a buy stop-loss and a
+// sell take-profit at or above (the live ABI's table).
 func (t *trigger) holds(mark int64) bool {
 	sellSL := t.side == clob.Sell && t.typ == clob.TriggerStopLoss
 	buyTP := t.side == clob.Buy && t.typ == clob.TriggerTakeProfit
@@ -256,28 +262,48 @@ func (t *trigger) holds(mark int64) bool {
 	return mark >= t.trigSteps
 }
 
-// fireTriggers expires and fires the triggers of the markets that ticked.
-// Per market, ascending id: first the triggers whose ttl ran out
+// fireTriggers ends the tick of the markets that ticked. Per market: the
+// flat sweep, then, ascending id, the triggers whose ttl ran out
 // (EventTriggerCancel), then the firing.
 func (e *Engine) fireTriggers(ticked []*market, tickUs int64, acc clob.Accounts, out *clob.TickResult) {
 	for _, m := range ticked {
 		book := m.cfg.ID
+		e.sweepFlat(m, acc, out)
 		due := e.sortedTriggers(func(t *trigger) bool { return t.book == book && t.expiresUs > 0 && t.expiresUs <= tickUs })
 		for _, t := range due {
 			e.removeTrigger(t, out)
 		}
 		for _, t := range e.sortedTriggers(func(t *trigger) bool { return t.book == book }) {
-			if e.stored(book, t.id) == nil || !t.holds(m.mark) {
-				continue // cancelled by its group earlier in this pass
+			if !t.holds(m.mark) {
+				continue
 			}
 			e.fire(m, t, tickUs, out)
 		}
 	}
 }
 
+// sweepFlat is the Asset grouping (docs/perps.md, "Triggers"): for every
+// owner a fill of this tick left with no position on m and still flat
+// now, the live orders its Asset triggers fired are cancelled, ids
+// ascending, then its Asset triggers, ids ascending.
+func (e *Engine) sweepFlat(m *market, acc clob.Accounts, out *clob.TickResult) {
+	var owners []clob.Address
+	for _, k := range e.flat {
+		if k.book == m.cfg.ID && e.Position(k.book, k.owner) == 0 {
+			owners = append(owners, k.owner)
+		}
+	}
+	flat := func(owner clob.Address) bool { return slices.Contains(owners, owner) }
+	e.Engine.CancelBound(m.cfg.ID, flat, acc, out)
+	for _, t := range e.sortedTriggers(func(t *trigger) bool {
+		return t.book == m.cfg.ID && t.grouping == clob.GroupingAsset && flat(t.owner)
+	}) {
+		e.removeTrigger(t, out)
+	}
+}
+
 // fire turns a trigger into an order in its book's pending ring. A refused
-// order (margin, REDUCE_ONLY, book full) cancels the trigger instead, and
-// leaves its group alone.
+// order (margin, REDUCE_ONLY, book full) cancels the trigger instead.
 func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult) {
 	typ, flags, price := clob.Limit, t.flags, t.limitSteps
 	if price == 0 {
@@ -293,7 +319,7 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 		// the fired order lands in the next tick, and that tick
 		// is its deadline.
 		next := uint64(tickUs + m.cfg.IntervalUs)
-		r = e.Engine.Inject(t.book, t.id, t.owner, t.side, typ, flags, lots, price, tickUs, next)
+		r = e.Engine.Inject(t.book, t.id, t.owner, t.side, typ, flags, lots, price, tickUs, next, t.grouping == clob.GroupingAsset)
 	}
 	if r != clob.OK {
 		e.removeTrigger(t, out)
@@ -307,14 +333,6 @@ func (e *Engine) fire(m *market, t *trigger, tickUs int64, out *clob.TickResult)
 	}
 	out.Events = append(out.Events, clob.Event{Kind: clob.EventTriggerFired, Book: t.book, OrderID: t.id, Owner: t.owner,
 		Side: t.side, Price: toU(new(big.Int).Mul(bi(m.mark), m.cfg.TickPrecision.ToBig()))})
-	if t.grouping == 0 {
-		return
-	}
-	for _, s := range e.sortedTriggers(func(x *trigger) bool {
-		return x.book == t.book && x.owner == t.owner && x.grouping == t.grouping
-	}) {
-		e.removeTrigger(s, out)
-	}
 }
 
 // AppendTriggers appends the owner's stored triggers, books ascending, then
