@@ -18,6 +18,13 @@
 //	js/devsign.mjs         docs/signing.md); what the two share
 //	js/anvil-viem.mjs      viem's anvil test client against --dev (docs/anvil.md;
 //	                       TestAnvilTestClient)
+//	js/refusals.mjs        each -32000 refusal as ethers and viem classify it, against
+//	                       --compat, the spec's shapes and anvil (TestRefusalClasses,
+//	                       docs/compat.md)
+//	js/guide-*.mjs         the live network's TypeScript guides (submit a batch order,
+//	js/guide-steps.mjs     delegate a trading key, spot and perpetual orders, read
+//	                       market data) with only the URL and prefix changed
+//	                       (TestLiveGuides); what they share
 //	js/package.json        exact ethers and viem versions; package-lock.json pins the rest
 //
 // # The flow
