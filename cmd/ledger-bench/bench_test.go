@@ -201,7 +201,8 @@ func TestSvcSubscribersAgainstLedgerd(t *testing.T) {
 	}
 }
 
-// TestCompareWithAnvil drives ledgerd and anvil alternately.
+// TestCompareWithAnvil drives ledgerd and anvil alternately, each with a
+// chain id probe beside.
 func TestCompareWithAnvil(t *testing.T) {
 	// The platform package's binary, not npm's .bin/anvil: that one is a
 	// Node.js wrapper, and killing it leaves its anvil running.
@@ -222,12 +223,13 @@ func TestCompareWithAnvil(t *testing.T) {
 	anvilURL := "http://127.0.0.1:" + port
 	for _, scen := range []string{"balance", "transfer"} {
 		r, out, err := bench(t, "--url", "http://"+addr, "--compare", anvilURL, "--scenario", scen, "--rate", "100",
-			"--duration", "1s", "--conns", "2", "--runs", "2", "--wait-up", "20s")
+			"--duration", "1s", "--conns", "2", "--runs", "2", "--wait-up", "20s", "--probe", "chainid:100")
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", scen, err, out)
 		}
 		checkReport(t, r, 2, 1, 2)
-		if len(r.Ratios) != 1 || r.Ratios[0].Achieved <= 0 || !strings.Contains(out, "A/B at 100/s") {
+		checkProbe(t, r, "chainid", 100)
+		if len(r.Ratios) != 1 || r.Ratios[0].Achieved <= 0 || r.Ratios[0].ProbeP99 <= 0 || !strings.Contains(out, "A/B at 100/s") {
 			t.Fatalf("%s: ratios %+v\n%s", scen, r.Ratios, out)
 		}
 	}
@@ -291,4 +293,66 @@ func TestSignedMax(t *testing.T) {
 	if err := s.prepare(context.Background(), nil, SignedMax+1); err == nil || !strings.Contains(err.Error(), "signed ahead") {
 		t.Fatalf("prepare(SignedMax+1) = %v", err)
 	}
+}
+
+// checkProbe checks every run's probe: all its requests answered and
+// accepted, percentiles positive and ordered, and the step medians there.
+func checkProbe(t *testing.T, r *report, kind string, rate float64) {
+	t.Helper()
+	for _, n := range r.Nodes {
+		for _, s := range n.Steps {
+			if s.ProbeMedian == nil || s.ProbeMedian.P99Ms <= 0 {
+				t.Fatalf("node %s rate %v: probe median %+v", n.Name, s.Rate, s.ProbeMedian)
+			}
+			for _, run := range s.Runs {
+				p, want := run.Probe, int64(rate*r.DurationS)
+				if p == nil || p.Kind != kind || p.Rate != rate || p.Conns != probeConnsDefault {
+					t.Fatalf("node %s rate %v: probe %+v", n.Name, s.Rate, p)
+				}
+				if p.Offered != want || p.OK != want || p.Errors != 0 || p.Achieved <= 0 || len(p.Windows) == 0 {
+					t.Fatalf("node %s rate %v: probe offered %d ok %d errors %d achieved %.0f, want %d (first refusal %q)",
+						n.Name, s.Rate, p.Offered, p.OK, p.Errors, p.Achieved, want, p.FirstRefusal)
+				}
+				q := []float64{p.P50Ms, p.P99Ms, p.P999Ms, p.MaxMs}
+				for i := range q {
+					if q[i] <= 0 || i > 0 && q[i] < q[i-1] {
+						t.Fatalf("node %s: probe percentiles %v not positive and ordered", n.Name, q)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestProbeAgainstLedgerd: the idle probe alone, then a probe beside
+// transfers on connections of its own, then the orderbook probe.
+func TestProbeAgainstLedgerd(t *testing.T) {
+	addr := startLedgerd(t)
+	r, out, err := bench(t, "--url", "http://"+addr, "--scenario", "idle", "--probe", "balance:500", "--duration", "1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProbe(t, r, "balance", 500)
+	if run := r.Nodes[0].Steps[0].Runs[0]; run.Offered != 0 || run.Errors != 0 || r.Nodes[0].KneeRate != 0 {
+		t.Fatalf("idle sent %d requests, %d errors, knee %v", run.Offered, run.Errors, r.Nodes[0].KneeRate)
+	}
+	if !strings.Contains(out, "probe p99") {
+		t.Fatalf("no probe columns:\n%s", out)
+	}
+
+	r, _, err = bench(t, "--url", "http://"+addr, "--scenario", "transfer", "--rate", "200", "--probe", "nonce:200",
+		"--duration", "1s", "--conns", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, r, 1, 1, 1)
+	checkProbe(t, r, "nonce", 200)
+
+	r, _, err = bench(t, "--url", "ws://"+addr, "--scenario", "chainid", "--rate", "100", "--probe", "orderbook:100",
+		"--duration", "1s", "--conns", "2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport(t, r, 1, 1, 1)
+	checkProbe(t, r, "orderbook", 100)
 }

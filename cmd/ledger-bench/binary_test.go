@@ -15,7 +15,9 @@ import (
 // would (`ledgerd --dev --admin-addr`), over HTTP with transfers, and reads
 // the traffic back from its Prometheus metrics: the transactions admitted
 // grew by at least the transfers the report says were accepted, and the
-// requests counted for eth_sendRawTransaction by at least those sent.
+// requests counted for eth_sendRawTransaction by at least those sent. A
+// balance probe runs beside, and --metrics reads the auction ticks of the
+// run (the dev markets tick every 500 ms, load or not).
 func TestAgainstLedgerdBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs ./cmd/ledgerd")
@@ -32,11 +34,16 @@ func TestAgainstLedgerdBinary(t *testing.T) {
 	defer l.Stop()
 	before := scrape(t, admin)
 	r, _, err := bench(t, "--url", l.HTTP, "--scenario", "transfer", "--rate", "100", "--duration", "1s",
-		"--conns", "2", "--accounts", "4", "--wait-up", "10s")
+		"--conns", "2", "--accounts", "4", "--wait-up", "10s", "--probe", "balance:100", "--metrics", "http://"+admin+"/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkReport(t, r, 1, 1, 1)
+	checkProbe(t, r, "balance", 100)
+	step := r.Nodes[0].Steps[0]
+	if tick := step.Runs[0].Tick; tick == nil || tick.Count < 1 || tick.P99Ms <= 0 || tick.P50Ms > tick.P99Ms || step.TickMedian == nil {
+		t.Fatalf("tick figures %+v, median %+v", tick, step.TickMedian)
+	}
 	sent := r.Nodes[0].Steps[0].Runs[0].OK
 	after := scrape(t, admin)
 	admitted := `ledgerd_transactions_total{kind="other",outcome="admitted"}`

@@ -8,6 +8,11 @@
 // one request in flight (anvil does not pipeline); a request that finds its
 // connection busy waits, and the wait counts.
 //
+// A probe (--probe) is a second open-loop run of reads beside the scenario,
+// on connections of its own, over the same client and histograms; --metrics
+// reads the node's auction tick histogram around each run (probe.go,
+// metrics.go).
+//
 // Invariants: every run stops by itself (duration and drain timeout,
 // bounded by named constants); only loopback nodes are driven unless
 // --allow-remote; an account's transactions go out one after another, on
@@ -24,7 +29,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/ledgervenue/node/bench/load"
@@ -75,6 +80,8 @@ type options struct {
 	jsonOut     string
 	svgOut      string
 	quiet       bool
+	probe       *probeSpec // --probe; nil: none
+	metrics     []string   // --metrics: Prometheus endpoints of the nodes, in order
 }
 
 func main() {
@@ -93,13 +100,13 @@ func main() {
 
 func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	o := &options{}
-	var url, compare, ramp string
+	var url, compare, ramp, probe, metrics string
 	var rate float64
 	fs.StringVar(&url, "url", "http://127.0.0.1:8545", "node to drive: http://, https:// or ws:// URL")
 	fs.StringVar(&compare, "compare", "", "second node: run the same scenario against both, alternately, and print the ratios")
-	fs.StringVar(&o.scenario, "scenario", "balance", "balance, chainid, transfer, orders, mm or subs (see docs/load.md)")
+	fs.StringVar(&o.scenario, "scenario", "balance", "balance, chainid, transfer, orders, mm, subs, or idle (the probe alone) (see docs/load.md)")
 	fs.Float64Var(&rate, "rate", 1000, "offered requests per second")
-	fs.StringVar(&ramp, "ramp", "", "FROM:TO:STEP: step the rate from FROM to TO and report the knee (instead of --rate)")
+	fs.StringVar(&ramp, "ramp", "", "FROM:TO:STEP, or a list R1,R2,...: step the rate from FROM to TO, or through the list, and report the knee (instead of --rate)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of each run (each ramp step, each node)")
 	fs.DurationVar(&o.drain, "drain", load.DefaultDrainTimeout, "how long answers still owed at the end of a run are awaited")
 	fs.IntVar(&o.conns, "conns", 8, "connections per node, one request in flight each")
@@ -114,6 +121,8 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.jsonOut, "json", "", "write the report as JSON to this file (schema in docs/load.md)")
 	fs.StringVar(&o.svgOut, "svg", "", "write latency and throughput charts as SVG to this file")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress lines")
+	fs.StringVar(&probe, "probe", "", "KIND:RATE[:CONNS]: a read (balance, nonce, chainid, orderbook) at RATE/s open loop on CONNS (default 8) connections of its own, beside the scenario in every run; reported apart")
+	fs.StringVar(&metrics, "metrics", "", "URL[,URL2]: the nodes' Prometheus /metrics (in the order of --url, --compare); the auction tick duration histogram is read before and after each run")
 	fs.DurationVar(&o.waitUp, "wait-up", 0, "wait this long for the nodes to answer before starting (for scripts that just started them)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -125,10 +134,21 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	if compare != "" {
 		o.urls = append(o.urls, compare)
 	}
+	if metrics != "" {
+		o.metrics = strings.Split(metrics, ",")
+	}
 	var err error
-	if ramp != "" {
+	if o.probe, err = parseProbe(probe); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.scenario == "idle" && ramp != "":
+		return nil, fmt.Errorf("--scenario idle sends no load: it takes no --ramp")
+	case o.scenario == "idle":
+		o.rates = []float64{0} // no load: a run is the probe alone
+	case ramp != "":
 		o.rates, err = parseRamp(ramp)
-	} else {
+	default:
 		o.rates = []float64{rate}
 	}
 	if err != nil {
@@ -144,8 +164,12 @@ func parseFlags(fs *flag.FlagSet, args []string) (*options, error) {
 	return o, o.validate()
 }
 
-// parseRamp reads FROM:TO:STEP into the rates FROM, FROM+STEP, ... <= TO.
+// parseRamp reads FROM:TO:STEP into the rates FROM, FROM+STEP, ... <= TO,
+// or a list R1,R2,... into those rates, ascending.
 func parseRamp(s string) ([]float64, error) {
+	if strings.Contains(s, ",") {
+		return parseRateList(s)
+	}
 	parts := strings.Split(s, ":")
 	if len(parts) != 3 {
 		return nil, fmt.Errorf("--ramp wants FROM:TO:STEP, got %q", s)
@@ -171,9 +195,29 @@ func parseRamp(s string) ([]float64, error) {
 	return rates, nil
 }
 
+// parseRateList reads R1,R2,... (ascending, at most StepsMax).
+func parseRateList(s string) ([]float64, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) > StepsMax {
+		return nil, fmt.Errorf("--ramp %q: %d steps, at most %d", s, len(parts), StepsMax)
+	}
+	rates := make([]float64, len(parts))
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(f > 0) {
+			return nil, fmt.Errorf("--ramp %q: %q is not a positive number", s, p)
+		}
+		if i > 0 && f <= rates[i-1] {
+			return nil, fmt.Errorf("--ramp %q: the rates must ascend", s)
+		}
+		rates[i] = f
+	}
+	return rates, nil
+}
+
 func (o *options) validate() error {
 	for _, r := range o.rates {
-		if !(r > 0 && r <= RateMax) {
+		if o.scenario != "idle" && !(r > 0 && r <= RateMax) {
 			return fmt.Errorf("rate %v outside (0, %d]", r, RateMax)
 		}
 	}
@@ -196,6 +240,13 @@ func (o *options) validate() error {
 		return fmt.Errorf("--subs-channel %q: newHeads, logs, svc_orderbook or svc_confirmedReceipts", o.subsChannel)
 	case o.funder < 0 || o.funder >= len(node.DevKeys):
 		return fmt.Errorf("--funder %d outside 0..%d", o.funder, len(node.DevKeys)-1)
+	case len(o.metrics) > len(o.urls):
+		return fmt.Errorf("--metrics names %d endpoints for %d node(s)", len(o.metrics), len(o.urls))
+	}
+	for _, m := range o.metrics {
+		if _, err := newMetricsSource(m, o.allowRemote); err != nil {
+			return err
+		}
 	}
 	if _, err := newScenario(o.scenario, o); err != nil {
 		return err
@@ -220,6 +271,11 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 			return err
 		}
 		t.name = string(rune('A' + i))
+		if i < len(o.metrics) {
+			if t.metrics, err = newMetricsSource(o.metrics[i], o.allowRemote); err != nil {
+				return err
+			}
+		}
 		targets[i] = t
 		if o.waitUp > 0 {
 			if err := t.waitUp(ctx, o.waitUp); err != nil {
@@ -239,13 +295,13 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		}
 		for r := range o.runs {
 			for i, t := range targets {
-				res, subs, refusal, err := measure(ctx, o, t, rate, stderr)
+				oc, err := measure(ctx, o, t, rate, stderr)
 				if err != nil {
 					return fmt.Errorf("node %s (%s), rate %.0f/s, run %d: %w", t.name, t.url, rate, r+1, err)
 				}
 				step := rep.Nodes[i].Steps[len(rep.Nodes[i].Steps)-1]
-				step.Runs = append(step.Runs, newRunReport(res, subs, refusal, elapsed))
-				elapsed += res.Elapsed
+				step.Runs = append(step.Runs, newRunReport(oc, elapsed))
+				elapsed += oc.elapsed()
 			}
 		}
 	}
@@ -267,53 +323,91 @@ func run(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return ctx.Err()
 }
 
-// measure prepares and times one run of the scenario against t at rate. It
-// returns what the subscribers saw and the first answer the scenario
-// refused ("" if none).
-func measure(ctx context.Context, o *options, t *target, rate float64, stderr io.Writer) (*load.OpenResult, *subsResult, string, error) {
+// outcome is what one run measured.
+type outcome struct {
+	res     *load.OpenResult // the scenario's load (idle: nothing sent)
+	refusal string           // the first answer the scenario refused, or ""
+	subs    *subsResult      // nil without subscribers
+	probe   *probeReport     // nil without --probe
+	tick    *tickSummary     // nil without --metrics
+}
+
+// elapsed is the run's length on the report's time axis: its load's or its
+// probe's, whichever ended last.
+func (oc *outcome) elapsed() time.Duration {
+	d := oc.res.Elapsed
+	if oc.probe != nil {
+		d = max(d, time.Duration(oc.probe.ElapsedS*float64(time.Second)))
+	}
+	return d
+}
+
+// measure prepares and times one run of the scenario against t at rate,
+// with the probe beside it on connections of its own, and reads the tick
+// histogram before and after.
+func measure(ctx context.Context, o *options, t *target, rate float64, stderr io.Writer) (*outcome, error) {
 	count := int(rate*o.duration.Seconds()) + 1
 	if err := t.scen.prepare(ctx, t, count); err != nil {
-		return nil, nil, "", err
+		return nil, err
+	}
+	var before *promHistogram
+	if t.metrics != nil {
+		var err error
+		if before, err = t.metrics.histogram(ctx, tickMetric); err != nil {
+			return nil, err
+		}
 	}
 	subs, err := startSubscribers(ctx, t, o.subs, o.subsChannel)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, err
 	}
-	var refusal atomic.Pointer[string] // the first refused answer
-	check := func(status int, body []byte) bool {
-		ok := t.scen.check(status, body)
-		if !ok && refusal.Load() == nil {
-			s := fmt.Sprintf("status %d: %.300s", status, body)
-			refusal.CompareAndSwap(nil, &s)
-		}
-		return ok
+	oc := &outcome{}
+	var probeErr error
+	var probing sync.WaitGroup
+	if o.probe != nil {
+		probing.Go(func() { oc.probe, probeErr = runProbe(ctx, o, t, stderr) })
 	}
-	cfg := load.OpenConfig{Addr: t.addr, Path: t.path, Conns: o.conns, Rate: rate, Duration: o.duration,
-		DrainTimeout: o.drain, Ordered: t.scen.ordered(), Next: t.scen.next, Check: check,
-		AllowRemote: o.allowRemote, Dial: t.dial}
-	if !o.quiet {
-		var prev time.Duration // end of the previous window
-		cfg.Progress = func(w *load.Window) {
-			span := (w.End - prev).Seconds()
-			prev = w.End
-			fmt.Fprintf(stderr, "[%s %.0f/s] %5.1fs  offered %6.0f/s  achieved %6.0f/s  p50 %7.2fms  p99 %7.2fms  errors %d\n",
-				t.name, rate, w.End.Seconds(), float64(w.Offered)/span, float64(w.OK)/span, ms(w.P50), ms(w.P99), w.Errors)
+	oc.res, oc.refusal, err = drive(ctx, o, t, rate, stderr)
+	probing.Wait()
+	if err == nil && probeErr == nil && before != nil {
+		var after *promHistogram
+		if after, err = t.metrics.histogram(ctx, tickMetric); err == nil {
+			oc.tick, err = tickDelta(before, after)
 		}
 	}
+	oc.subs = subs.stop()
+	if err = errors.Join(err, probeErr); err != nil {
+		return nil, err
+	}
+	return oc, nil
+}
+
+// drive runs the scenario's load against t at rate and returns it with the
+// first answer the scenario refused ("" if none). idle sends nothing: it
+// waits the run's duration.
+func drive(ctx context.Context, o *options, t *target, rate float64, stderr io.Writer) (*load.OpenResult, string, error) {
+	if _, ok := t.scen.(idle); ok {
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+		case <-time.After(o.duration):
+		}
+		return &load.OpenResult{Elapsed: time.Since(start)}, "", nil
+	}
+	var refused refusals
+	cfg := openConfig(o, t, o.conns, rate, t.name, stderr)
+	cfg.Ordered, cfg.Next, cfg.Check = t.scen.ordered(), t.scen.next, refused.wrap(t.scen.check)
 	res, err := load.RunOpen(ctx, cfg)
-	sres := subs.stop()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, "", err
 	}
 	if res.FirstError != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		fmt.Fprintf(stderr, "[%s] first connection error: %v\n", t.name, res.FirstError)
 	}
-	first := ""
-	if r := refusal.Load(); r != nil {
-		first = *r
-		fmt.Fprintf(stderr, "[%s] first refused answer: %s\n", t.name, first)
+	if s := refused.String(); s != "" {
+		fmt.Fprintf(stderr, "[%s] first refused answer: %s\n", t.name, s)
 	}
-	return res, sres, first, nil
+	return res, refused.String(), nil
 }
 
 // ms converts to milliseconds.

@@ -40,9 +40,13 @@ type nodeReport struct {
 }
 
 type stepReport struct {
-	Rate   float64      `json:"rate"` // offered, per second
+	Rate   float64      `json:"rate"` // offered, per second (idle: 0)
 	Runs   []*runReport `json:"runs"`
 	Median *summary     `json:"median"` // per field, over the runs
+	// ProbeMedian and TickMedian are the probe's and the ticks' figures,
+	// per field over the runs (with --probe, --metrics only).
+	ProbeMedian *probeSummary `json:"probe_median,omitempty"`
+	TickMedian  *tickSummary  `json:"tick_median,omitempty"`
 }
 
 // summary is one run's figures, or their medians over runs.
@@ -70,6 +74,8 @@ type runReport struct {
 	StartS  float64        `json:"start_s"`
 	Windows []windowReport `json:"windows"`
 	Subs    *subsResult    `json:"subs,omitempty"`
+	Probe   *probeReport   `json:"probe,omitempty"`
+	Tick    *tickSummary   `json:"tick,omitempty"`
 	// FirstRefusal is the first answer the scenario did not accept.
 	FirstRefusal string `json:"first_refusal,omitempty"`
 }
@@ -86,25 +92,65 @@ type windowReport struct {
 	MaxMs   float64 `json:"max_ms"`
 }
 
+// probeSummary is the probe's figures in one run, or their medians over
+// runs: latency from the intended send time, as the scenario's.
+type probeSummary struct {
+	Achieved float64 `json:"achieved"` // accepted answers per second
+	P50Ms    float64 `json:"p50_ms"`
+	P99Ms    float64 `json:"p99_ms"`
+	P999Ms   float64 `json:"p999_ms"`
+	MaxMs    float64 `json:"max_ms"`
+}
+
+// probeReport is what the probe measured during one run.
+type probeReport struct {
+	Kind  string  `json:"kind"`
+	Rate  float64 `json:"rate"` // offered, per second
+	Conns int     `json:"conns"`
+	probeSummary
+	Offered      int64          `json:"offered"`
+	OK           int64          `json:"ok"`
+	Errors       int64          `json:"errors"`
+	ElapsedS     float64        `json:"elapsed_s"`
+	Windows      []windowReport `json:"windows"`
+	FirstRefusal string         `json:"first_refusal,omitempty"`
+}
+
 type ratio struct {
 	Rate     float64 `json:"rate"`
 	Achieved float64 `json:"achieved"`
 	P50      float64 `json:"p50"`
 	P99      float64 `json:"p99"`
+	ProbeP99 float64 `json:"probe_p99,omitempty"` // with --probe
 }
 
-func newRunReport(r *load.OpenResult, subs *subsResult, refusal string, start time.Duration) *runReport {
+func newRunReport(oc *outcome, start time.Duration) *runReport {
+	r := oc.res
 	h, s := &r.Latency, &r.Service
-	rr := &runReport{summary: summary{Achieved: r.Achieved(), P50Ms: ms(h.Quantile(0.5)), P90Ms: ms(h.Quantile(0.9)),
+	return &runReport{summary: summary{Achieved: r.Achieved(), P50Ms: ms(h.Quantile(0.5)), P90Ms: ms(h.Quantile(0.9)),
 		P99Ms: ms(h.Quantile(0.99)), P999Ms: ms(h.Quantile(0.999)), MaxMs: ms(h.Max()),
 		ServiceP50Ms: ms(s.Quantile(0.5)), ServiceP99Ms: ms(s.Quantile(0.99))},
 		Offered: r.Offered, Done: r.Done, OK: r.OK, Errors: r.Errors, ElapsedS: r.Elapsed.Seconds(),
-		StartS: start.Seconds(), Subs: subs, FirstRefusal: refusal}
-	for _, w := range r.Windows {
-		rr.Windows = append(rr.Windows, windowReport{EndS: w.End.Seconds(), Offered: w.Offered, OK: w.OK,
+		StartS: start.Seconds(), Windows: windowReports(r.Windows), Subs: oc.subs, Probe: oc.probe, Tick: oc.tick,
+		FirstRefusal: oc.refusal}
+}
+
+func newProbeReport(p *probeSpec, r *load.OpenResult, refusal string) *probeReport {
+	h := &r.Latency
+	return &probeReport{Kind: p.kind, Rate: p.rate, Conns: p.conns,
+		probeSummary: probeSummary{Achieved: r.Achieved(), P50Ms: ms(h.Quantile(0.5)), P99Ms: ms(h.Quantile(0.99)),
+			P999Ms: ms(h.Quantile(0.999)), MaxMs: ms(h.Max())},
+		Offered: r.Offered, OK: r.OK, Errors: r.Errors, ElapsedS: r.Elapsed.Seconds(), Windows: windowReports(r.Windows),
+		FirstRefusal: refusal}
+}
+
+func windowReports(ws []load.Window) []windowReport {
+	out := make([]windowReport, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, windowReport{EndS: w.End.Seconds(), Offered: w.Offered, OK: w.OK,
 			Errors: w.Errors, P50Ms: ms(w.P50), P99Ms: ms(w.P99), P999Ms: ms(w.P999), MaxMs: ms(w.Max)})
 	}
-	return rr
+	return out
 }
 
 // finish computes the medians, the knees and the ratios.
@@ -112,8 +158,8 @@ func (r *report) finish(kneeFraction float64, p99Max time.Duration) {
 	r.Version = reportVersion
 	for _, n := range r.Nodes {
 		for _, s := range n.Steps {
-			s.Median = median(s.Runs)
-			if n.KneeRate == 0 && (s.Median.Achieved < kneeFraction*s.Rate || s.Median.P99Ms > ms(p99Max)) {
+			s.median()
+			if s.Rate > 0 && n.KneeRate == 0 && (s.Median.Achieved < kneeFraction*s.Rate || s.Median.P99Ms > ms(p99Max)) {
 				n.KneeRate = s.Rate
 			}
 		}
@@ -123,8 +169,12 @@ func (r *report) finish(kneeFraction float64, p99Max time.Duration) {
 	}
 	for i, a := range r.Nodes[0].Steps {
 		b := r.Nodes[1].Steps[i].Median
-		r.Ratios = append(r.Ratios, &ratio{Rate: a.Rate, Achieved: div(a.Median.Achieved, b.Achieved),
-			P50: div(a.Median.P50Ms, b.P50Ms), P99: div(a.Median.P99Ms, b.P99Ms)})
+		q := &ratio{Rate: a.Rate, Achieved: div(a.Median.Achieved, b.Achieved),
+			P50: div(a.Median.P50Ms, b.P50Ms), P99: div(a.Median.P99Ms, b.P99Ms)}
+		if pa, pb := a.ProbeMedian, r.Nodes[1].Steps[i].ProbeMedian; pa != nil && pb != nil {
+			q.ProbeP99 = div(pa.P99Ms, pb.P99Ms)
+		}
+		r.Ratios = append(r.Ratios, q)
 	}
 }
 
@@ -135,22 +185,44 @@ func div(a, b float64) float64 {
 	return a / b
 }
 
-// median takes each field's median over the runs (the upper one of an even
-// count).
-func median(runs []*runReport) *summary {
-	fields := func(s *summary) []*float64 {
-		return []*float64{&s.Achieved, &s.P50Ms, &s.P90Ms, &s.P99Ms, &s.P999Ms, &s.MaxMs, &s.ServiceP50Ms, &s.ServiceP99Ms}
+// median sets the step's medians over its runs: the scenario's, the
+// probe's and the ticks' (when every run has them).
+func (s *stepReport) median() {
+	s.Median = &summary{}
+	medianFields(s.Median, s.Runs, func(r *runReport) *summary { return &r.summary },
+		func(m *summary) []*float64 {
+			return []*float64{&m.Achieved, &m.P50Ms, &m.P90Ms, &m.P99Ms, &m.P999Ms, &m.MaxMs, &m.ServiceP50Ms, &m.ServiceP99Ms}
+		})
+	probes, ticks := true, true
+	for _, r := range s.Runs {
+		probes, ticks = probes && r.Probe != nil, ticks && r.Tick != nil
 	}
-	m := &summary{}
-	for f, dst := range fields(m) {
+	if probes {
+		s.ProbeMedian = &probeSummary{}
+		medianFields(s.ProbeMedian, s.Runs, func(r *runReport) *probeSummary { return &r.Probe.probeSummary },
+			func(m *probeSummary) []*float64 {
+				return []*float64{&m.Achieved, &m.P50Ms, &m.P99Ms, &m.P999Ms, &m.MaxMs}
+			})
+	}
+	if ticks {
+		s.TickMedian = &tickSummary{}
+		medianFields(s.TickMedian, s.Runs, func(r *runReport) *tickSummary { return r.Tick },
+			func(m *tickSummary) []*float64 { return []*float64{&m.Count, &m.P50Ms, &m.P99Ms} })
+	}
+}
+
+// medianFields sets each field of dst to its median over the runs (the
+// upper one of an even count); of picks a run's figures, fields lists a
+// figures' fields in a fixed order.
+func medianFields[S any](dst *S, runs []*runReport, of func(*runReport) *S, fields func(*S) []*float64) {
+	for f, d := range fields(dst) {
 		vs := make([]float64, len(runs))
 		for i, r := range runs {
-			vs[i] = *fields(&r.summary)[f]
+			vs[i] = *fields(of(r))[f]
 		}
 		slices.Sort(vs)
-		*dst = vs[len(vs)/2]
+		*d = vs[len(vs)/2]
 	}
-	return m
 }
 
 // errors returns the failed requests over all runs.
@@ -160,28 +232,39 @@ func (r *report) errors() int64 {
 		for _, s := range nd.Steps {
 			for _, run := range s.Runs {
 				n += run.Errors
+				if run.Probe != nil {
+					n += run.Probe.Errors
+				}
 			}
 		}
 	}
 	return n
 }
 
-// writeTable prints the medians per node and rate step, the knees and the
-// ratios.
+// writeTable prints the medians per node and rate step (the probe's and
+// the tick p99 in columns of their own), the knees and the ratios.
 func (r *report) writeTable(w io.Writer) {
 	fmt.Fprintf(w, "scenario %s, %d connections, %v per run, %d run(s) per step; latency from the intended send time (ms)\n",
 		r.Scenario, r.Conns, time.Duration(r.DurationS*float64(time.Second)), r.Runs)
+	probe, tick := r.extras()
+	if probe != nil {
+		fmt.Fprintf(w, "probe: %s at %.0f/s on %d connections of its own, beside the scenario in every run\n", probe.Kind, probe.Rate, probe.Conns)
+	}
+	if tick {
+		fmt.Fprintf(w, "tick p99: %s over each run, from the node's /metrics (interpolated in its buckets)\n", tickMetric)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "node\toffered/s\tachieved/s\tp50\tp90\tp99\tp99.9\tmax\tsvc p50\tsvc p99\terrors\t")
+	head := "node\toffered/s\tachieved/s\tp50\tp90\tp99\tp99.9\tmax\tsvc p50\tsvc p99\terrors\t"
+	if probe != nil {
+		head += "probe/s\tprobe p50\tprobe p99\tprobe p99.9\tprobe max\tprobe err\t"
+	}
+	if tick {
+		head += "tick p99\t"
+	}
+	fmt.Fprintln(tw, head)
 	for _, n := range r.Nodes {
 		for _, s := range n.Steps {
-			m := s.Median
-			var errs int64
-			for _, run := range s.Runs {
-				errs += run.Errors
-			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t\n", n.Name, s.Rate, m.Achieved,
-				m.P50Ms, m.P90Ms, m.P99Ms, m.P999Ms, m.MaxMs, m.ServiceP50Ms, m.ServiceP99Ms, errs)
+			fmt.Fprintln(tw, r.row(n.Name, s, probe != nil, tick))
 		}
 	}
 	tw.Flush()
@@ -203,9 +286,60 @@ func (r *report) writeTable(w io.Writer) {
 		}
 	}
 	for _, q := range r.Ratios {
-		fmt.Fprintf(w, "A/B at %.0f/s: achieved %.2f, p50 %.2f, p99 %.2f  (A %s, B %s)\n", q.Rate, q.Achieved, q.P50, q.P99,
-			r.Nodes[0].URL, r.Nodes[1].URL)
+		probeRatio := ""
+		if q.ProbeP99 > 0 {
+			probeRatio = fmt.Sprintf(", probe p99 %.2f", q.ProbeP99)
+		}
+		fmt.Fprintf(w, "A/B at %.0f/s: achieved %.2f, p50 %.2f, p99 %.2f%s  (A %s, B %s)\n", q.Rate, q.Achieved, q.P50, q.P99,
+			probeRatio, r.Nodes[0].URL, r.Nodes[1].URL)
 	}
+}
+
+// extras returns the probe of the first run that has one (nil: no probe)
+// and whether any step has tick figures.
+func (r *report) extras() (*probeReport, bool) {
+	var probe *probeReport
+	tick := false
+	for _, n := range r.Nodes {
+		for _, s := range n.Steps {
+			tick = tick || s.TickMedian != nil
+			for _, run := range s.Runs {
+				if probe == nil {
+					probe = run.Probe
+				}
+			}
+		}
+	}
+	return probe, tick
+}
+
+// row is one step's line of the table: the scenario's medians ("-" for
+// idle, which sends none), then the probe's and the tick p99 when asked.
+func (r *report) row(node string, s *stepReport, probe, tick bool) string {
+	var errs, probeErrs int64
+	for _, run := range s.Runs {
+		errs += run.Errors
+		if run.Probe != nil {
+			probeErrs += run.Probe.Errors
+		}
+	}
+	m := s.Median
+	line := fmt.Sprintf("%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t", node, s.Rate, m.Achieved,
+		m.P50Ms, m.P90Ms, m.P99Ms, m.P999Ms, m.MaxMs, m.ServiceP50Ms, m.ServiceP99Ms, errs)
+	if r.Scenario == "idle" {
+		line = node + "\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t"
+	}
+	if p := s.ProbeMedian; probe && p != nil {
+		line += fmt.Sprintf("%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t", p.Achieved, p.P50Ms, p.P99Ms, p.P999Ms, p.MaxMs, probeErrs)
+	} else if probe {
+		line += "-\t-\t-\t-\t-\t-\t"
+	}
+	if t := s.TickMedian; tick && t != nil {
+		line += fmt.Sprintf("%.2f\t", t.P99Ms)
+	} else if tick {
+		line += "-\t"
+	}
+	return line
 }
 
 func (r *report) writeJSON(path string) error {

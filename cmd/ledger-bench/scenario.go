@@ -49,21 +49,19 @@ type scenario interface {
 
 func newScenario(name string, o *options) (scenario, error) {
 	switch name {
-	case "balance":
-		bodies := make([][]byte, len(node.DevKeys))
-		for i := range bodies {
-			bodies[i] = []byte(`{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["` +
-				common.Address(node.DevAddress(i)).Hex() + `","latest"]}`)
+	case "balance", "chainid":
+		return newReads(name)
+	case "idle":
+		if o.probe == nil {
+			return nil, fmt.Errorf("--scenario idle sends nothing but the probe: add --probe")
 		}
-		return &reads{bodies: bodies}, nil
-	case "chainid":
-		return &reads{bodies: [][]byte{[]byte(`{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}`)}}, nil
+		return idle{}, nil
 	case "transfer", "subs":
 		return &senders{accounts: o.accounts, seed: o.seed, funder: o.funder, native: fundWei}, nil
 	case "orders", "mm":
 		return newOrders(name, o)
 	}
-	return nil, fmt.Errorf("unknown scenario %q (balance, chainid, transfer, orders, mm, subs)", name)
+	return nil, fmt.Errorf("unknown scenario %q (balance, chainid, transfer, orders, mm, subs, idle)", name)
 }
 
 // resultAnswer accepts a JSON-RPC answer with a hex result: a balance, a
@@ -72,13 +70,32 @@ func resultAnswer(status int, body []byte) bool {
 	return status == 200 && bytes.Contains(body, []byte(`"result":"0x`))
 }
 
-// reads cycles through fixed read requests.
-type reads struct{ bodies [][]byte }
+// reads cycles through fixed read requests. An answer must carry want
+// (nil: a hex result, resultAnswer).
+type reads struct {
+	bodies [][]byte
+	want   []byte
+}
 
 func (r *reads) prepare(context.Context, *target, int) error { return nil }
 func (r *reads) next(i uint64) []byte                        { return r.bodies[i%uint64(len(r.bodies))] }
-func (r *reads) check(status int, body []byte) bool          { return resultAnswer(status, body) }
 func (r *reads) ordered() bool                               { return false }
+
+func (r *reads) check(status int, body []byte) bool {
+	if r.want == nil {
+		return resultAnswer(status, body)
+	}
+	return status == 200 && bytes.Contains(body, r.want)
+}
+
+// idle sends nothing: a run of it is the probe alone, for the figure of an
+// unloaded node. measure does not start a load for it.
+type idle struct{}
+
+func (idle) prepare(context.Context, *target, int) error { return nil }
+func (idle) next(uint64) []byte                          { return nil }
+func (idle) check(int, []byte) bool                      { return false }
+func (idle) ordered() bool                               { return false }
 
 // senders sends transactions from fresh accounts, funded from a dev account
 // (--funder) on the first run: 1-wei transfers to a sink, or, with tx set,

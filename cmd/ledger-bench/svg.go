@@ -14,8 +14,13 @@ const (
 	padT, padB     = 30, 40
 )
 
-// nodeColors are the colours of nodes A and B.
-var nodeColors = [...]string{"#1f77b4", "#d62728"}
+// nodeColors are the colours of nodes A and B; probeColors of their
+// probes, tickColors of their tick p99.
+var (
+	nodeColors  = [...]string{"#1f77b4", "#d62728"}
+	probeColors = [...]string{"#2ca02c", "#ff7f0e"}
+	tickColors  = [...]string{"#9467bd", "#8c564b"}
+)
 
 // series is one polyline of a chart.
 type series struct {
@@ -26,7 +31,9 @@ type series struct {
 }
 
 // svg draws latency and throughput over time, and, for a ramp, latency and
-// achieved rate per offered rate.
+// achieved rate per offered rate. The probe's p99 (per second, and its
+// median per step) and the tick p99 (per run, and its median per step) are
+// series of their own in the latency charts, drawn when measured.
 func (r *report) svg() []byte {
 	var lat, thr, rampLat, rampThr []series
 	for ni, n := range r.Nodes {
@@ -53,6 +60,7 @@ func (r *report) svg() []byte {
 			}
 		}
 		lat = append(lat, p50, p99)
+		lat = append(lat, extraSeries(n, ni)...)
 		thr = append(thr, off, ok)
 		rp50 := series{name: n.Name + " p50", color: color, dashed: true}
 		rp99 := series{name: n.Name + " p99", color: color}
@@ -63,6 +71,7 @@ func (r *report) svg() []byte {
 			rok.pts = append(rok.pts, [2]float64{s.Rate, s.Median.Achieved})
 		}
 		rampLat = append(rampLat, rp50, rp99)
+		rampLat = append(rampLat, rampExtraSeries(n, ni)...)
 		rampThr = append(rampThr, rok)
 	}
 	charts := [][]byte{
@@ -88,6 +97,63 @@ func (r *report) svg() []byte {
 	}
 	b.WriteString("</svg>\n")
 	return b.Bytes()
+}
+
+// extraSeries are node n's probe p99 per second and tick p99 per run (a
+// level across the run), each when measured.
+func extraSeries(n *nodeReport, ni int) []series {
+	probe := series{name: n.Name + " probe p99", color: probeColors[ni%len(probeColors)]}
+	tick := series{name: n.Name + " tick p99", color: tickColors[ni%len(tickColors)], dashed: true}
+	for _, s := range n.Steps {
+		for _, run := range s.Runs {
+			if p := run.Probe; p != nil {
+				for _, w := range p.Windows {
+					if w.OK > 0 {
+						probe.pts = append(probe.pts, [2]float64{run.StartS + w.EndS, w.P99Ms})
+					}
+				}
+			}
+			if t := run.Tick; t != nil && t.Count > 0 {
+				end := run.StartS + max(run.ElapsedS, probeElapsed(run))
+				tick.pts = append(tick.pts, [2]float64{run.StartS, t.P99Ms}, [2]float64{end, t.P99Ms})
+			}
+		}
+	}
+	return nonEmpty(probe, tick)
+}
+
+// rampExtraSeries are node n's median probe p99 and tick p99 per offered
+// rate, each when measured.
+func rampExtraSeries(n *nodeReport, ni int) []series {
+	probe := series{name: n.Name + " probe p99", color: probeColors[ni%len(probeColors)]}
+	tick := series{name: n.Name + " tick p99", color: tickColors[ni%len(tickColors)], dashed: true}
+	for _, s := range n.Steps {
+		if p := s.ProbeMedian; p != nil {
+			probe.pts = append(probe.pts, [2]float64{s.Rate, p.P99Ms})
+		}
+		if t := s.TickMedian; t != nil && t.Count > 0 {
+			tick.pts = append(tick.pts, [2]float64{s.Rate, t.P99Ms})
+		}
+	}
+	return nonEmpty(probe, tick)
+}
+
+func probeElapsed(run *runReport) float64 {
+	if run.Probe == nil {
+		return 0
+	}
+	return run.Probe.ElapsedS
+}
+
+// nonEmpty drops the series without points.
+func nonEmpty(ss ...series) []series {
+	out := ss[:0]
+	for _, s := range ss {
+		if len(s.pts) > 0 {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // chart draws the series in one plot with axes, grid and legend.

@@ -30,6 +30,7 @@ type target struct {
 	path        string
 	allowRemote bool
 	scen        scenario
+	metrics     *metricsSource    // --metrics; nil: none
 	eth         *ethclient.Client // for setting up (funding, nonces); opened on first use
 }
 
