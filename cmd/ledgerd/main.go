@@ -170,9 +170,13 @@ func run(f *flags) error {
 		admin := metrics.AdminHandler(metrics.Sources{Node: n, RPC: svc, Hub: hub, Server: srv})
 		go func() { log.Println(metrics.ListenAndServe(f.admin, admin)) }()
 	}
+	if botCtl != nil {
+		// Before the banner: a script that calls admin_startBots once it
+		// reads the listening line must find the controller ready.
+		botCtl.SetAddr(srv.Addr())
+	}
 	printBanner(f, srv.Addr(), n)
 	if botCtl != nil {
-		botCtl.SetAddr(srv.Addr())
 		if f.bots != "" {
 			if err := botCtl.Start(f.bots); err != nil { // the spec was checked above
 				log.Printf("bots: %v", err)
