@@ -54,7 +54,9 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	to := &l.account(tx.To).Native
 	to.Cash.Add(&to.Cash, &tx.Value)
 	l.feesBurned.Add(&l.feesBurned, &fee)
-	return &TxRecord{Kind: RecordTx, Seq: l.seq, Tx: *tx, Status: 1, GasUsed: TxGas, EffectiveGasPrice: price, Logs: logs}, rej
+	rec = &TxRecord{Kind: RecordTx, Seq: l.seq, Tx: *tx, Status: 1, GasUsed: TxGas, EffectiveGasPrice: price, Logs: logs}
+	rec.Tx.Pre = nil // served and kept for long: not the envelope the loop prepared
+	return rec, rej
 }
 
 // accept spends tx's nonce: tx is the account's newest transaction, pending

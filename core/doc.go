@@ -38,6 +38,17 @@
 //     nothing debited. Pending withdrawals and withdrawn are in the
 //     snapshot.
 //
+// Prepared work (orderbook.go). What admitting an orderbook call needs of
+// the transaction alone — decoding the calldata, recovering a delegated()
+// certificate's signer (core/secp, the recovery the loops use for senders)
+// and hashing the ids of the orders it creates — PrepareTx does ahead of
+// the sequencer, on the node's event loops, and leaves in Tx.Pre. The
+// ledger uses Pre only when it was prepared for this transaction (signer,
+// nonce) and its own chain, and otherwise does the same work itself, as a
+// replay of the log (which never carries Pre) does: the same pure functions
+// on the same bytes, so the results are the same either way
+// (TestPreparedEqualsInCore).
+//
 // Locks (recovery.go, docs/bridge.md §7). Each account keeps the hash of its
 // newest transaction and a lock bit. A transaction that conflicts with the
 // newest one while that is not yet durable is refused as an equivocation;

@@ -144,6 +144,21 @@ func (l *Ledger) Nonce(a Address) uint64 {
 	return 0
 }
 
+// AppendAccounts appends every account the ledger holds to dst, ascending
+// (read views rebuild from it; the map's order never shows).
+func (l *Ledger) AppendAccounts(dst []Address) []Address {
+	return appendSortedKeys(dst, l.accounts)
+}
+
+// AppendTokens appends the tokens other than the native one that a holds,
+// ascending.
+func (l *Ledger) AppendTokens(dst []Address, a Address) []Address {
+	if acc := l.accounts[a]; acc != nil {
+		return appendSortedKeys(dst, acc.tokens)
+	}
+	return dst
+}
+
 // Balance returns the account's holding of token (NativeToken for the
 // native collateral); zero for unknown accounts and tokens.
 func (l *Ledger) Balance(token, a Address) Balance {

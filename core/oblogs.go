@@ -112,7 +112,7 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 		var data []byte
 		switch in.Kind {
 		case clob.IntentSubmit:
-			id := clob.OrderID(adm.Signer, adm.Nonce, uint32(i))
+			id := env.OrderIDOf(i, adm.Signer, adm.Nonce)
 			data = appendSignedSize(data, in)
 			data = appendU256(data, &in.Price)
 			data = appendWordU64(data, uint64(in.Type))
@@ -133,7 +133,7 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicTransferRequested, addrTopic(in.Token), owner, addrTopic(in.To)}, data))
 		case clob.IntentSubmitTrigger:
-			id := clob.OrderID(adm.Signer, adm.Nonce, uint32(i))
+			id := env.OrderIDOf(i, adm.Signer, adm.Nonce)
 			data = appendSignedSize(data, in)
 			data = appendU256(data, &in.Price)
 			data = appendU256(data, &in.TriggerPrice)

@@ -110,7 +110,7 @@ func (l *Ledger) admitOrderbook(tx *Tx, timeUs int64) ([]Log, Reject) {
 	if !tx.Value.IsZero() {
 		return reject(clob.ReasonValueNonZero)
 	}
-	if r := abi.Decode(tx.Data, l.chainID, clob.Address(tx.From), &l.env); r != clob.OK {
+	if r := l.decodeOrderbook(tx); r != clob.OK {
 		return reject(r)
 	}
 	adm := clob.Admission{Signer: clob.Address(tx.From), Owner: clob.Address(tx.From), Nonce: tx.Nonce, NowUs: timeUs, Tag: l.seq}
@@ -124,6 +124,50 @@ func (l *Ledger) admitOrderbook(tx *Tx, timeUs int64) ([]Log, Reject) {
 		return reject(r)
 	}
 	return admissionLogs(&adm, &l.env), Reject{}
+}
+
+// Prepared is the part of admitting an orderbook transaction that depends
+// on the transaction alone: its decoded envelope, with the delegation
+// certificate checked (a signature recovery), and the ids of the orders it
+// creates (keccak). PrepareTx computes it where the transaction is
+// verified, in parallel, so that the sequencer does neither under its lock.
+type Prepared struct {
+	ChainID uint64  // the chain the certificate was checked for
+	From    Address // the signer and nonce the ids were computed for
+	Nonce   uint64
+	Reason  clob.Reason // Decode's verdict; Env is empty unless OK
+	Env     clob.Envelope
+}
+
+// PrepareTx sets tx.Pre for a call to the orderbook: Decode with the
+// transaction's own chain id and PrepareIDs. It is a pure function of tx,
+// safe for concurrent use on different transactions; the ledger redoes
+// the same work when Pre is absent or was prepared for another chain.
+// REQUIRES: tx is complete (From recovered); it is not changed afterwards.
+func PrepareTx(tx *Tx) {
+	if !tx.HasTo || tx.To != OrderbookAddress {
+		return
+	}
+	p := &Prepared{ChainID: tx.ChainID, From: tx.From, Nonce: tx.Nonce}
+	p.Reason = abi.Decode(tx.Data, tx.ChainID, clob.Address(tx.From), &p.Env)
+	if p.Reason == clob.OK {
+		clob.PrepareIDs(&p.Env, clob.Address(tx.From), tx.Nonce)
+	}
+	tx.Pre = p
+}
+
+// decodeOrderbook decodes tx's calldata into l.env: a copy of what
+// PrepareTx found when it applies to this transaction on this chain, else
+// abi.Decode here (the engine then hashes the order ids itself).
+func (l *Ledger) decodeOrderbook(tx *Tx) clob.Reason {
+	p := tx.Pre
+	if p == nil || p.ChainID != l.chainID || p.From != tx.From || p.Nonce != tx.Nonce {
+		return abi.Decode(tx.Data, l.chainID, clob.Address(tx.From), &l.env)
+	}
+	intents := append(l.env.Intents[:0], p.Env.Intents...)
+	l.env = p.Env
+	l.env.Intents = intents
+	return p.Reason
 }
 
 // delegationExpired compares a DelegationAuth's validUntil (µs, as the live

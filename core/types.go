@@ -47,6 +47,11 @@ type Tx struct {
 	// so the transaction can be served back unchanged.
 	AccessList []AccessTuple
 	V, R, S    uint256.Int
+	// Pre is what PrepareTx derived from this transaction before the
+	// sequencer, or nil. It is never logged: the ledger uses it only when
+	// it was prepared for this very transaction and chain, and derives the
+	// same itself otherwise (a replay), so it changes no result.
+	Pre *Prepared
 }
 
 // AccessTuple is one EIP-2930 access list entry.

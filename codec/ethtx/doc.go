@@ -15,7 +15,7 @@
 // Sender recomputes the signing hash with a streaming RLP encoder that
 // feeds Keccak-256 directly (go-ethereum builds an []any and encodes it by
 // reflection), checks the signature values by go-ethereum's homestead rules,
-// and recovers the public key with internal/secp, a variable-time secp256k1
+// and recovers the public key with core/secp, a variable-time secp256k1
 // built for this one job. It accepts exactly what
 // types.Sender(types.LatestSignerForChainID(id), tx) accepts, id being the
 // transaction's own chain id (nil when 0); sender_test.go checks this on

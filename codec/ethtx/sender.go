@@ -10,7 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
-	"github.com/ledgervenue/node/codec/ethtx/internal/secp"
+	"github.com/ledgervenue/node/core/secp"
 )
 
 // ErrInvalidSignature reports a signature that go-ethereum's types.Sender

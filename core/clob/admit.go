@@ -72,6 +72,7 @@ type admitScratch struct {
 	nFunds    int
 	nUses     int
 	transfers int
+	prepared  bool // the envelope's IDs are this admission's (PrepareIDs)
 	trig      triggerScratch
 	tmp       uint256.Int
 }
@@ -88,6 +89,7 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 	}
 	s := &e.adm
 	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.trig.n = 0, 0, 0, 0, 0, 0
+	s.prepared = env.preparedFor(a.Signer, a.Nonce)
 	for i := range env.Intents {
 		if r := e.check(a, &env.Intents[i], i, acc); r != OK {
 			return r
@@ -219,14 +221,24 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 		}
 	}
 	c := &e.adm.created[e.adm.nCreated]
-	orderID(e.hasher, &e.hashIn, &e.hashOut, a.Signer, a.Nonce, uint32(i))
-	*c = createdOrder{id: e.hashOut, b: b, side: in.Side, flags: in.Flags, lots: p.lots, reserved: p.amount}
+	*c = createdOrder{b: b, side: in.Side, flags: in.Flags, lots: p.lots, reserved: p.amount}
+	e.newID(&c.id, a, in, i)
 	if b.index.find(&c.id, b.ords) != 0 {
 		panic("BUG: order id already live: (signer, nonce) admitted twice")
 	}
 	p.created = e.adm.nCreated
 	e.adm.nCreated++
 	return OK
+}
+
+// newID sets id to the id of the order or trigger intent i creates: the
+// envelope's prepared one, else hashed here.
+func (e *Engine) newID(id *Hash, a *Admission, in *Intent, i int) {
+	if e.adm.prepared {
+		*id = in.ID
+		return
+	}
+	e.idh.orderID(id, a.Signer, a.Nonce, uint32(i))
 }
 
 // checkTarget applies rule 4's liveness and ownership checks.

@@ -29,7 +29,7 @@ func TestSteadyStateAllocs(t *testing.T) {
 	}
 	submitCancel := func() {
 		admit("a", &buy)
-		orderID(h.e.hasher, &h.e.hashIn, &cancel.OrderID, a.Signer, a.Nonce, 0)
+		h.e.idh.orderID(&cancel.OrderID, a.Signer, a.Nonce, 0)
 		admit("a", &cancel)
 		T += h.iv
 		h.e.Tick(T, h.acc, &h.out)

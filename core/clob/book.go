@@ -36,29 +36,31 @@ type node struct {
 	queueTick  int64 // the tick it (re-)entered its level: taker iff == the current tick
 }
 
-// order is the cold part of an order.
+// order is the cold part of an order. The fields a tick touches (placing,
+// filling and discarding an order) come first, so that they span as few
+// cache lines as the struct allows; the rest follow.
 type order struct {
-	id                           Hash
-	owner                        Address
-	reserved                     uint256.Int // what it still holds locked
-	filledBase, filledQuote, fee uint256.Int
-	admitTickUs, expiresUs       int64 // expiresUs 0 = never
-	deadlineUs                   uint64
-	ttlUs                        uint64
-	sizeBase                     uint256.Int // filled + remaining, base wei (for OrderInfo)
+	id    Hash
+	owner Address
 	// pendingUpdates counts updates admitted and not yet drained. While it
 	// is > 0, reserved already holds the last one's target and settled holds
 	// the reservation of the order as it actually is; the drain of the last
 	// one reconciles the two (see drainUpdate).
 	pendingUpdates uint32
-	settled        uint256.Int
+	// assetBound marks an order an Asset-grouped trigger fired (perp
+	// books): the flat sweep cancels it when its owner's position goes flat.
+	assetBound                   bool
+	admitTickUs, expiresUs       int64 // expiresUs 0 = never
+	ttlUs                        uint64
+	reserved                     uint256.Int // what it still holds locked
+	filledBase, filledQuote, fee uint256.Int
+	deadlineUs                   uint64
+	sizeBase                     uint256.Int // filled + remaining, base wei (for OrderInfo)
+	settled                      uint256.Int
 	// projLots is, while pendingUpdates > 0, the remaining size the last
 	// admitted update sets: what a perp order counts in its owner's B or A
 	// (docs/perps.md, "Accounts"). Derived from the pending ring on load.
 	projLots int64
-	// assetBound marks an order an Asset-grouped trigger fired (perp
-	// books): the flat sweep cancels it when its owner's position goes flat.
-	assetBound bool
 }
 
 // level is one price of one side: a FIFO of orders linked through node.

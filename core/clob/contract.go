@@ -102,6 +102,10 @@ type Intent struct {
 	TriggerPrice uint256.Int
 	TriggerType  uint8
 	Grouping     uint8
+	// ID is, for a submit or submitTrigger of an envelope whose HasIDs
+	// holds, the id of the order or trigger it creates (PrepareIDs): the
+	// engine then trusts it instead of hashing. Otherwise ignored.
+	ID Hash
 }
 
 // Envelope is one decoded orderbook transaction: one intent, or the inner
@@ -115,6 +119,46 @@ type Envelope struct {
 	Delegated  bool
 	Master     Address
 	ValidUntil uint64 // delegated: the authorisation's end, microseconds
+	// HasIDs says that PrepareIDs(IDSigner, IDNonce) filled the ID of
+	// every submit and submitTrigger. The engine uses those ids only for
+	// an Admission of that same signer and nonce, and hashes otherwise, so
+	// a replay that never prepares gets the same ids (OrderIDOf).
+	HasIDs   bool
+	IDSigner Address
+	IDNonce  uint64
+}
+
+// PrepareIDs computes the order id of every submit and submitTrigger of env
+// for a transaction of signer at nonce, into its Intents' ID, and marks env
+// as prepared for them: the keccak work moves out of Admit to whoever
+// calls this first (the node's event loops, before the sequencer). It is a
+// pure function of (env, signer, nonce); Admit and OrderIDOf give the same
+// ids with or without it.
+// REQUIRES: env's intents are not changed afterwards (Decode clears HasIDs).
+func PrepareIDs(env *Envelope, signer Address, nonce uint64) {
+	h := hasherPool.Get().(*keccakHasher)
+	for i := range env.Intents {
+		if in := &env.Intents[i]; in.Kind == IntentSubmit || in.Kind == IntentSubmitTrigger {
+			h.orderID(&in.ID, signer, nonce, uint32(i))
+		}
+	}
+	hasherPool.Put(h)
+	env.HasIDs, env.IDSigner, env.IDNonce = true, signer, nonce
+}
+
+// OrderIDOf returns the id of the order (or trigger) intent i of env
+// creates for a transaction of signer at nonce: the prepared one when
+// PrepareIDs ran for them, else computed.
+// REQUIRES: intent i is a submit or submitTrigger.
+func (env *Envelope) OrderIDOf(i int, signer Address, nonce uint64) Hash {
+	if env.preparedFor(signer, nonce) {
+		return env.Intents[i].ID
+	}
+	return OrderID(signer, nonce, uint32(i))
+}
+
+func (env *Envelope) preparedFor(signer Address, nonce uint64) bool {
+	return env.HasIDs && env.IDSigner == signer && env.IDNonce == nonce
 }
 
 // Reason is why an orderbook intent was refused. Its String is the text after

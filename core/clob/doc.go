@@ -42,9 +42,10 @@
 // with the best price last, so that the levels that change most (near the
 // best price) are cheap to insert and remove, each level a FIFO of orders
 // linked through the arena. The engine owns the scratch buffers the tick
-// reuses (chunks, the sort of new orders, landed envelopes). In steady state,
-// once the arena has reached the book's high-water mark of live orders,
-// nothing allocates (alloc_test.go).
+// reuses (chunks, the sort of new orders — an LSD radix sort of the ids'
+// first 8 bytes once there are radixSortMin of them —, landed envelopes).
+// In steady state, once the arena has reached the book's high-water mark of
+// live orders, nothing allocates (alloc_test.go).
 //
 // Queue priority: new orders (and re-queued updates) are appended to their
 // level at the end of the drain in ascending id order, behind every order
@@ -76,6 +77,13 @@
 //   - Determinism: the same inputs give the same events and the same
 //     AppendSnapshot bytes; an engine loaded from those bytes (LoadEngine)
 //     gives the same events and snapshots for the same inputs from then on.
+//
+// Order ids are keccak256(abi.encode(signer, nonce, index in the
+// envelope)). Admit hashes them itself unless the envelope was prepared
+// for the admission's signer and nonce (PrepareIDs, which the node runs on
+// its event loops before the sequencer): then it takes Intent.ID as given.
+// OrderIDOf gives the same id either way, so a replay that never prepares
+// builds the same books.
 //
 // Order ids must be unique: the engine panics ("BUG: ...") if an admission
 // would create an id that is live, i.e. when a (signer, nonce) is admitted

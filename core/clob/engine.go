@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"sync"
 
 	"github.com/ethereum/go-ethereum/crypto/keccak"
 	"github.com/holiman/uint256"
@@ -39,9 +40,7 @@ type Engine struct {
 	transfers      ring[pendingTransfer]
 	transferLastUs int64
 	seq            uint64 // envelopes admitted so far
-	hasher         keccakState
-	hashIn         [96]byte
-	hashOut        Hash
+	idh            keccakHasher
 	adm            admitScratch
 	tk             tickScratch
 	tmp            [5]uint256.Int // ledger call arguments must not escape from the stack
@@ -68,7 +67,7 @@ func NewEngine(l Limits) *Engine {
 	e := &Engine{
 		limits:    l,
 		transfers: newRing[pendingTransfer](l.PendingMax),
-		hasher:    keccak.NewLegacyKeccak256().(keccakState),
+		idh:       keccakHasher{h: keccak.NewLegacyKeccak256().(keccakState)},
 		pp:        perpEngine{ix: make(map[Address]int32)},
 	}
 	e.tk.init(&l)
@@ -231,21 +230,30 @@ func (e *Engine) LastPrice(book Hash) (uint256.Int, bool) {
 
 // OrderID is keccak256(abi.encode(signer, uint64 nonce, uint32 sequence)).
 func OrderID(signer Address, nonce uint64, seq uint32) Hash {
-	var in [96]byte
+	h := keccakHasher{h: keccak.NewLegacyKeccak256().(keccakState)}
 	var out Hash
-	orderID(keccak.NewLegacyKeccak256().(keccakState), &in, &out, signer, nonce, seq)
+	h.orderID(&out, signer, nonce, seq)
 	return out
 }
 
-// orderID hashes into out with a caller-owned sponge and buffers: the
-// sponge is an interface, so buffers on the stack would escape and admission
-// would allocate.
-func orderID(h keccakState, in *[96]byte, out *Hash, signer Address, nonce uint64, seq uint32) {
-	*in = [96]byte{}
-	copy(in[12:32], signer[:])
-	binary.BigEndian.PutUint64(in[56:64], nonce)
-	binary.BigEndian.PutUint32(in[92:96], seq)
-	h.Reset()
-	h.Write(in[:])
-	h.Read(out[:])
+// keccakHasher computes order ids with a sponge and input buffer of its
+// own: the sponge is an interface, so buffers on the stack would escape
+// and admission would allocate.
+type keccakHasher struct {
+	h  keccakState
+	in [96]byte
+}
+
+// hasherPool serves PrepareIDs, which runs on many event loops at once.
+var hasherPool = sync.Pool{New: func() any { return &keccakHasher{h: keccak.NewLegacyKeccak256().(keccakState)} }}
+
+// orderID sets out to keccak256(abi.encode(signer, nonce, seq)).
+func (k *keccakHasher) orderID(out *Hash, signer Address, nonce uint64, seq uint32) {
+	k.in = [96]byte{}
+	copy(k.in[12:32], signer[:])
+	binary.BigEndian.PutUint64(k.in[56:64], nonce)
+	binary.BigEndian.PutUint32(k.in[92:96], seq)
+	k.h.Reset()
+	k.h.Write(k.in[:])
+	k.h.Read(out[:])
 }

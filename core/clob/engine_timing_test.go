@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ethereum/go-ethereum/crypto/keccak"
 	"github.com/holiman/uint256"
 )
 
@@ -14,6 +15,7 @@ import (
 // back while makers restore the ask levels. After both ticks the book holds
 // the same orders at the same prices.
 type benchBook struct {
+	b      *testing.B
 	h      *harness
 	acc    *benchAccounts
 	a      Admission
@@ -23,6 +25,14 @@ type benchBook struct {
 	bestA  int64 // best ask, steps
 	take   int   // levels each tick takes
 	owners [8]Address
+	cpuOff int64 // process CPU time spent with the timer stopped
+	// prepared: the envelopes carry their order ids (PrepareIDs), as the
+	// node's event loops hash them before the sequencer; computed for each
+	// tick with the timer stopped. Otherwise Admit hashes them.
+	prepared bool
+	ids      []Hash
+	nextID   int
+	idh      keccakHasher
 }
 
 const (
@@ -33,7 +43,8 @@ const (
 
 func newBenchBook(b *testing.B, resting int) *benchBook {
 	h := newHarness(b, Limits{OrdersMax: resting + 2*benchIntents, PendingMax: 1 << 14})
-	bb := &benchBook{h: h, acc: &benchAccounts{}, env: Envelope{Intents: make([]Intent, 1)}, nowUs: 100}
+	bb := &benchBook{b: b, h: h, acc: &benchAccounts{}, env: Envelope{Intents: make([]Intent, 1)}, nowUs: 100}
+	bb.idh.h = keccak.NewLegacyKeccak256().(keccakState)
 	for i := range bb.owners {
 		bb.owners[i] = Address{byte(i + 1)}
 		bb.acc.bal[tBase[0]][i+1].cash.Lsh(uint256.NewInt(1), 200)
@@ -74,6 +85,11 @@ func (bb *benchBook) admit(side Side, steps int64, flags uint8, i int) {
 	in.Size.Set(e15)
 	in.Price.SetUint64(uint64(steps))
 	in.Price.Mul(&in.Price, &bb.h.e.books[0].u.tick)
+	if bb.prepared {
+		in.ID = bb.ids[bb.nextID]
+		bb.nextID++
+		bb.env.HasIDs, bb.env.IDSigner, bb.env.IDNonce = true, a.Signer, a.Nonce
+	}
 	if r := bb.h.e.Admit(a, &bb.env, bb.acc); r != OK {
 		panic(fmt.Sprintf("bench admit: %v", r))
 	}
@@ -84,6 +100,9 @@ func (bb *benchBook) admit(side Side, steps int64, flags uint8, i int) {
 // tick's end) up to benchIntents, then runs one tick.
 func (bb *benchBook) tick(side Side, takerSteps, idleSteps int64, makerSteps func(i int) int64) {
 	k := bb.take * benchPerLevel
+	if bb.prepared {
+		bb.prepareIDs(k, benchIntents-2*k)
+	}
 	for i := range k {
 		bb.admit(side, takerSteps, FlagIOC, i)
 		bb.admit(side, makerSteps(i), 0, i+1)
@@ -96,6 +115,31 @@ func (bb *benchBook) tick(side Side, takerSteps, idleSteps int64, makerSteps fun
 	bb.nowUs = T + 1
 }
 
+// prepareIDs computes, with the timer stopped, the ids of the orders the
+// next tick admits: k takers and k makers interleaved, then idle ones, with
+// admit's signers and nonces.
+func (bb *benchBook) prepareIDs(k, idle int) {
+	bb.b.StopTimer()
+	c0 := cpuNs()
+	bb.ids, bb.nextID = bb.ids[:0], 0
+	nonce := bb.a.Nonce
+	add := func(i int) {
+		nonce++
+		var id Hash
+		bb.idh.orderID(&id, bb.owners[i%len(bb.owners)], nonce, 0)
+		bb.ids = append(bb.ids, id)
+	}
+	for i := range k {
+		add(i)
+		add(i + 1)
+	}
+	for i := range idle {
+		add(i)
+	}
+	bb.cpuOff += cpuNs() - c0
+	bb.b.StartTimer()
+}
+
 // round runs the two ticks that bring the book back to where it was.
 func (bb *benchBook) round() {
 	bA, bB, take := bb.bestA, bb.bestB, int64(bb.take)
@@ -105,17 +149,28 @@ func (bb *benchBook) round() {
 	bb.tick(Sell, bB+1, bA, func(i int) int64 { return bA + int64(i/benchPerLevel) })
 }
 
-func BenchmarkTick(b *testing.B) {
+// BenchmarkTick measures the engine as the sequencer drives it: envelopes
+// arrive with their order ids computed (PrepareIDs on the event loops).
+// BenchmarkTickHashed is the same with Admit hashing every id itself (a
+// replay, or a caller that does not prepare).
+func BenchmarkTick(b *testing.B)       { benchmarkTick(b, true) }
+func BenchmarkTickHashed(b *testing.B) { benchmarkTick(b, false) }
+
+func benchmarkTick(b *testing.B, prepared bool) {
 	for _, resting := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("resting=%d", resting), func(b *testing.B) {
 			bb := newBenchBook(b, resting)
+			bb.prepared = prepared
 			bb.round() // warm up scratch buffers
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuNs()
+			bb.cpuOff = 0
 			for b.Loop() {
 				bb.round()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(2*benchIntents), "ns/order")
+			b.ReportMetric(float64(cpuNs()-cpu0-bb.cpuOff)/float64(b.N)/(2*benchIntents), "cpu-ns/order")
 			if !bb.h.out.Books[0].Traded || bb.h.e.books[0].live() < resting {
 				b.Fatalf("book not in steady state: %d live", bb.h.e.books[0].live())
 			}

@@ -11,6 +11,7 @@ import (
 type tickScratch struct {
 	chunks []chunk
 	sorted []newEntry
+	radix  []newEntry // sortNew's second buffer, as long as sorted
 	landed []landedTag
 	// The regrouping of late events (groupLate): the late events by book,
 	// their books' indexes and per-book counts, and the events and
@@ -252,9 +253,13 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 // event appends an event for the order at slot s, with its running totals.
 func (b *book) event(out *TickResult, s uint32, kind EventKind, terminal bool) *Event {
 	o := &b.ords[s]
-	out.Events = append(out.Events, Event{Kind: kind, Book: b.cfg.ID, OrderID: o.id, Owner: o.owner,
-		Side: b.nodes[s].side, TotalBase: o.filledBase, TotalQuote: o.filledQuote, TotalFee: o.fee, Terminal: terminal})
-	return &out.Events[len(out.Events)-1]
+	// Zeroed and filled in place: the composite literal was built on the
+	// stack and then copied, twice the stores of an Event (472 bytes).
+	out.Events = append(out.Events, Event{})
+	ev := &out.Events[len(out.Events)-1]
+	ev.Kind, ev.Book, ev.OrderID, ev.Owner, ev.Side = kind, b.cfg.ID, o.id, o.owner, b.nodes[s].side
+	ev.TotalBase, ev.TotalQuote, ev.TotalFee, ev.Terminal = o.filledBase, o.filledQuote, o.fee, terminal
+	return ev
 }
 
 // removeOrder takes a live order out of its book for good: event, unlink,
@@ -270,7 +275,9 @@ func (e *Engine) discard(b *book, s uint32, acc Accounts) {
 	if n.state == stateResting {
 		b.unlink(s)
 	}
-	e.expose(b, s, -b.exposedLots(s))
+	if b.perp != nil { // exposedLots reads a line of the cold half a spot book need not touch
+		e.expose(b, s, -b.exposedLots(s))
+	}
 	b.countLive(s, -1)
 	b.expiryRemove(s)
 	if !o.reserved.IsZero() {
@@ -389,15 +396,7 @@ func (e *Engine) queueNew(b *book) {
 			sorted = append(sorted, newEntry{binary.BigEndian.Uint64(b.ords[s].id[:8]), s})
 		}
 	}
-	slices.SortFunc(sorted, func(x, y newEntry) int {
-		switch {
-		case x.key < y.key:
-			return -1
-		case x.key > y.key:
-			return 1
-		}
-		return bytes.Compare(b.ords[x.slot].id[:], b.ords[y.slot].id[:])
-	})
+	sorted = e.tk.sortNew(b, sorted)
 	for _, ne := range sorted {
 		if b.nodes[ne.slot].typ == Limit {
 			b.enqueue(ne.slot, false)
@@ -409,6 +408,67 @@ func (e *Engine) queueNew(b *book) {
 		}
 	}
 	e.tk.sorted = sorted[:0]
+}
+
+// radixSortMin is the count of new orders from which sortNew sorts by
+// radix: below it a comparison sort is cheaper than the radix passes.
+const radixSortMin = 256
+
+// radixBits is the digit of sortNew's radix passes: 6 passes cover a
+// 64-bit key, each with a count table of 2^11 entries (8 KiB, in L1).
+const radixBits = 11
+
+// sortNew sorts this tick's new orders by id, ascending: by the key (the
+// id's first 8 bytes), then, for equal keys, by the whole id. With many
+// orders it is an LSD radix sort of the keys (stable, into t.radix and
+// back), then an insertion sort of each run of equal keys (the keys are
+// keccak bytes: such runs are rare). slices.SortFunc on 10 000 keys was
+// about 5 % of BenchmarkTick; the radix passes cost about a fifth of that.
+func (t *tickScratch) sortNew(b *book, sorted []newEntry) []newEntry {
+	cmpID := func(x, y newEntry) int {
+		switch {
+		case x.key < y.key:
+			return -1
+		case x.key > y.key:
+			return 1
+		}
+		return bytes.Compare(b.ords[x.slot].id[:], b.ords[y.slot].id[:])
+	}
+	n := len(sorted)
+	if n < radixSortMin {
+		slices.SortFunc(sorted, cmpID)
+		return sorted
+	}
+	t.radix = slices.Grow(t.radix[:0], n)[:n]
+	src, dst := sorted, t.radix
+	var count [1 << radixBits]int32
+	for shift := uint(0); shift < 64; shift += radixBits {
+		clear(count[:])
+		for i := range src {
+			count[src[i].key>>shift&(1<<radixBits-1)]++
+		}
+		at := int32(0)
+		for d := range count {
+			at, count[d] = at+count[d], at
+		}
+		for i := range src {
+			d := src[i].key >> shift & (1<<radixBits - 1)
+			dst[count[d]] = src[i]
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &sorted[0] { // an odd number of passes ended in t.radix
+		copy(sorted, src)
+	}
+	for i := 1; i < n; i++ {
+		if sorted[i].key == sorted[i-1].key { // rare: insertion sort the run by whole id
+			for j := i; j > 0 && cmpID(sorted[j-1], sorted[j]) > 0; j-- {
+				sorted[j-1], sorted[j] = sorted[j], sorted[j-1]
+			}
+		}
+	}
+	return sorted
 }
 
 // runTransfers settles (or, late, drops) every pending transfer.

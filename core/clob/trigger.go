@@ -265,8 +265,8 @@ func (e *Engine) checkTrigger(a *Admission, in *Intent, i int, p *plan, acc Acco
 	}
 	if in.Kind == IntentSubmitTrigger {
 		c := &s.created[s.n]
-		orderID(e.hasher, &e.hashIn, &e.hashOut, a.Signer, a.Nonce, uint32(i))
-		*c = createdTrigger{id: e.hashOut, b: b}
+		*c = createdTrigger{b: b}
+		e.newID(&c.id, a, in, i)
 		p.created = s.n
 		s.n++
 	}

@@ -72,7 +72,7 @@ func (v *perpViews) admitted(tx *core.Tx, env *clob.Envelope) {
 		l := landing{owner: owner}
 		switch in.Kind {
 		case clob.IntentSubmitTrigger:
-			l.id, l.submit = clob.OrderID(clob.Address(tx.From), tx.Nonce, uint32(i)), true
+			l.id, l.submit = env.OrderIDOf(i, clob.Address(tx.From), tx.Nonce), true
 			v.trigTx[l.id] = clob.Hash(tx.Hash)
 		case clob.IntentCancelTrigger, clob.IntentUpdateTrigger:
 		default:

@@ -42,7 +42,8 @@ func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 	return c.send(dst, &ctx, time.Duration(timeoutMs)*time.Millisecond, false)
 }
 
-// rawTx decodes param 0, a signed raw transaction, and recovers its sender.
+// rawTx decodes param 0, a signed raw transaction, recovers its sender and
+// prepares what the ledger needs of an orderbook call (toCoreTx).
 func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
 	v := c.req.Param(0)
 	if v == nil {
@@ -229,5 +230,9 @@ func toCoreTx(tx *types.Transaction, from core.Address) (core.Tx, *jsonrpc.Error
 		}
 		ct.AccessList = append(ct.AccessList, at)
 	}
+	// An orderbook call is decoded here too, its delegation certificate
+	// recovered and its order ids hashed: on the caller's goroutine, in
+	// parallel, rather than under the sequencer's lock (core.PrepareTx).
+	core.PrepareTx(&ct)
 	return ct, nil
 }

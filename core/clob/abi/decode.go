@@ -71,6 +71,7 @@ func Decode(data []byte, chainID uint64, signer clob.Address, env *clob.Envelope
 	env.Delegated = false
 	env.Master = clob.Address{}
 	env.ValidUntil = 0
+	env.HasIDs = false
 
 	reason := decodeTop(data, chainID, signer, env)
 	if reason != clob.OK {

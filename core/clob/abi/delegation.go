@@ -7,6 +7,7 @@ import (
 	"github.com/holiman/uint256"
 
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/secp"
 )
 
 // EIP-712 pieces of the delegation certificate. The domain has no
@@ -64,7 +65,9 @@ func DelegationDigest(chainID uint64, delegate clob.Address, validUntil uint64) 
 // sig is r ‖ s ‖ v with v ∈ {27, 28} (what eth_signTypedData_v4, ethers and
 // alloy produce) or v ∈ {0, 1} (go-ethereum's crypto.Sign). r must be in
 // [1, n), s in [1, n/2] (EIP-2: the high-s twin of a signature is refused,
-// so a certificate has one encoding).
+// so a certificate has one encoding). The key is recovered with core/secp,
+// the recovery ethtx.Sender uses (go-ethereum's crypto.Ecrecover without
+// cgo was several times slower); both accept the same signatures.
 func verifyDelegation(sig []byte, chainID uint64, delegate clob.Address, validUntil uint64, master clob.Address) bool {
 	if len(sig) != signatureSize {
 		return false
@@ -75,21 +78,20 @@ func verifyDelegation(sig []byte, chainID uint64, delegate clob.Address, validUn
 	if r.IsZero() || !r.Lt(secp256k1N) || s.IsZero() || s.Gt(secp256k1HalfN) {
 		return false
 	}
-	var normalised [signatureSize]byte
-	copy(normalised[:], sig)
-	switch v := sig[signatureSize-1]; v {
+	recid := sig[signatureSize-1]
+	switch recid {
 	case 0, 1:
 	case 27, 28:
-		normalised[signatureSize-1] = v - 27
+		recid -= 27
 	default:
 		return false
 	}
 	digest := DelegationDigest(chainID, delegate, validUntil)
-	pub, err := crypto.Ecrecover(digest[:], normalised[:])
-	if err != nil || len(pub) != 65 {
+	var pub [64]byte
+	if !secp.Recover(&pub, &digest, (*[32]byte)(sig[:wordSize]), (*[32]byte)(sig[wordSize:2*wordSize]), recid) {
 		return false
 	}
-	recovered := crypto.Keccak256Hash(pub[1:])
+	recovered := crypto.Keccak256Hash(pub[:])
 	var got clob.Address
 	copy(got[:], recovered[wordSize-len(got):])
 	return got == master
