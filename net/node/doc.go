@@ -57,8 +57,8 @@
 //     pending.
 //   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input
 //     like a market creation, so a replay sets the oracle at the same place;
-//     balances, positions and the ranking closest to liquidation read the
-//     ledger's margin under the read lock. The ranking is kept with the
+//     positions and the ranking closest to liquidation read the ledger's
+//     margin under the read lock; balances read the read views (below). The ranking is kept with the
 //     ledger sequence it was computed at and is recomputed once that moves.
 //   - anvil controls (controls.go): setBalance, setNonce and every time
 //     jump are logged inputs applied under the sequencer lock; a jump moves
@@ -80,6 +80,48 @@
 //     directory's log through the same apply path (afterApply, buildTick)
 //     on a Node without goroutines, reading the directory read-only; Open
 //     stores the genesis it runs under so the replay starts from it.
+//
+// Read views (readviews.go). The hot reads take no lock the sequencer, the
+// ticker, the writer or the attester holds, so an event loop never waits
+// for the pipeline (a tick held for seconds included: the read-stall test,
+// net/rpc TestReadsDuringStalledTick):
+//
+//   - Who writes: the sequencer alone, under mu, right after the ledger
+//     applied an input (afterApply → publishInput), and load / revert when
+//     they rebuild the whole state (rebuildViews, then one swap of
+//     Node.views with the state). A write is a new immutable value behind
+//     an atomic pointer: an account's {nonce, native withdrawable, every
+//     non-zero holding}, the base fee, and the ob_getOrderbook answer of
+//     each book (copy-on-write map, republished for the books a tick ran,
+//     a market creation, an oracle change). Which accounts an input changed
+//     is derived per input kind (sender, recipient, delegating master,
+//     deposit and control targets; a tick's event owners, transfer
+//     recipients, withdrawers, the backstop), and after a perp tick or an
+//     oracle change every account with a perp position or perp orders is
+//     republished (its margin moves with the mark). TestReadViewsMatchLedger
+//     checks all of it against the ledger after every input.
+//   - Receipts: the entries index is a sharded map whose shard locks are
+//     held for one map access only; an Entry's durable, batch, index and
+//     tick are atomics, each set once by the pipeline and only moving
+//     forward, so Lookup copies a state the entry was in.
+//   - Who reads: Balance, Nonce, Withdrawable, BalanceOf, BaseFee,
+//     Orderbook and Lookup (eth_getBalance, eth_getTransactionCount,
+//     eth_call's balanceOf and withdrawableBalance, eth_gasPrice, blocks,
+//     ob_getOrderbook, eth_getTransactionByHash and
+//     eth_getTransactionReceipt), on the event loops.
+//   - What a reader gets: one account, one book or one receipt as of one
+//     applied input (one answer never mixes two). Views are published
+//     before the input's record is queued for the log, so a client that saw
+//     a receipt (attested, hence applied and published earlier) sees its
+//     effects, and a nonce read after an acknowledged write is at least that
+//     write's. Two reads of one request may see two successive inputs. A
+//     book is as of the newest tick (a book changes only at ticks: admitted
+//     orders wait for theirs).
+//   - Not yet moved (they still take mu's read lock, so a tick holds
+//     them): the other ob_* methods (ReadMarkets), svc_pastPerfectTime and
+//     eth_blockNumber (PastPerfectTime), account info and recovery reads,
+//     the listings' cache of recent receipts (receiptsAt), svc_triggers,
+//     the bridge's REST reads.
 //
 // Memory: RAM holds the ledger, each account's newest attested transaction
 // (recovery.go), the books, the market index (with its

@@ -144,7 +144,7 @@ func (n *Node) receiptsAt(places []uint64) ([]*Receipt, error) {
 	n.mu.RLock()
 	for i, p := range places {
 		if e := n.recent.at(p); e != nil {
-			r := n.receiptLocked(e)
+			r := e.receipt()
 			out[i] = &r
 		} else {
 			missing = append(missing, i)

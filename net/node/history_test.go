@@ -116,7 +116,7 @@ func TestHistoryReadsFromDisk(t *testing.T) {
 		t.Fatalf("listed %d records, want %d transactions and 6 ticks", len(items), len(hashes))
 	}
 	n.mu.RLock()
-	held := len(n.entries)
+	held := n.entries.len()
 	n.mu.RUnlock()
 	if held > cfg.CacheEntries {
 		t.Fatalf("%d entries in RAM, the cache holds %d", held, cfg.CacheEntries)

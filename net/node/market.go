@@ -126,6 +126,14 @@ func (n *Node) CreateMarket(cfg *clob.MarketConfig, done func(error)) error {
 // writer stores with it.
 // REQUIRES: n.mu held, called right after the ledger applied in.
 func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persist.TickLink {
+	links := n.applyViews(in, rec, e)
+	n.publishInput(in, rec) // after applyViews: the books read the index
+	return links
+}
+
+// applyViews is afterApply but for the read views (readviews.go).
+// REQUIRES: as afterApply.
+func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persist.TickLink {
 	switch in.Kind {
 	case core.InputTx:
 		if rec != nil && core.LandsInTick(&in.Tx) { // an intent, or a withdrawal (its batch)
@@ -142,7 +150,7 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		for _, tag := range res.Landed {
 			if ref, ok := n.awaiting[tag]; ok {
 				if ref.e != nil {
-					ref.e.tick = e
+					ref.e.tick.Store(e)
 				}
 				links = append(links, persist.TickLink{Intent: ref.hash, TickUs: res.TickUs, TickHash: rec.Tx.Hash})
 				delete(n.awaiting, tag)
@@ -150,7 +158,7 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		}
 		n.market.tick(res)
 		n.perp.tick(res, n.ledger.Orderbook())
-		if e != nil && !e.durable {
+		if e != nil && !e.durable.Load() {
 			// A live tick (a replayed one is durable already) is built and
 			// stored even before a publisher is attached: perp markets tick
 			// every interval, from start-up to shutdown, and a tick missing
@@ -193,7 +201,7 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 			continue
 		}
 		m := obindex.OrderMeta{
-			ID: clob.OrderID(clob.Address(tx.From), tx.Nonce, uint32(i)), Book: in.Book, Owner: owner,
+			ID: env.OrderIDOf(i, clob.Address(tx.From), tx.Nonce), Book: in.Book, Owner: owner,
 			Signer: clob.Address(tx.From), TxHash: clob.Hash(tx.Hash), Nonce: tx.Nonce, Side: in.Side,
 			Type: in.Type, Flags: in.Flags, Price: in.Price, Size: in.Size,
 			DeadlineUs: int64(in.Deadline), TTLUs: int64(in.TTL), AdmittedUs: timeUs,

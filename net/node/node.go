@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/holiman/uint256"
@@ -102,6 +103,10 @@ type Config struct {
 	// to fail a group commit as a failing disk would: an error it returns
 	// is the commit's.
 	BeforeAppend func() error
+	// DuringTick, when set, runs inside every auction tick, under the
+	// sequencer lock, before the ledger applies the tick. Tests use it to
+	// hold a tick while they read (the read-stall test).
+	DuringTick func()
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
@@ -126,6 +131,9 @@ type Node struct {
 	// mu guards the state (below, and the fields state's doc names).
 	mu sync.RWMutex
 	state
+	// views is the read views of the state (readviews.go): what the hot
+	// reads load without mu. Replaced with the state (load, revert).
+	views atomic.Pointer[readViews]
 	// pastPerfect is the newest past-perfect time reported: it never
 	// decreases either (but across a revert, revert.go).
 	pastPerfect floor
@@ -162,8 +170,12 @@ type state struct {
 	ledger      *core.Ledger
 	// entries holds the records not yet attested, and the newest attested
 	// ones (recent); the rest of history is on disk.
-	entries map[core.Hash]*Entry
+	// It is safe for concurrent use: readers look records up without mu
+	// (Lookup); only the sequencer and the attester change it, under mu.
+	entries entryIndex
 	recent  ring
+	// rviews is the read views the sequencer publishes into (readviews.go).
+	rviews *readViews
 	// records counts the records applied: the next one's place.
 	records uint64
 	// attestedEnd is the place after the newest attested record: every
@@ -277,6 +289,7 @@ func Open(cfg Config) (*Node, error) {
 		lg.Close()
 		return nil, err
 	}
+	n.views.Store(n.rviews)
 	n.snap.init(n)
 	n.startPipeline()
 	return n, nil
@@ -293,6 +306,7 @@ func (n *Node) load() error {
 	if err := n.restore(); err != nil {
 		return err
 	}
+	n.rebuildViews()
 	if n.log.Len() > 0 {
 		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
 			time.Since(start).Round(time.Millisecond), n.replayedFrom, n.log.Len()-n.replayedFrom, n.inflight)
@@ -306,7 +320,6 @@ func (n *Node) initGenesis() error {
 	cfg := &n.cfg
 	n.state = state{
 		ledger:    core.NewLedger(cfg.ledgerConfig()),
-		entries:   make(map[core.Hash]*Entry),
 		recent:    newRing(cfg.CacheEntries),
 		awaiting:  make(map[uint64]awaitRef),
 		finalized: make(map[core.Address]core.TxRef),
@@ -316,6 +329,8 @@ func (n *Node) initGenesis() error {
 		claimWake: make(chan struct{}, 1),
 		quit:      make(chan struct{}),
 	}
+	n.rviews = newReadViews()
+	n.entries = n.rviews.entries
 	n.market = newMarketViews(n.ledger.Orderbook())
 	n.market.idx.SetEquity(n.equity)
 	for i := range cfg.Genesis {
@@ -398,8 +413,9 @@ func (n *Node) restore() error {
 			n.afterApply(in, rec, nil)
 			return nil
 		}
-		e := &Entry{Rec: rec, place: place, durable: true} // no acceptedAt: not live traffic
-		n.entries[rec.Tx.Hash] = e
+		e := &Entry{Rec: rec, place: place} // no acceptedAt: not live traffic
+		e.durable.Store(true)
+		n.entries.put(rec.Tx.Hash, e)
 		n.afterApply(in, rec, e)
 		rest = append(rest, e)
 		return nil
@@ -509,6 +525,9 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	if in.Kind == core.InputTx {
 		in.TimeUs = n.clock.NowMicros()
 	}
+	if in.Kind == core.InputTick && n.cfg.DuringTick != nil {
+		n.cfg.DuringTick()
+	}
 	rec, rej := n.ledger.Apply(in)
 	if !rej.OK() {
 		if rej.Code == core.RejectEquivocation {
@@ -520,7 +539,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	if rec != nil {
 		e = &Entry{Rec: rec, place: n.records, acceptedAt: time.Now()}
 		n.records++
-		n.entries[rec.Tx.Hash] = e
+		n.entries.put(rec.Tx.Hash, e)
 		n.inflight++
 	}
 	links := n.afterApply(in, rec, e)
@@ -554,7 +573,7 @@ func (n *Node) SetBaseFee(fee *uint256.Int, done func(error)) error {
 // the history on disk (a point read: deposits are rare next to transfers).
 // REQUIRES: n.mu held.
 func (n *Node) knownHash(h core.Hash) (bool, error) {
-	if n.entries[h] != nil {
+	if n.entries.get(h) != nil {
 		return true, nil
 	}
 	ok, err := n.log.HasHash(h)

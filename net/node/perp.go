@@ -45,22 +45,6 @@ func IsOracleRefused(err error) bool {
 	return errors.As(err, &r)
 }
 
-// Withdrawable is what withdrawableBalance(token, a) reports, and for the
-// native token eth_getBalance: never negative, and for an account with
-// positions its equity minus the initial margin they and its orders reserve.
-func (n *Node) Withdrawable(token, a core.Address) uint256.Int {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.ledger.Withdrawable(token, a)
-}
-
-// BalanceOf is what balanceOf(token, a) reports: cash minus debt, signed.
-func (n *Node) BalanceOf(token, a core.Address) clob.Signed {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.ledger.BalanceOf(token, a)
-}
-
 // positionsLocked assembles an account's ob_getPositions data: its spot
 // holdings, its perp positions and its margin summary.
 // REQUIRES: n.mu held.

@@ -2,6 +2,7 @@ package node
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledgervenue/node/core"
@@ -11,21 +12,24 @@ import (
 )
 
 // Entry is the node's record of one applied input with a TxRecord. Rec is
-// immutable; the other fields are guarded by Node.mu (read them through
-// Lookup, which copies them).
+// immutable. durable, batch, index and tick are atomics: set under Node.mu
+// by the pipeline, each once, and read without it (receipt); the other
+// fields are guarded by Node.mu.
 type Entry struct {
 	Rec   *core.TxRecord
 	place uint64 // position in attestation order (history listings)
 	// acceptedAt is when a live input was admitted, for the latency metric
 	// only; zero for a record replayed at start-up, which the metrics skip.
 	acceptedAt time.Time
-	durable    bool
-	batch      *attest.Batch // nil until attested
-	index      int           // leaf index in batch
-	waiters    []func()
+	durable    atomic.Bool
+	// batch is nil until attested; index (the leaf index in batch) is
+	// stored before it.
+	batch   atomic.Pointer[attest.Batch]
+	index   atomic.Int32
+	waiters []func()
 	// tick is the auction tick an orderbook transaction landed in, nil
 	// until that tick has run (and for every other transaction).
-	tick *Entry
+	tick atomic.Pointer[Entry]
 	// publish is a tick's subscription data, handed to the publisher once
 	// the tick is durable.
 	publish *subs.Tick
@@ -87,7 +91,7 @@ func (n *Node) writer() {
 		for _, a := range group {
 			if a.entry != nil {
 				n.ledger.Settle(a.entry.Rec)
-				a.entry.durable = true
+				a.entry.durable.Store(true)
 				n.attestQ.push(a.entry)
 			}
 		}
@@ -186,7 +190,7 @@ func (n *Node) attester() {
 		if pub != nil {
 			attested = make([]Receipt, len(group))
 			for i, e := range group {
-				attested[i] = n.receiptLocked(e)
+				attested[i] = e.receipt()
 			}
 		}
 		n.mu.Unlock()
@@ -206,10 +210,11 @@ func (n *Node) attester() {
 // REQUIRES: n.mu held for writing.
 func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 	for i, e := range group {
-		e.batch, e.index = b, i
+		e.index.Store(int32(i))
+		e.batch.Store(b)
 		n.finalize(e.Rec)
-		if old := n.recent.push(e); old != nil && n.entries[old.Rec.Tx.Hash] == old {
-			delete(n.entries, old.Rec.Tx.Hash)
+		if old := n.recent.push(e); old != nil {
+			n.entries.deleteIf(old.Rec.Tx.Hash, old)
 		}
 	}
 }

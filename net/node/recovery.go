@@ -70,7 +70,7 @@ func (n *Node) AccountInfo(a core.Address) AccountInfo {
 		return info
 	}
 	newest, ok := n.ledger.Newest(a)
-	if e := n.entries[newest.Hash]; ok && (e == nil || e.batch != nil) {
+	if e := n.entries.get(newest.Hash); ok && (e == nil || e.batch.Load() != nil) {
 		info.Finalized, info.HasFinalized = newest, true
 	}
 	return info

@@ -197,7 +197,8 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 			if in.Kind == core.InputTick {
 				// Not durable: afterApply builds its subscription data, as
 				// live; durable (as at start-up) when no frames are wanted.
-				e = &Entry{Rec: rec, durable: fw == nil}
+				e = &Entry{Rec: rec}
+				e.durable.Store(fw == nil)
 			}
 		}
 		n.afterApply(in, rec, e)

@@ -308,6 +308,7 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			}
 			n.mu.Lock()
 			n.state = scratch.state
+			n.views.Store(n.rviews)
 			n.market.idx.SetEquity(n.equity)
 			n.atRisk.reset()
 			n.batches.reset()

@@ -3,7 +3,6 @@ package node
 import (
 	"fmt"
 
-	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
 )
@@ -17,31 +16,6 @@ func (n *Node) Committee() attest.Info { return n.committee.Info() }
 // Clock returns the node's clock: Config.Clock read through the monotonic
 // floor, the time every stamp and tick of the node is taken from.
 func (n *Node) Clock() Clock { return n.clock }
-
-// Balance returns the account's holding of token: cash, and how much of it
-// is locked behind orders and pending transfers.
-func (n *Node) Balance(token, a core.Address) core.Balance {
-	n.mu.RLock()
-	b := n.ledger.Balance(token, a)
-	n.mu.RUnlock()
-	return b
-}
-
-// Nonce returns the account's next nonce.
-func (n *Node) Nonce(a core.Address) uint64 {
-	n.mu.RLock()
-	v := n.ledger.Nonce(a)
-	n.mu.RUnlock()
-	return v
-}
-
-// BaseFee returns the current base fee.
-func (n *Node) BaseFee() uint256.Int {
-	n.mu.RLock()
-	v := n.ledger.BaseFee()
-	n.mu.RUnlock()
-	return v
-}
 
 // StateHash returns the ledger's state hash.
 func (n *Node) StateHash() core.Hash {
@@ -90,17 +64,13 @@ type Receipt struct {
 }
 
 // Lookup returns what the node knows of hash; ok is false for unknown or
-// not yet durable transactions. Records older than the cache are read from
-// disk, outside the lock.
+// not yet durable transactions. It takes no lock the pipeline holds: the
+// entries in RAM are found in the read views' index and their state read
+// from atomics (Entry); records older than the cache are read from disk.
 func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
-	n.mu.RLock()
-	e := n.entries[hash]
+	e := n.views.Load().entries.get(hash)
 	if e != nil {
-		r, ok = n.receiptLocked(e), e.durable
-	}
-	n.mu.RUnlock()
-	if e != nil {
-		return r, ok
+		return e.receipt(), e.durable.Load()
 	}
 	// Not in RAM: attested and evicted (written before it was evicted),
 	// or unknown.
@@ -115,13 +85,18 @@ func (n *Node) Lookup(hash core.Hash) (r Receipt, ok bool) {
 	return r, ok
 }
 
-// REQUIRES: n.mu held.
-func (n *Node) receiptLocked(e *Entry) Receipt {
-	r := Receipt{Rec: e.Rec, Durable: e.durable, Batch: e.batch, Index: e.index, Attested: e.batch != nil}
-	if e.batch != nil {
-		r.Epoch = e.batch.Epoch
+// receipt reads e's state, without a lock: each field only ever moves
+// forward (durable, then attested; a tick linked, then durable), and batch
+// is read before durable and index, which were set before it, so the copy
+// is a state e was in, or one step behind in a field read later.
+func (e *Entry) receipt() Receipt {
+	b := e.batch.Load()
+	r := Receipt{Rec: e.Rec, Batch: b, Attested: b != nil}
+	if b != nil {
+		r.Index, r.Epoch = int(e.index.Load()), b.Epoch
 	}
-	if t := e.tick; t != nil && t.durable {
+	r.Durable = e.durable.Load()
+	if t := e.tick.Load(); t != nil && t.durable.Load() {
 		r.InTick, r.TickHash, r.TickUs = true, t.Rec.Tx.Hash, t.Rec.TickUs
 	}
 	return r
@@ -131,7 +106,7 @@ func (n *Node) receiptLocked(e *Entry) Receipt {
 // is). It reports false if hash is unknown.
 func (n *Node) OnAttested(hash core.Hash, fn func()) bool {
 	n.mu.Lock()
-	e := n.entries[hash]
+	e := n.entries.get(hash)
 	switch {
 	case e == nil:
 		n.mu.Unlock()
@@ -140,7 +115,7 @@ func (n *Node) OnAttested(hash core.Hash, fn func()) bool {
 		}
 		fn()
 		return true
-	case e.batch != nil:
+	case e.batch.Load() != nil:
 		n.mu.Unlock()
 		fn()
 		return true

@@ -8,17 +8,20 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-// orderbookRead answers the ob_ methods from the node's market index and
-// the engine's live book, both read under the node's read lock so the
-// answer reflects one consistent tick.
+// orderbookRead answers the ob_ methods. ob_getOrderbook reads the book
+// the node published after the newest tick (node.Orderbook), without its
+// lock; the others read the node's market index and the engine's live
+// state under the node's read lock, so each answer reflects one
+// consistent state.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
+	if string(c.req.Method) == "ob_getOrderbook" {
+		return c.getOrderbook(dst)
+	}
 	var err *jsonrpc.Error
 	c.s.node.ReadMarkets(func(v node.MarketView) {
 		switch string(c.req.Method) {
 		case "ob_getMarkets":
 			dst = obindex.AppendMarkets(dst, v.Index.Markets(nil))
-		case "ob_getOrderbook":
-			dst, err = c.getOrderbook(dst, v)
 		case "ob_getOrders":
 			dst, err = c.getOrders(dst, v)
 		case "ob_getCandles":
@@ -42,7 +45,7 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	return dst, err
 }
 
-func (c *call) getOrderbook(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 	id, err := c.orderbookID(0)
 	if err != nil {
 		return dst, err
@@ -51,9 +54,7 @@ func (c *call) getOrderbook(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 	if err != nil {
 		return dst, err
 	}
-	buys := v.Engine.AppendLevels(nil, id, clob.Buy, depth)
-	sells := v.Engine.AppendLevels(nil, id, clob.Sell, depth)
-	snap, ok := v.Index.Orderbook(id, buys, sells, depth)
+	snap, ok := c.s.node.Orderbook(id, depth)
 	if !ok {
 		return dst, errUnknownOrderbook
 	}

@@ -1,0 +1,459 @@
+package node
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
+)
+
+// Read views (doc.go, "Read views"): what the hot reads answer from without
+// Node.mu. The sequencer is their only writer: right after the ledger
+// applies an input, still under its lock, it republishes what the input
+// changed, each as a new immutable value behind an atomic pointer. Readers
+// load the pointer and never wait for the sequencer, a tick or the writer.
+//
+// An account's view is republished whole (nonce and every holding) from the
+// ledger's own reads, so a reader gets one account as of one applied input.
+// Which accounts an input changed is derived here, not asked of the core
+// (whose API has no such report): publishInput lists them per input kind, and
+// after a tick of a perp market (or an oracle change) every account whose
+// margin depends on a mark (perpExposed) is republished too.
+// TestReadViewsMatchLedger checks the derivation against the ledger after
+// every input of a mixed spot, perp, transfer and withdrawal workload.
+
+// shardsCount is the number of shards of a readers' map (a power of two).
+const shardsCount = 64
+
+// shardedMap is a map readers and the sequencer share. A shard's lock is
+// held only around one map access, never across anything else: a reader
+// waits at most for one insertion or deletion, never for an input.
+type shardedMap[K comparable, V any] struct {
+	shards [shardsCount]struct {
+		mu sync.RWMutex
+		m  map[K]V
+	}
+}
+
+func newShardedMap[K comparable, V any]() *shardedMap[K, V] {
+	m := new(shardedMap[K, V])
+	for i := range m.shards {
+		m.shards[i].m = make(map[K]V)
+	}
+	return m
+}
+
+// get returns the value of k; s is k's shard hint (its first byte: keys
+// are addresses and hashes, uniformly spread).
+func (m *shardedMap[K, V]) get(s byte, k K) (V, bool) {
+	sh := &m.shards[s&(shardsCount-1)]
+	sh.mu.RLock()
+	v, ok := sh.m[k]
+	sh.mu.RUnlock()
+	return v, ok
+}
+
+func (m *shardedMap[K, V]) put(s byte, k K, v V) {
+	sh := &m.shards[s&(shardsCount-1)]
+	sh.mu.Lock()
+	sh.m[k] = v
+	sh.mu.Unlock()
+}
+
+// deleteIf removes k if keep(its value) is false.
+func (m *shardedMap[K, V]) deleteIf(s byte, k K, drop func(V) bool) {
+	sh := &m.shards[s&(shardsCount-1)]
+	sh.mu.Lock()
+	if v, ok := sh.m[k]; ok && drop(v) {
+		delete(sh.m, k)
+	}
+	sh.mu.Unlock()
+}
+
+// entryIndex maps a record's hash to its entry: the records not yet
+// attested and the newest attested ones (state.entries).
+type entryIndex struct {
+	m *shardedMap[core.Hash, *Entry]
+}
+
+func newEntryIndex() entryIndex { return entryIndex{newShardedMap[core.Hash, *Entry]()} }
+
+func (x entryIndex) get(h core.Hash) *Entry {
+	e, _ := x.m.get(h[0], h)
+	return e
+}
+
+// len counts the entries (tests).
+func (x entryIndex) len() int {
+	total := 0
+	for i := range x.m.shards {
+		sh := &x.m.shards[i]
+		sh.mu.RLock()
+		total += len(sh.m)
+		sh.mu.RUnlock()
+	}
+	return total
+}
+
+// REQUIRES: n.mu held for writing (the sequencer, a start-up).
+func (x entryIndex) put(h core.Hash, e *Entry) { x.m.put(h[0], h, e) }
+
+// deleteIf removes h's entry if it is e.
+// REQUIRES: n.mu held for writing.
+func (x entryIndex) deleteIf(h core.Hash, e *Entry) {
+	x.m.deleteIf(h[0], h, func(v *Entry) bool { return v == e })
+}
+
+// holdingView is one holding of an account as of one applied input.
+type holdingView struct {
+	token core.Address
+	bal   core.Balance
+}
+
+// accountView is one account as of one applied input. Immutable once
+// published.
+type accountView struct {
+	nonce uint64
+	// withdrawable is the native withdrawable balance (the margin's: it
+	// needs the engine, so it is computed here, not by the reader).
+	withdrawable uint256.Int
+	// holdings[0] is the native collateral; the other tokens follow,
+	// ascending, those with a zero balance left out.
+	holdings []holdingView
+}
+
+func (v *accountView) holding(token core.Address) *holdingView {
+	if token == core.NativeToken {
+		return &v.holdings[0]
+	}
+	for i := 1; i < len(v.holdings); i++ {
+		if v.holdings[i].token == token {
+			return &v.holdings[i]
+		}
+	}
+	return nil
+}
+
+// readViews are the read views of one state (a revert replaces them with
+// the state). Readers reach them through Node.views; the fields below the
+// line are the sequencer's bookkeeping, guarded by Node.mu.
+type readViews struct {
+	accounts *shardedMap[core.Address, *atomic.Pointer[accountView]]
+	entries  entryIndex
+	baseFee  atomic.Pointer[uint256.Int]
+	// books holds ob_getOrderbook's answer of every book at full depth,
+	// replaced (copy on write) after every input that changes one.
+	books atomic.Pointer[map[clob.Hash]*obindex.Snapshot]
+
+	// live: publish as inputs apply; false while load replays the log (one
+	// rebuild at its end publishes everything).
+	live bool
+	// tokens is every token an account may hold besides the native one:
+	// genesis, deposit and market tokens, ascending.
+	tokens []core.Address
+	// perpExposed is the accounts whose margin may depend on a mark: those
+	// with a perp position or perp orders (a superset: it is pruned when an
+	// account is found flat).
+	perpExposed map[core.Address]struct{}
+	// touched is the accounts the input being applied changed (with
+	// repeats until publishInput sorts them).
+	touched []core.Address
+}
+
+func newReadViews() *readViews {
+	return &readViews{
+		accounts:    newShardedMap[core.Address, *atomic.Pointer[accountView]](),
+		entries:     newEntryIndex(),
+		perpExposed: make(map[core.Address]struct{}),
+	}
+}
+
+// addToken notes a token accounts may hold.
+func (v *readViews) addToken(t core.Address) {
+	if t == core.NativeToken {
+		return
+	}
+	if i, found := slices.BinarySearchFunc(v.tokens, t, compareAddress); !found {
+		v.tokens = slices.Insert(v.tokens, i, t)
+	}
+}
+
+func compareAddress(a, b core.Address) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return int(a[i]) - int(b[i])
+		}
+	}
+	return 0
+}
+
+// touch notes that the input being applied changed a.
+func (v *readViews) touch(a core.Address) { v.touched = append(v.touched, a) }
+
+// publishAccount republishes a from the ledger.
+// REQUIRES: n.mu held for writing.
+func (n *Node) publishAccount(a core.Address) {
+	v := n.rviews
+	l := n.ledger
+	m := l.Margin(a)
+	nat := l.Balance(core.NativeToken, a)
+	av := &accountView{nonce: l.Nonce(a), withdrawable: m.Withdrawable, holdings: make([]holdingView, 1, 1+len(v.tokens))}
+	av.holdings[0] = holdingView{token: core.NativeToken, bal: nat}
+	for _, t := range v.tokens {
+		if b := l.Balance(t, a); !b.Cash.IsZero() || !b.Debt.IsZero() { // Locked ≤ Cash
+			av.holdings = append(av.holdings, holdingView{token: t, bal: b})
+		}
+	}
+	if m.Positions > 0 || !m.OrderMargin.IsZero() {
+		v.perpExposed[a] = struct{}{}
+	} else {
+		delete(v.perpExposed, a)
+	}
+	p, ok := v.accounts.get(a[0], a)
+	if !ok {
+		p = new(atomic.Pointer[accountView])
+		p.Store(av)
+		v.accounts.put(a[0], a, p)
+		return
+	}
+	p.Store(av)
+}
+
+// publishInput republishes what in (just applied, with record rec) changed.
+// REQUIRES: n.mu held for writing, right after the ledger applied in.
+func (n *Node) publishInput(in *core.Input, rec *core.TxRecord) {
+	v := n.rviews
+	if !v.live {
+		return
+	}
+	perp := false
+	switch in.Kind {
+	case core.InputTx:
+		if rec == nil {
+			return
+		}
+		v.touch(in.Tx.From)
+		if in.Tx.HasTo {
+			v.touch(in.Tx.To)
+		}
+		if in.Tx.To == core.OrderbookAddress {
+			env := n.ledger.LastEnvelope()
+			if env.Delegated {
+				v.touch(core.Address(env.Master))
+			}
+		}
+	case core.InputDeposit:
+		v.addToken(in.Token)
+		v.touch(in.To)
+	case core.InputSetBaseFee:
+		fee := n.ledger.BaseFee()
+		v.baseFee.Store(&fee)
+	case core.InputTick:
+		perp = n.touchTick()
+	case core.InputCreateMarket:
+		v.addToken(core.Address(in.Market.Base))
+		v.addToken(core.Address(in.Market.Quote))
+		n.publishBooks(nil)
+	case core.InputSetOracle:
+		perp = true
+		n.publishBooks([]clob.Hash{in.Book})
+	case core.InputLockAccount, core.InputSetBalance, core.InputSetNonce:
+		v.touch(in.To)
+	}
+	if perp {
+		for a := range v.perpExposed {
+			v.touch(a)
+		}
+	}
+	if len(v.touched) > 1 {
+		slices.SortFunc(v.touched, compareAddress)
+		v.touched = slices.Compact(v.touched)
+	}
+	for _, a := range v.touched {
+		n.publishAccount(a)
+	}
+	v.touched = v.touched[:0]
+}
+
+// touchTick notes the accounts the tick just applied changed, republishes
+// the books that ran, and reports whether a perp market ran (every
+// perp-exposed account's margin then moved with its mark and funding).
+func (n *Node) touchTick() (perp bool) {
+	v := n.rviews
+	res := n.ledger.LastTick()
+	ob := n.ledger.Orderbook()
+	for i := range res.Events {
+		ev := &res.Events[i]
+		v.touch(core.Address(ev.Owner))
+		switch ev.Kind {
+		case clob.EventTransfer:
+			v.touch(core.Address(ev.To))
+		case clob.EventLiquidation:
+			v.touch(core.Address(clob.BackstopAddress))
+			perp = true
+		}
+	}
+	for _, w := range n.ledger.LastWithdrawals() {
+		v.touch(w.Withdrawer)
+	}
+	ids := make([]clob.Hash, len(res.Books))
+	for i := range res.Books {
+		ids[i] = res.Books[i].Book
+		if cfg, ok := ob.Market(ids[i]); ok && cfg.Kind == clob.Perp {
+			perp = true
+		}
+	}
+	if len(ids) > 0 {
+		n.publishBooks(ids)
+	}
+	return perp
+}
+
+// publishBooks republishes the ob_getOrderbook answers of ids (nil: every
+// book), copying the map of the others.
+// REQUIRES: n.mu held for writing.
+func (n *Node) publishBooks(ids []clob.Hash) {
+	v := n.rviews
+	old := v.books.Load()
+	size := len(ids)
+	if old != nil {
+		size += len(*old)
+	}
+	next := make(map[clob.Hash]*obindex.Snapshot, size)
+	if old != nil && ids != nil {
+		for id, s := range *old {
+			next[id] = s
+		}
+	}
+	if ids == nil {
+		ids = n.ledger.Orderbook().AppendMarkets(nil)
+	}
+	ob := n.ledger.Orderbook()
+	for _, id := range ids {
+		buys := ob.AppendLevels(nil, id, clob.Buy, 0)
+		sells := ob.AppendLevels(nil, id, clob.Sell, 0)
+		if s, ok := n.market.idx.Orderbook(id, buys, sells, 0); ok {
+			next[id] = &s
+		}
+	}
+	v.books.Store(&next)
+}
+
+// rebuildViews publishes everything of the state load built: every
+// account the ledger holds, every book, the base fee; from now on each
+// input republishes what it changed.
+// REQUIRES: n.mu held for writing, or the node not yet shared.
+func (n *Node) rebuildViews() {
+	v := n.rviews
+	for i := range n.cfg.Genesis {
+		v.addToken(n.cfg.Genesis[i].Token)
+	}
+	for _, id := range n.ledger.Orderbook().AppendMarkets(nil) {
+		if cfg, ok := n.ledger.Orderbook().Market(id); ok {
+			v.addToken(core.Address(cfg.Base))
+			v.addToken(core.Address(cfg.Quote))
+		}
+	}
+	var tokens []core.Address // reused by every account
+	for _, a := range n.ledger.AppendAccounts(nil) {
+		tokens = n.ledger.AppendTokens(tokens[:0], a)
+		for _, t := range tokens {
+			v.addToken(t)
+		}
+		n.publishAccount(a)
+	}
+	fee := n.ledger.BaseFee()
+	v.baseFee.Store(&fee)
+	n.publishBooks(nil)
+	v.live = true
+}
+
+// Reads. Each loads the views of the current state (Node.views) and never
+// takes Node.mu.
+
+// Balance returns the account's holding of token: cash, and how much of it
+// is locked behind orders and pending transfers.
+func (n *Node) Balance(token, a core.Address) core.Balance {
+	if h := n.holding(token, a); h != nil {
+		return h.bal
+	}
+	return core.Balance{}
+}
+
+// Nonce returns the account's next nonce.
+func (n *Node) Nonce(a core.Address) uint64 {
+	if av := n.account(a); av != nil {
+		return av.nonce
+	}
+	return 0
+}
+
+// Withdrawable is what withdrawableBalance(token, a) reports, and for the
+// native token eth_getBalance: never negative, and for an account with
+// positions its equity minus the initial margin they and its orders reserve.
+// Other tokens' is their free cash, as core.Ledger.Withdrawable computes it.
+func (n *Node) Withdrawable(token, a core.Address) uint256.Int {
+	av := n.account(a)
+	switch {
+	case av == nil:
+		return uint256.Int{}
+	case token == core.NativeToken:
+		return av.withdrawable
+	}
+	if h := av.holding(token); h != nil {
+		return h.bal.Available()
+	}
+	return uint256.Int{}
+}
+
+// BalanceOf is what balanceOf(token, a) reports: cash minus debt, signed
+// (as core.Ledger.BalanceOf computes it; TestReadViewsMatchLedger compares
+// the two).
+func (n *Node) BalanceOf(token, a core.Address) clob.Signed {
+	h := n.holding(token, a)
+	if h == nil {
+		return clob.Signed{}
+	}
+	var v uint256.Int
+	if h.bal.Debt.Gt(&h.bal.Cash) {
+		return clob.Signed{Neg: true, Abs: *v.Sub(&h.bal.Debt, &h.bal.Cash)}
+	}
+	return clob.Signed{Abs: *v.Sub(&h.bal.Cash, &h.bal.Debt)}
+}
+
+// BaseFee returns the current base fee.
+func (n *Node) BaseFee() uint256.Int { return *n.views.Load().baseFee.Load() }
+
+// Orderbook returns ob_getOrderbook's answer for book at depth (0: every
+// level), as of the newest tick; ok is false for an unknown book.
+func (n *Node) Orderbook(book clob.Hash, depth int) (s obindex.Snapshot, ok bool) {
+	p, ok := (*n.views.Load().books.Load())[book]
+	if !ok {
+		return s, false
+	}
+	s = *p
+	if depth > 0 {
+		s.Buys = s.Buys[:min(depth, len(s.Buys)):min(depth, len(s.Buys))]
+		s.Sells = s.Sells[:min(depth, len(s.Sells)):min(depth, len(s.Sells))]
+	}
+	return s, true
+}
+
+func (n *Node) account(a core.Address) *accountView {
+	p, ok := n.views.Load().accounts.get(a[0], a)
+	if !ok {
+		return nil
+	}
+	return p.Load()
+}
+
+func (n *Node) holding(token, a core.Address) *holdingView {
+	if av := n.account(a); av != nil {
+		return av.holding(token)
+	}
+	return nil
+}
