@@ -57,6 +57,11 @@
 //     queued on this node (max 8388608)"), or that -32005 over WebSocket.
 //     HTTP needs no bound per connection (so no 429): a connection's
 //     requests are served one at a time.
+//   - The admission stage (admit.go) holds at most Config.QueueMax lone
+//     eth_sendRawTransactions and Config.QueueBytesMax bytes of their
+//     calldata, counted apart from the workers' queue: beyond either the
+//     send is answered at once, -32005 "limit exceeded: too many
+//     transactions awaiting admission queued on this node (max 4096)".
 //   - Config.WSInFlightMax (DefaultWSInFlightMax, 64) messages of one
 //     WebSocket connection whose answer is owed later (queued, on a worker,
 //     or a lone eth_sendRawTransaction waiting for durability): -32005

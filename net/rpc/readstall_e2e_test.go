@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"math/big"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
-	"github.com/ledgervenue/node/net/node"
 )
 
 // The read-stall test (ISSUE 24): one auction tick is held for
@@ -29,16 +27,8 @@ const (
 )
 
 func TestReadsDuringStalledTick(t *testing.T) {
-	var armed atomic.Bool
-	entered := make(chan struct{})
-	tn := startNode(t, func(c *node.Config) {
-		c.DuringTick = func() {
-			if armed.CompareAndSwap(true, false) {
-				close(entered)
-				time.Sleep(stallDuration)
-			}
-		}
-	})
+	var st stallTick
+	tn := startNode(t, st.option())
 	ctx := context.Background()
 
 	// An earlier transfer, whose receipt is read during the stall, and an
@@ -80,14 +70,7 @@ func TestReadsDuringStalledTick(t *testing.T) {
 		}
 	}
 
-	armed.Store(true)
-	ticked := make(chan error, 1)
-	go func() { ticked <- tn.admin.CallContext(ctx, nil, "admin_advanceTime", intervalUs) }()
-	select {
-	case <-entered:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the tick never reached the DuringTick hook")
-	}
+	ticked := st.stall(t, tn)
 	stallStart := time.Now()
 	type result struct {
 		d   time.Duration

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/net/http1"
@@ -95,22 +94,25 @@ type Service struct {
 	cfg  Config
 	node *node.Node
 
-	// jobs is the worker queue. queued counts the jobs accepted and not
-	// yet taken by a worker: a job is sent only after queued was raised
-	// within QueueMax, so the send never blocks. queuedBytes sums the
-	// bodies of the jobs accepted and not yet finished.
-	// Invariant: len(jobs) <= queued.Load() <= cap(jobs) = QueueMax.
-	jobs        chan job
-	queued      atomic.Int64
-	queuedBytes atomic.Int64
-	workers     sync.WaitGroup
-	stats       rpcStats // for the Prometheus metrics (stats.go)
+	// jobs is the worker queue. jobsQ counts the jobs accepted and not yet
+	// taken by a worker, and the bytes of those not yet finished: a job is
+	// sent only after its place was reserved, so the send never blocks.
+	// Invariant: len(jobs) <= jobsQ.items <= cap(jobs) = QueueMax.
+	jobs    chan job
+	jobsQ   queueBudget
+	workers sync.WaitGroup
+	// admits is the admission stage's queue (admit.go), bounded by admitQ
+	// as jobs is by jobsQ.
+	admits    chan admitJob
+	admitQ    queueBudget
+	admitting sync.WaitGroup
+	stats     rpcStats // for the Prometheus metrics (stats.go)
 	// devSend runs each dev account's eth_sendTransaction one at a time
 	// (devsign.go).
 	devSend [len(node.DevKeys)]sync.Mutex
 
 	// The refusals of the limits, built once with their values.
-	errQueueFull, errQueueBytes, errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
+	errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
 }
 
 var _ server.Handler = (*Service)(nil)
@@ -137,9 +139,10 @@ func New(cfg Config) *Service {
 		cfg.LogScanMax = node.LogScanMax
 	}
 	s := &Service{cfg: cfg, node: cfg.Node, jobs: make(chan job, cfg.QueueMax),
-		errQueueFull:  jsonrpc.LimitExceeded("too many requests with writes queued on this node", cfg.QueueMax),
-		errQueueBytes: jsonrpc.LimitExceeded("too many bytes of requests with writes queued on this node", cfg.QueueBytesMax),
-		errInFlight:   jsonrpc.LimitExceeded("too many requests in flight on this connection", cfg.WSInFlightMax),
+		jobsQ:       newQueueBudget(cfg.QueueMax, cfg.QueueBytesMax, "requests with writes"),
+		admits:      make(chan admitJob, cfg.QueueMax),
+		admitQ:      newQueueBudget(cfg.QueueMax, cfg.QueueBytesMax, "transactions awaiting admission"),
+		errInFlight: jsonrpc.LimitExceeded("too many requests in flight on this connection", cfg.WSInFlightMax),
 		errTooLarge: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: "response too large (max " + strconv.Itoa(cfg.ResponseBytesMax) + " bytes)"},
 		errLogBudget: jsonrpc.InvalidParams("the eth_getLogs calls of this request looked at more than " +
@@ -149,14 +152,19 @@ func New(cfg Config) *Service {
 	for range cfg.Workers {
 		go s.work()
 	}
+	s.admitting.Add(1)
+	go s.admitter()
 	return s
 }
 
-// Close stops the workers once they have run the jobs already queued.
+// Close stops the workers and the admitter once they have run what is
+// already queued.
 // REQUIRES: the server was stopped (no Serve or ServeWS runs or follows).
 func (s *Service) Close() {
 	close(s.jobs)
+	close(s.admits)
 	s.workers.Wait()
+	s.admitting.Wait()
 }
 
 // scratch is the per-call working memory. The event loops are pinned to

@@ -112,7 +112,7 @@ func (s *Service) EachMethod(fn func(method, transport string, requests, errors 
 
 // QueueDepth returns the requests with writes queued for a worker, and the
 // bytes of those queued or running (bounded by QueueMax, QueueBytesMax).
-func (s *Service) QueueDepth() (jobs, bytes int64) { return s.queued.Load(), s.queuedBytes.Load() }
+func (s *Service) QueueDepth() (jobs, bytes int64) { return s.jobsQ.items.Load(), s.jobsQ.bytes.Load() }
 
 // WSConns returns the open WebSocket connections.
 func (s *Service) WSConns() int64 { return s.stats.wsConns.Load() }

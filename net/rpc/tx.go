@@ -123,18 +123,16 @@ type reply struct {
 	errs    *atomic.Uint64 // the method's error count (stats.go)
 }
 
-// sendDeferred submits tx and answers through r (its d or ws set).
+// sendDeferred hands tx to the admission stage (admit.go), which submits
+// it and answers through r (its d or ws set); the event loop goes on at
+// once.
 func (c *call) sendDeferred(r *reply, tx *core.Tx, timeout time.Duration, sync bool) {
 	r.node, r.hash, r.timeout, r.sync, r.errs = c.s.node, tx.Hash, timeout, sync, &c.counts().errors
 	if c.req.ID != nil {
 		r.id = bytes.Clone(c.req.ID)
 	}
-	rej, err := c.s.node.SubmitTxVotes(tx, &r.dissent, r.durable)
-	switch {
-	case err != nil:
-		r.fail(submitError(err))
-	case !rej.OK():
-		r.fail(rejectError(&rej, tx, c.s.cfg.Compat))
+	if err := c.s.admit(r, tx); err != nil {
+		r.fail(err)
 	}
 }
 

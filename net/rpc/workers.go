@@ -1,6 +1,8 @@
 package rpc
 
 import (
+	"sync/atomic"
+
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/net/server"
 )
@@ -15,10 +17,10 @@ import (
 //	     │ full (QueueMax jobs, QueueBytesMax bytes): answered at once, HTTP 503 / WebSocket -32005
 //	     └ WebSocket: a slot of the connection's WSInFlightMax first (else -32005)
 //
-// A lone eth_sendRawTransaction takes no worker on either transport: its
-// answer is deferred until the transaction is durable (tx.go). Over
-// WebSocket it still holds a slot of the connection's in-flight count
-// until then.
+// A lone eth_sendRawTransaction takes no worker on either transport: the
+// event loop hands it to the admission stage (admit.go) and its answer is
+// deferred until the transaction is durable (tx.go). Over WebSocket it
+// still holds a slot of the connection's in-flight count until then.
 
 // job is one request (body) with writes, waiting for a worker.
 type job struct {
@@ -28,21 +30,45 @@ type job struct {
 	ws    *server.WSConn   // WebSocket: answered with wsOwed; holds an in-flight slot
 }
 
-// reserve takes a place in the queue for a body of size bytes, or returns
-// the refusal when QueueMax jobs are waiting or the bytes would pass
-// QueueBytesMax (unless no other job holds any).
-func (s *Service) reserve(size int) *jsonrpc.Error {
-	if s.queued.Add(1) > int64(s.cfg.QueueMax) {
-		s.queued.Add(-1)
-		return s.errQueueFull
+// queueBudget counts what one of the service's queues holds (the workers'
+// jobs, the admissions) against Config.QueueMax items and
+// Config.QueueBytesMax bytes. A place is reserved before the send, so a
+// send on the queue's channel (cap QueueMax) never blocks.
+type queueBudget struct {
+	items, bytes          atomic.Int64
+	itemsMax, bytesMax    int64
+	errFull, errBytesOver *jsonrpc.Error
+}
+
+func newQueueBudget(itemsMax, bytesMax int, what string) queueBudget {
+	return queueBudget{itemsMax: int64(itemsMax), bytesMax: int64(bytesMax),
+		errFull:      jsonrpc.LimitExceeded("too many "+what+" queued on this node", itemsMax),
+		errBytesOver: jsonrpc.LimitExceeded("too many bytes of "+what+" queued on this node", bytesMax)}
+}
+
+// reserve takes a place for an item of size bytes, or returns the refusal
+// when itemsMax items are waiting or the bytes would pass bytesMax (unless
+// no other item holds any).
+func (q *queueBudget) reserve(size int) *jsonrpc.Error {
+	if q.items.Add(1) > q.itemsMax {
+		q.items.Add(-1)
+		return q.errFull
 	}
-	if total := s.queuedBytes.Add(int64(size)); total > int64(s.cfg.QueueBytesMax) && total > int64(size) {
-		s.queuedBytes.Add(-int64(size))
-		s.queued.Add(-1)
-		return s.errQueueBytes
+	if total := q.bytes.Add(int64(size)); total > q.bytesMax && total > int64(size) {
+		q.bytes.Add(-int64(size))
+		q.items.Add(-1)
+		return q.errBytesOver
 	}
 	return nil
 }
+
+// taken gives back an item's place (its consumer took it off the channel);
+// done gives back its bytes.
+func (q *queueBudget) taken()        { q.items.Add(-1) }
+func (q *queueBudget) done(size int) { q.bytes.Add(-int64(size)) }
+
+// reserve takes a place in the worker queue for a body of size bytes.
+func (s *Service) reserve(size int) *jsonrpc.Error { return s.jobsQ.reserve(size) }
 
 // enqueue hands j to the workers; it never blocks.
 // REQUIRES: a place reserved with reserve.
@@ -52,14 +78,14 @@ func (s *Service) enqueue(j job) { s.jobs <- j }
 func (s *Service) work() {
 	defer s.workers.Done()
 	for j := range s.jobs {
-		s.queued.Add(-1)
+		s.jobsQ.taken()
 		s.runJob(&j)
 	}
 }
 
 // runJob runs a job's requests, writes waiting in place, and answers.
 func (s *Service) runJob(j *job) {
-	defer s.queuedBytes.Add(-int64(len(j.body)))
+	defer s.jobsQ.done(len(j.body))
 	if j.ws != nil && j.ws.Closed() {
 		// Nobody is left to answer: drop the work a client left behind
 		// when it went away, rather than let it hold a worker.
