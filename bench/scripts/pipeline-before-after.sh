@@ -79,11 +79,15 @@ fi
 echo "base $(git -C "$root" rev-parse --short "$base"), head $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+dirty')$bench_note"
 echo "per run: $duration, drain $drain; probe $probe; mm at $rates/s offered on $conns connections; $(nproc) CPUs"
 
-# free_port prints a loopback TCP port nobody listens on now.
+# free_port prints a loopback TCP port nobody listens on now, below the
+# kernel's ephemeral range: the load's thousands of client connections take
+# ports from that range, and one still in TIME_WAIT makes the node's bind
+# fail ("address already in use").
 free_port() {
-	local p
+	local p lo
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
 	for _ in $(seq 1 100); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((10000 + RANDOM % (lo - 10000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return 0
