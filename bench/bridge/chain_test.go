@@ -1,18 +1,14 @@
 package bridge
 
 import (
-	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"errors"
 	"fmt"
-	"io"
 	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -43,8 +39,6 @@ const (
 	ledgerChainID    = 0x50d
 	ledgerSeed       = "ledgerd committee"
 	ledgerValidators = 4
-	// anvilStartTimeout bounds how long anvil takes to listen.
-	anvilStartTimeout = 30 * time.Second
 	// waitTimeout bounds every wait for the ledger or the chain to catch up.
 	waitTimeout = 30 * time.Second
 )
@@ -62,9 +56,7 @@ func tools(t *testing.T) {
 }
 
 // anvilBin is the anvil binary of the npm package for this platform.
-func anvilBin() string {
-	return filepath.Join("npm", "node_modules", "@foundry-rs", "anvil-"+runtime.GOOS+"-"+runtime.GOARCH, "bin", "anvil")
-}
+func anvilBin() string { return proc.AnvilBin("npm") }
 
 // artifact is a compiled contract.
 type artifact struct {
@@ -109,57 +101,12 @@ type anvil struct {
 	ChainID *big.Int
 }
 
-var listeningRE = regexp.MustCompile(`Listening on (127\.0\.0\.1:\d+)`)
-
-// startAnvil starts anvil on a free loopback port; the test's cleanup kills
-// it (and logs its output if the test failed).
+// startAnvil starts anvil on a free loopback port with go-ethereum clients;
+// the test's cleanup kills it.
 func startAnvil(t *testing.T) *anvil {
 	t.Helper()
-	cmd := exec.Command(anvilBin(), "--host", "127.0.0.1", "--port", "0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu  sync.Mutex
-		log strings.Builder
-	)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := listeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("anvil output:\n%s", log.String())
-			mu.Unlock()
-		}
-	})
-	var addr string
-	select {
-	case addr = <-found:
-	case <-time.After(anvilStartTimeout):
-		t.Fatalf("anvil printed no listening line in %v", anvilStartTimeout)
-	}
-	a := &anvil{URL: "http://" + addr}
+	a := &anvil{URL: proc.StartAnvil(t, anvilBin())}
+	var err error
 	if a.Client, err = ethclient.Dial(a.URL); err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,13 @@
 package clients
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ledgervenue/node/bench/proc"
 )
 
 // refusal is one line of js/refusals.mjs: how a library classified the
@@ -75,7 +70,7 @@ func TestRefusalClasses(t *testing.T) {
 	}
 	compat := runRefusals(t, startNode(t, true).HTTP)
 	spec := runRefusals(t, startNode(t, false).HTTP)
-	anvil := runRefusals(t, startRefusalAnvil(t))
+	anvil := runRefusals(t, proc.StartAnvil(t, proc.AnvilBin(filepath.Join("..", "bridge", "npm"))))
 	for _, w := range refusalWant {
 		key := w.lib + " " + w.name
 		c, ok := compat[key]
@@ -139,65 +134,4 @@ func refusalText(s *string) string {
 		return "none"
 	}
 	return *s
-}
-
-// refusalAnvilStartTimeout bounds how long anvil takes to listen.
-const refusalAnvilStartTimeout = 30 * time.Second
-
-var refusalAnvilListeningRE = regexp.MustCompile(`Listening on (127\.0\.0\.1:\d+)`)
-
-// startRefusalAnvil starts the anvil make bridge-tools installs (the platform
-// package's binary, as bench/bridge does) on a free loopback port and
-// returns its URL; the test's cleanup kills it.
-func startRefusalAnvil(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join("..", "bridge", "npm", "node_modules", "@foundry-rs", "anvil-"+runtime.GOOS+"-"+runtime.GOARCH, "bin", "anvil")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("anvil is missing (%v): run make bridge-tools (npm ci --prefix bench/bridge/npm)", err)
-	}
-	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", "0")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu  sync.Mutex
-		log strings.Builder
-	)
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			mu.Lock()
-			log.WriteString(sc.Text() + "\n")
-			mu.Unlock()
-			if m := refusalAnvilListeningRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		if t.Failed() {
-			mu.Lock()
-			t.Logf("anvil output:\n%s", log.String())
-			mu.Unlock()
-		}
-	})
-	select {
-	case addr := <-found:
-		return "http://" + addr
-	case <-time.After(refusalAnvilStartTimeout):
-		t.Fatalf("anvil printed no listening line in %v", refusalAnvilStartTimeout)
-		return ""
-	}
 }
