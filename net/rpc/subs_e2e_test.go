@@ -863,20 +863,7 @@ func TestSubsInvalidParams(t *testing.T) {
 		{"params not an object", []any{"svc_orders", []any{1}}, "object"},
 		{"pastPerfectTime without time", []any{"svc_pastPerfectTime"}, "svc_pastPerfectTime"},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), subsWait)
-		sub, err := c.EthSubscribe(ctx, make(chan json.RawMessage), tc.params...)
-		cancel()
-		if err == nil {
-			sub.Unsubscribe()
-			t.Fatalf("%s: subscription accepted", tc.name)
-		}
-		var re gethrpc.Error
-		if !asRPCError(err, &re) || re.ErrorCode() != -32602 {
-			t.Fatalf("%s: %v, want -32602", tc.name, err)
-		}
-		if d, _ := errorData(err).(string); !strings.Contains(d, tc.data) {
-			t.Fatalf("%s: data %q, want it to mention %q", tc.name, d, tc.data)
-		}
+		mustRefuseSubscription(t, c, tc.name, tc.params, tc.data)
 	}
 	// 64 distinct bidders is the limit, not beyond it.
 	_, sub := tn.ethSubscribe(t, c, "svc_orders_v2", map[string]any{"bidders": bidders65[:64]})
@@ -1065,5 +1052,25 @@ func TestSubsSlowReaderClosed(t *testing.T) {
 		if err := json.Unmarshal(n.Result, &s); err != nil || n.Subscription != rid || s.Ts != want || len(s.Buys) != 100 {
 			t.Fatalf("resumed notification %s at %d with %d buys, want tick %d (%v)", n.Subscription, s.Ts, len(s.Buys), want, err)
 		}
+	}
+}
+
+// mustRefuseSubscription subscribes with params and fails the test unless
+// the node refuses with -32602 and data mentioning data.
+func mustRefuseSubscription(t *testing.T, c *gethrpc.Client, name string, params []any, data string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), subsWait)
+	sub, err := c.EthSubscribe(ctx, make(chan json.RawMessage), params...)
+	cancel()
+	if err == nil {
+		sub.Unsubscribe()
+		t.Fatalf("%s: subscription accepted", name)
+	}
+	var re gethrpc.Error
+	if !asRPCError(err, &re) || re.ErrorCode() != -32602 {
+		t.Fatalf("%s: %v, want -32602", name, err)
+	}
+	if d, _ := errorData(err).(string); !strings.Contains(d, data) {
+		t.Fatalf("%s: data %q, want it to mention %q", name, d, data)
 	}
 }

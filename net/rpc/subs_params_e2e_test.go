@@ -191,19 +191,6 @@ func TestSubsParamsRefused(t *testing.T) {
 		{"timestamp and since", []any{"svc_pastPerfectTime", map[string]any{"timestamp": 1, "since": 2}}, "aliases"},
 		{"since as text", []any{"svc_orders", map[string]any{"since": "soon"}}, "since"},
 	} {
-		ctx, cancel := context.WithTimeout(context.Background(), subsWait)
-		sub, err := c.EthSubscribe(ctx, make(chan json.RawMessage), tc.params...)
-		cancel()
-		if err == nil {
-			sub.Unsubscribe()
-			t.Fatalf("%s: subscription accepted", tc.name)
-		}
-		var re gethrpc.Error
-		if !asRPCError(err, &re) || re.ErrorCode() != -32602 {
-			t.Fatalf("%s: %v, want -32602", tc.name, err)
-		}
-		if d, _ := errorData(err).(string); !strings.Contains(d, tc.data) {
-			t.Fatalf("%s: data %q, want it to mention %q", tc.name, d, tc.data)
-		}
+		mustRefuseSubscription(t, c, tc.name, tc.params, tc.data)
 	}
 }

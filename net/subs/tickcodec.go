@@ -573,24 +573,13 @@ func (d *tickDecoder) enum(what string, maxValue byte) byte {
 	return v
 }
 
-// triggerType reads a trigger type, refusing any but the two the engine
-// takes (obindex.ValidTriggerType: clob.TriggerTakeProfit,
-// clob.TriggerStopLoss).
-func (d *tickDecoder) triggerType() uint8 {
+// oneOf reads a byte, refusing a value valid does not take: a trigger
+// type (obindex.ValidTriggerType) or grouping (obindex.ValidGrouping), the
+// two values of each the engine takes.
+func (d *tickDecoder) oneOf(what string, valid func(uint8) bool) uint8 {
 	v := d.u8()
-	if !obindex.ValidTriggerType(v) {
-		d.fail("unknown trigger type %d", v)
-		return 0
-	}
-	return v
-}
-
-// grouping reads a trigger grouping, refusing any but the two the engine
-// takes (obindex.ValidGrouping: clob.GroupingNone, clob.GroupingAsset).
-func (d *tickDecoder) grouping() uint8 {
-	v := d.u8()
-	if !obindex.ValidGrouping(v) {
-		d.fail("unknown trigger grouping %d", v)
+	if !valid(v) {
+		d.fail("unknown %s %d", what, v)
 		return 0
 	}
 	return v
@@ -793,8 +782,8 @@ func (d *tickDecoder) trigger(t *obindex.Trigger) {
 	d.u256(&in.Size)
 	d.u256(&in.LimitPrice)
 	d.u256(&in.TriggerPrice)
-	in.TriggerType = d.triggerType()
-	in.Grouping = d.grouping()
+	in.TriggerType = d.oneOf("trigger type", obindex.ValidTriggerType)
+	in.Grouping = d.oneOf("trigger grouping", obindex.ValidGrouping)
 	in.Flags = d.flags(orderFlagsKnown)
 	in.DeadlineUs = d.vi()
 	in.AdmitTickUs = d.vi()
@@ -939,8 +928,8 @@ func (d *tickDecoder) metas() []obindex.OrderMeta {
 		m.AdmittedUs = d.vi()
 		if flags&metaTriggered != 0 {
 			m.Kind = obindex.KindTriggered
-			m.TriggerType = d.triggerType()
-			m.Grouping = d.grouping()
+			m.TriggerType = d.oneOf("trigger type", obindex.ValidTriggerType)
+			m.Grouping = d.oneOf("trigger grouping", obindex.ValidGrouping)
 			if m.TxHash != (clob.Hash{}) && d.err == nil {
 				d.fail("triggered order %x with a transaction hash", m.ID) // obindex.AdmittedTrigger drops it
 			}
