@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -182,14 +183,7 @@ func (v *readViews) addToken(t core.Address) {
 	}
 }
 
-func compareAddress(a, b core.Address) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return int(a[i]) - int(b[i])
-		}
-	}
-	return 0
-}
+func compareAddress(a, b core.Address) int { return bytes.Compare(a[:], b[:]) }
 
 // touch notes that the input being applied changed a.
 func (v *readViews) touch(a core.Address) { v.touched = append(v.touched, a) }

@@ -177,9 +177,20 @@ func parseBooks(v *fastjson.Value, hasBook bool) ([]clob.Hash, *jsonrpc.Error) {
 	if hasBook {
 		return nil, errBooksAndBook
 	}
-	arr, ferr := ids.Array()
-	if ferr != nil || len(arr) > OrdersBooksMax {
-		return nil, errBooks
+	return ParseBookList(ids, OrdersBooksMax, errBooks, errBooks)
+}
+
+// ParseBookList decodes a list of orderbook ids (an orders query's
+// clob_ids, a subscription's orderbook_ids): a JSON array of at most max
+// ids, returned sorted and distinct, nil when empty. errList refuses what
+// is not such an array, errCount one longer than max.
+func ParseBookList(v *fastjson.Value, max int, errList, errCount *jsonrpc.Error) ([]clob.Hash, *jsonrpc.Error) {
+	arr, ferr := v.Array()
+	if ferr != nil {
+		return nil, errList
+	}
+	if len(arr) > max {
+		return nil, errCount
 	}
 	if len(arr) == 0 {
 		return nil, nil
@@ -188,7 +199,7 @@ func parseBooks(v *fastjson.Value, hasBook bool) ([]clob.Hash, *jsonrpc.Error) {
 	for i, x := range arr {
 		h, err := jsonrpc.ParseHash(x)
 		if err != nil {
-			return nil, errBooks
+			return nil, errList
 		}
 		books[i] = clob.Hash(h)
 	}

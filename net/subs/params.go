@@ -7,6 +7,7 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/obindex"
 	"github.com/valyala/fastjson"
 )
 
@@ -340,23 +341,9 @@ func parseBooksParam(s *spec, v *fastjson.Value) *jsonrpc.Error {
 	if absent(ids) {
 		return nil
 	}
-	arr, e := ids.Array()
-	if e != nil {
-		return errBooks
-	}
-	if len(arr) > BooksFilterMax {
-		return errBooksCount
-	}
-	for _, x := range arr {
-		h, err := jsonrpc.ParseHash(x)
-		if err != nil {
-			return errBooks
-		}
-		s.books = append(s.books, clob.Hash(h))
-	}
-	slices.SortFunc(s.books, func(a, b clob.Hash) int { return bytes.Compare(a[:], b[:]) })
-	s.books = slices.Compact(s.books)
-	return nil
+	var err *jsonrpc.Error
+	s.books, err = obindex.ParseBookList(ids, BooksFilterMax, errBooks, errBooksCount)
+	return err
 }
 
 func parseAddress(v *fastjson.Value, e *jsonrpc.Error) (clob.Address, *jsonrpc.Error) {
