@@ -186,6 +186,7 @@ type account struct {
 	// Invariant: terminalCount is the number of terminal orders in orders,
 	// and ≤ TerminalOrdersPerAccount between calls.
 	terminalCount int
+	overfull      bool // listed in Index.overfull (a tick is trimming it)
 }
 
 // Index is the market-data indexer behind the ob_ read methods. Not safe
@@ -205,6 +206,9 @@ type Index struct {
 	// cancel event, so armed is bounded by the engine's live triggers.
 	armed map[clob.Hash]OrderMeta
 	nowUs int64 // the latest tick time seen
+	// overfull lists the accounts a tick took past
+	// TerminalOrdersPerAccount; the tick trims them as it ends (trim).
+	overfull []*account
 	// Histories (history.go). seq numbers their rows: it grows by one per
 	// row recorded, so rows of one history ascend by it.
 	fills    map[clob.Address]*ring[FillRow]
@@ -378,6 +382,7 @@ func (x *Index) Tick(res *clob.TickResult) {
 			delete(x.armed, e.OrderID)
 		}
 	}
+	x.trim()
 }
 
 // apply folds one event into its order's record.
@@ -438,23 +443,37 @@ func (x *Index) setStatus(o *Order, s Status) {
 	if s.Terminal() {
 		a := x.accounts[o.Meta.Owner]
 		a.terminalCount++
-		if a.terminalCount > TerminalOrdersPerAccount {
-			x.dropOldestTerminal(a)
+		if a.terminalCount > TerminalOrdersPerAccount && !a.overfull {
+			a.overfull = true
+			x.overfull = append(x.overfull, a)
 		}
 	}
 }
 
-// dropOldestTerminal forgets the account's oldest terminal order.
-func (x *Index) dropOldestTerminal(a *account) {
-	for i, o := range a.orders {
-		if o.Status.Terminal() {
-			delete(x.orders, o.Meta.ID)
-			a.orders = slices.Delete(a.orders, i, i+1)
-			a.terminalCount--
-			return
+// trim forgets, in each account a tick took past the bound, its oldest
+// terminal orders until TerminalOrdersPerAccount remain: one pass over the
+// account's list per tick, where dropping them one at a time as they ended
+// shifted the list once per order. The orders kept are the same: terminal
+// is for good and the list's order fixed, so "drop the oldest terminal
+// order whenever over the bound" keeps the newest terminal ones, as this.
+func (x *Index) trim() {
+	for _, a := range x.overfull {
+		excess := a.terminalCount - TerminalOrdersPerAccount
+		kept := a.orders[:0]
+		for _, o := range a.orders {
+			if excess > 0 && o.Status.Terminal() {
+				delete(x.orders, o.Meta.ID)
+				excess--
+				continue
+			}
+			kept = append(kept, o)
 		}
+		clear(a.orders[len(kept):]) // let the dropped orders go
+		a.orders = kept
+		a.terminalCount = TerminalOrdersPerAccount
+		a.overfull = false
 	}
-	panic("BUG: obindex: terminal count without a terminal order")
+	x.overfull = x.overfull[:0]
 }
 
 // addFill folds one fill event into the order's per-tick fill rows.
