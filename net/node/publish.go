@@ -46,7 +46,8 @@ type Publisher interface {
 	IdleSlot(t subs.Tick, pastPerfectUs int64)
 	// WatchedPositions appends the accounts with an svc_positions
 	// subscription (subs.Hub.WatchedPositions). Called under the node's
-	// sequencer lock: must be quick and must not call into the node.
+	// sequencer lock: must take no lock (the hub's is one atomic load)
+	// and must not call into the node.
 	WatchedPositions(dst []clob.Address) []clob.Address
 	// Reverted says the node's state was replaced (evm_revert,
 	// anvil_loadState: revert.go): what was published before is no longer
@@ -121,6 +122,14 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 		bu := &t.Books[i]
 		ran[bt.Book] = true
 		clear(listed)
+		// Sized once: a busy book lists thousands of orders, and growing a
+		// list of OrderMeta (200 bytes each) copied each of them again.
+		if bt.NewOrders > 0 {
+			bu.Created = make([]obindex.OrderMeta, 0, bt.NewOrders)
+		}
+		if n := bt.EndEvent - bt.FirstEvent - bt.NewOrders; n > 0 {
+			bu.Touched = make([]obindex.OrderMeta, 0, n)
+		}
 		buys := ob.AppendLevels(nil, bt.Book, clob.Buy, PublishDepthMax)
 		sells := ob.AppendLevels(nil, bt.Book, clob.Sell, PublishDepthMax)
 		bu.Snapshot, _ = idx.Orderbook(bt.Book, buys, sells, 0)

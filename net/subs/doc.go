@@ -21,8 +21,9 @@
 //	    state (the snapshot source of svc_markets, svc_positions and
 //	    svc_triggers). They never wait for the fan-out nor for a
 //	    subscriber. Subscribe and removal keep the count of svc_positions
-//	    subscriptions per account under watchMu (WatchedPositions, which
-//	    the node reads under its own lock).
+//	    subscriptions per account under watchMu and publish the accounts
+//	    as an immutable list (WatchedPositions: the node reads it under
+//	    its own lock with one atomic load, no lock of the hub's).
 //	  - The fan-out (Pump, on the hub goroutine after Start) walks the rings
 //	    from its cursors and delivers each item to the live subscriptions it
 //	    matches. Subscriptions are indexed per channel by account, else by

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
@@ -194,10 +195,13 @@ type Hub struct {
 	chainHash  clob.Hash
 
 	// watchMu guards watched: the number of svc_positions subscriptions
-	// per account, for the node's WatchedPositions. Taken alone, in O(1),
-	// by Subscribe and removal.
-	watchMu sync.Mutex
-	watched map[clob.Address]int
+	// per account. Taken alone by Subscribe and removal, which republish
+	// watchedList, the accounts ascending, when an account comes or goes:
+	// the node reads it (WatchedPositions) under its sequencer lock, so
+	// that read takes no lock of the hub's.
+	watchMu     sync.Mutex
+	watched     map[clob.Address]int
+	watchedList atomic.Pointer[[]clob.Address]
 
 	wake chan struct{}
 	stop chan struct{}
@@ -482,25 +486,33 @@ func (h *Hub) Subscribe(c Conn, typ []byte, params *fastjson.Value) (string, *js
 
 func (h *Hub) watch(a clob.Address, d int) {
 	h.watchMu.Lock()
-	if h.watched[a] += d; h.watched[a] == 0 {
+	defer h.watchMu.Unlock()
+	h.watched[a] += d
+	switch h.watched[a] {
+	case 0:
 		delete(h.watched, a)
+	case d: // a new account
+	default:
+		return // the set of accounts did not change
 	}
-	h.watchMu.Unlock()
+	list := make([]clob.Address, 0, len(h.watched))
+	for w := range h.watched {
+		list = append(list, w)
+	}
+	slices.SortFunc(list, compareAddress)
+	h.watchedList.Store(&list)
 }
 
 // WatchedPositions appends, ascending, every account with an open
 // svc_positions subscription (pending or live): the node adds their
 // positions to a tick whose mark moves touch them, so that cost grows
 // with subscriptions, not with accounts. Safe from any goroutine; it
-// takes only its own lock.
+// takes no lock (one atomic load of the list Subscribe and removal
+// publish).
 func (h *Hub) WatchedPositions(dst []clob.Address) []clob.Address {
-	h.watchMu.Lock()
-	start := len(dst)
-	for a := range h.watched {
-		dst = append(dst, a)
+	if list := h.watchedList.Load(); list != nil {
+		dst = append(dst, *list...)
 	}
-	h.watchMu.Unlock()
-	slices.SortFunc(dst[start:], compareAddress)
 	return dst
 }
 
