@@ -137,6 +137,7 @@ type Node struct {
 	// pastPerfect is the newest past-perfect time reported: it never
 	// decreases either (but across a revert, revert.go).
 	pastPerfect floor
+	ppView      pastPerfectView // what PastPerfectTime reads, lock-free
 	metrics     metrics
 	stats       stats     // the Prometheus metrics' sources (stats.go)
 	atRisk      riskCache // ob_getRankedPositions' ordering (perp.go)
@@ -380,6 +381,7 @@ func (n *Node) restore() error {
 		return err
 	}
 	n.nextBatchSeq, n.attestedEnd, n.lastAtt = head.NextSeq, head.NextPlace, head.LastUs
+	n.ppView.lastAtt.Store(n.lastAtt)
 	last, err := n.checkNewestBatch(head)
 	if err != nil {
 		return err
@@ -433,6 +435,7 @@ func (n *Node) restore() error {
 	n.clock.raise(max(n.lastAtt, n.lastTickUs))
 	for _, e := range rest {
 		n.inflight++
+		n.ppView.pending.Add(1)
 		n.attestQ.push(e)
 	}
 	return nil
@@ -522,6 +525,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 			return core.Reject{}, err
 		}
 	}
+	n.ppView.pending.Add(1) // before the stamp: PastPerfectTime
 	if in.Kind == core.InputTx {
 		in.TimeUs = n.clock.NowMicros()
 	}
@@ -530,6 +534,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	}
 	rec, rej := n.ledger.Apply(in)
 	if !rej.OK() {
+		n.ppView.pending.Add(-1)
 		if rej.Code == core.RejectEquivocation {
 			return n.equivocated(in.Tx.From, rej.Target)
 		}
@@ -541,6 +546,8 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 		n.records++
 		n.entries.put(rec.Tx.Hash, e)
 		n.inflight++
+	} else {
+		n.ppView.pending.Add(-1)
 	}
 	links := n.afterApply(in, rec, e)
 	n.admitQ.push(admission{in: in, entry: e, links: links, done: done})

@@ -183,6 +183,8 @@ func (n *Node) attester() {
 		}
 		n.inflight -= len(group)
 		n.lastAtt = ts
+		n.ppView.lastAtt.Store(ts) // before pending drops: pastPerfectView
+		n.ppView.pending.Add(-int64(len(group)))
 		n.attestedEnd = group[len(group)-1].place + 1
 		n.metrics.observeBatch(now, len(b.Sigs), n.committee.N)
 		pub := n.pub

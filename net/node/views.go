@@ -1,6 +1,8 @@
 package node
 
 import (
+	"sync/atomic"
+
 	"fmt"
 
 	"github.com/ledgervenue/node/core"
@@ -34,17 +36,28 @@ func (n *Node) StateAt() (seq uint64, hash core.Hash) {
 
 // PastPerfectTime is the time up to which every accepted input is attested:
 // the clock when nothing is in flight, else the newest attestation time, and
-// never less than a time it returned before (an input in flight since was
-// stamped at or after that time: the clock is read under the lock that
-// admission stamps under).
+// never less than a time it returned before. It takes no lock (eth_blockNumber
+// answers from it, during a tick too): see pastPerfectView for why reading
+// the clock first and the in-flight count after is enough.
 func (n *Node) PastPerfectTime() int64 {
-	n.mu.RLock()
-	t := n.lastAtt
-	if n.inflight == 0 {
-		t = n.clock.NowMicros() // never below lastAtt: it was read from the clock
+	t := n.clock.NowMicros()
+	if n.ppView.pending.Load() > 0 {
+		t = n.ppView.lastAtt.Load()
 	}
-	n.mu.RUnlock()
 	return n.pastPerfect.raise(t)
+}
+
+// pastPerfectView mirrors, in atomics, what PastPerfectTime needs of the
+// sequencer's state. pending counts the inputs in flight, raised by
+// admission before it reads the clock to stamp an input (and lowered again
+// if the input is refused), lowered by the attester after it stored the
+// batch's time in lastAtt. A reader that reads the clock at t and then
+// finds pending at 0 has seen every input stamped before t attested: such
+// an input raised pending before reading the clock, which is monotonic, so
+// before the reader's reading of both.
+type pastPerfectView struct {
+	pending atomic.Int64
+	lastAtt atomic.Int64
 }
 
 // Receipt is a consistent copy of an entry's state.

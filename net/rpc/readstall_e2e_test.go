@@ -147,6 +147,15 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
+		{"eth_blockNumber", func(eth *ethclient.Client, _ *gethrpc.Client) error {
+			// the past-perfect time, as a block number: the receipt above
+			// is attested, so the head is at least its block
+			n, err := eth.BlockNumber(ctx)
+			if err == nil && n == 0 {
+				t.Errorf("block number 0 after an attested receipt")
+			}
+			return err
+		}},
 		{"ob_getOrderbook", func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getOrderbook", wethBook)
