@@ -117,11 +117,15 @@
 //     write's. Two reads of one request may see two successive inputs. A
 //     book is as of the newest tick (a book changes only at ticks: admitted
 //     orders wait for theirs).
+//   - Past-perfect time (PastPerfectTime: eth_blockNumber, "latest"
+//     blocks, svc_pastPerfectTime) reads two atomics (pastPerfectView),
+//     and the listings (eth_getLogs' and svc_ listings' recent receipts,
+//     receiptsAt and placeRange) the cache of recent records under
+//     recentMu, which the attester and a revert take inside mu for a push
+//     or a swap, never for a tick.
 //   - Not yet moved (they still take mu's read lock, so a tick holds
-//     them): the other ob_* methods (ReadMarkets), svc_pastPerfectTime and
-//     eth_blockNumber (PastPerfectTime), account info and recovery reads,
-//     the listings' cache of recent receipts (receiptsAt), svc_triggers,
-//     the bridge's REST reads.
+//     them): the other ob_* methods (ReadMarkets), account info and
+//     recovery reads, svc_triggers, the bridge's REST reads.
 //
 // Memory: RAM holds the ledger, each account's newest attested transaction
 // (recovery.go), the books, the market index (with its

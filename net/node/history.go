@@ -141,7 +141,7 @@ func (n *Node) storedReceipt(s *persist.Stored) (Receipt, error) {
 func (n *Node) receiptsAt(places []uint64) ([]*Receipt, error) {
 	out := make([]*Receipt, len(places))
 	var missing []int
-	n.mu.RLock()
+	n.recentMu.RLock()
 	for i, p := range places {
 		if e := n.recent.at(p); e != nil {
 			r := e.receipt()
@@ -150,7 +150,7 @@ func (n *Node) receiptsAt(places []uint64) ([]*Receipt, error) {
 			missing = append(missing, i)
 		}
 	}
-	n.mu.RUnlock()
+	n.recentMu.RUnlock()
 	if len(missing) == 0 {
 		return out, nil
 	}

@@ -134,6 +134,11 @@ type Node struct {
 	// views is the read views of the state (readviews.go): what the hot
 	// reads load without mu. Replaced with the state (load, revert).
 	views atomic.Pointer[readViews]
+	// recentMu guards state.recent and state.recentEnd, so that the
+	// listings (receiptsAt, placeRange) never wait for the sequencer:
+	// whoever changes them (the attester, a revert) takes it inside mu,
+	// readers take it alone.
+	recentMu sync.RWMutex
 	// pastPerfect is the newest past-perfect time reported: it never
 	// decreases either (but across a revert, revert.go).
 	pastPerfect floor
@@ -174,7 +179,10 @@ type state struct {
 	// It is safe for concurrent use: readers look records up without mu
 	// (Lookup); only the sequencer and the attester change it, under mu.
 	entries entryIndex
-	recent  ring
+	// recent is the newest attested records, by place, and recentEnd
+	// attestedEnd: both guarded by Node.recentMu as well as mu.
+	recent    ring
+	recentEnd uint64
 	// rviews is the read views the sequencer publishes into (readviews.go).
 	rviews *readViews
 	// records counts the records applied: the next one's place.
@@ -381,6 +389,9 @@ func (n *Node) restore() error {
 		return err
 	}
 	n.nextBatchSeq, n.attestedEnd, n.lastAtt = head.NextSeq, head.NextPlace, head.LastUs
+	n.recentMu.Lock()
+	n.recentEnd = n.attestedEnd
+	n.recentMu.Unlock()
 	n.ppView.lastAtt.Store(n.lastAtt)
 	last, err := n.checkNewestBatch(head)
 	if err != nil {

@@ -211,6 +211,8 @@ func (n *Node) attester() {
 // oldest: from now on the history on disk serves those.
 // REQUIRES: n.mu held for writing.
 func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
+	n.recentMu.Lock()
+	defer n.recentMu.Unlock()
 	for i, e := range group {
 		e.index.Store(int32(i))
 		e.batch.Store(b)
@@ -219,6 +221,7 @@ func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 			n.entries.deleteIf(old.Rec.Tx.Hash, old)
 		}
 	}
+	n.recentEnd = group[len(group)-1].place + 1
 }
 
 // storeBatch hands b to the writer and waits until it is durable (store).

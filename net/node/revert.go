@@ -307,7 +307,11 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 				mc.us.Store(max(mc.us.Load(), n.clock.last.Load()))
 			}
 			n.mu.Lock()
+			n.recentMu.Lock()
 			n.state = scratch.state
+			n.recentMu.Unlock()
+			n.ppView.lastAtt.Store(scratch.ppView.lastAtt.Load())
+			n.ppView.pending.Store(scratch.ppView.pending.Load())
 			n.views.Store(n.rviews)
 			n.market.idx.SetEquity(n.equity)
 			n.atRisk.reset()

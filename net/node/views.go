@@ -226,9 +226,9 @@ func (n *Node) Logs(f *LogFilter, limit int, budget *int) ([]LogMatch, error) {
 // placeRange turns attestation-time bounds into the places [lo, hi) of the
 // attested history they cover (toUs 0: no upper bound).
 func (n *Node) placeRange(sinceUs int64, incl bool, toUs int64) (lo, hi uint64, err error) {
-	n.mu.RLock()
-	hi = n.attestedEnd
-	n.mu.RUnlock()
+	n.recentMu.RLock()
+	hi = n.recentEnd
+	n.recentMu.RUnlock()
 	if lo, err = n.log.PlaceAfter(sinceUs, incl); err != nil {
 		return 0, 0, err
 	}
