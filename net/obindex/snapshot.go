@@ -104,7 +104,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 	dst = append(dst, c.Quote[:]...)
 	dst = appendI64(dst, c.IntervalUs)
 	for _, v := range [...]*uint256.Int{&c.TickPrecision, &c.LotSize, &c.MakerFee, &c.TakerFee} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	for _, s := range [...]string{c.Name, c.BaseSymbol, c.QuoteSymbol} {
 		dst = appendCount(dst, len(s))
@@ -114,7 +114,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 	dst = appendI64(dst, b.lastTickUs)
 	dst = appendI64(dst, int64(b.newOrders))
 	dst = appendBool(dst, b.hasPrice)
-	dst = appendU256(dst, &b.price)
+	dst = binread.AppendU256(dst, &b.price)
 	for r := range b.candles {
 		ring := &b.candles[r]
 		dst = appendCount(dst, ring.len())
@@ -122,7 +122,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 			c := ring.at(i)
 			dst = appendI64(dst, c.StartUs)
 			for _, v := range [...]*uint256.Int{&c.Open, &c.High, &c.Low, &c.Close, &c.Volume} {
-				dst = appendU256(dst, v)
+				dst = binread.AppendU256(dst, v)
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func (o *Order) appendSnapshot(dst []byte) []byte {
 	dst = appendMeta(dst, &o.Meta)
 	dst = append(dst, byte(o.MarketKind), byte(o.Status))
 	for _, v := range [...]*uint256.Int{&o.Price, &o.FilledBase, &o.FilledQuote, &o.Fee} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	dst = appendI64(dst, o.EnteredUs)
 	dst = appendI64(dst, o.EndUs)
@@ -143,9 +143,9 @@ func (o *Order) appendSnapshot(dst []byte) []byte {
 	for i := range o.Fills {
 		f := &o.Fills[i]
 		dst = appendI64(dst, f.TickUs)
-		dst = appendU256(dst, &f.Base)
-		dst = appendU256(dst, &f.Quote)
-		dst = appendU256(dst, &f.Price)
+		dst = binread.AppendU256(dst, &f.Base)
+		dst = binread.AppendU256(dst, &f.Quote)
+		dst = binread.AppendU256(dst, &f.Price)
 	}
 	return dst
 }
@@ -158,8 +158,8 @@ func appendMeta(dst []byte, m *OrderMeta) []byte {
 	dst = append(dst, m.TxHash[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, m.Nonce)
 	dst = append(dst, byte(m.Side), byte(m.Type), m.Flags, byte(m.Kind), m.TriggerType, m.Grouping)
-	dst = appendU256(dst, &m.Price)
-	dst = appendU256(dst, &m.Size)
+	dst = binread.AppendU256(dst, &m.Price)
+	dst = binread.AppendU256(dst, &m.Size)
 	dst = appendI64(dst, m.DeadlineUs)
 	dst = appendI64(dst, m.TTLUs)
 	return appendI64(dst, m.AdmittedUs)
@@ -188,15 +188,6 @@ func appendCount(dst []byte, n int) []byte {
 		panic("BUG: obindex: snapshot count out of range")
 	}
 	return binary.BigEndian.AppendUint32(dst, uint32(n))
-}
-
-// appendU256 writes v as 32 big-endian bytes (what Bytes32 gives, without
-// the temporary array: BenchmarkAppendSnapshot ran about twice as fast).
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, v[3])
-	dst = binary.BigEndian.AppendUint64(dst, v[2])
-	dst = binary.BigEndian.AppendUint64(dst, v[1])
-	return binary.BigEndian.AppendUint64(dst, v[0])
 }
 
 func appendBool(dst []byte, v bool) []byte {
