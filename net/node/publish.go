@@ -9,7 +9,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/net/subs"
 )
 
@@ -221,7 +221,7 @@ func (n *Node) LastTickUs() int64 {
 
 // Positions answers ob_getPositions data for an account (the hub's
 // svc_positions snapshot for an account no tick has touched yet).
-func (n *Node) Positions(a clob.Address) obindex.PositionsData {
+func (n *Node) Positions(a clob.Address) marketdata.PositionsData {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return n.positionsLocked(a)
@@ -230,7 +230,7 @@ func (n *Node) Positions(a clob.Address) obindex.PositionsData {
 // Markets answers the ob_getMarkets entries, perp markets with their live
 // state (the hub's svc_markets snapshot for markets no tick has covered
 // since start).
-func (n *Node) Markets() []obindex.Market {
+func (n *Node) Markets() []marketdata.Market {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return n.market.idx.Markets(nil)

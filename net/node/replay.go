@@ -14,7 +14,7 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/net/subs"
 	"github.com/ledgervenue/node/persist"
 )
@@ -297,7 +297,7 @@ func (c *frameConn) RemoteIP() netip.Addr { return netip.IPv6Loopback() }
 func (n *Node) subscribeFrames(w io.Writer, accounts []core.Address) (*frameWriter, error) {
 	fw := &frameWriter{w: w}
 	fw.hub = subs.New(subs.Config{ReplayTicks: ReplayTicks, Positions: n.positionsLocked, Triggers: n.triggersLocked,
-		Markets: func() []obindex.Market { return n.market.idx.Markets(nil) }})
+		Markets: func() []marketdata.Market { return n.market.idx.Markets(nil) }})
 	var p fastjson.Parser
 	sub := func(ch, params string) error {
 		c := &frameConn{fw: fw, prefix: []byte(`{"channel":"` + ch + `","params":` + params + `,"result":`)}

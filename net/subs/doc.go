@@ -62,7 +62,7 @@
 // # Channels
 //
 //   - svc_orderbook (delta): per book that ran, the ob_getOrderbook object
-//     (obindex.AppendOrderbook) cut to depth.
+//     (marketdata.AppendOrderbook) cut to depth.
 //   - svc_orders (delta): per book, the array of OrderUpdate of the
 //     subscription's events (type new/invalid with the ob_getOrders order
 //     fields, fill, expired, canceled, modified); nothing when empty.
@@ -233,9 +233,9 @@
 //     and its events name them by o. svc_orders' "new" carries the same
 //     Order as ob_getOrders (kind, zero tx_hash, trigger_type, grouping;
 //     reduce_only and ioc on perp books). Trigger types and groupings are
-//     named once, in obindex (TriggerTypeName, GroupingName,
+//     named once, in marketdata (TriggerTypeName, GroupingName,
 //     AppendGrouping); the stored tick refuses any value but the two the
-//     engine takes (obindex.ValidTriggerType, ValidGrouping) and a
+//     engine takes (marketdata.ValidTriggerType, ValidGrouping) and a
 //     triggered order with a transaction hash.
 //   - A since in the future is accepted: ticks up to it are skipped.
 //     since_book needs since, and the tick at since must still be retained.

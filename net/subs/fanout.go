@@ -3,7 +3,7 @@ package subs
 import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // Pump fans out everything published since the last call: ticks in order,
@@ -508,16 +508,16 @@ func (h *Hub) snapshotTriggers(s *sub) {
 		h.deliver(s, h.triggersBody(p))
 		return
 	}
-	var ts []obindex.Trigger
+	var ts []marketdata.Trigger
 	if h.cfg.Triggers != nil {
 		ts = h.cfg.Triggers(a)
 	}
 	h.deliverFresh(s, appendTriggersUpdate(nil, &a, ts))
 }
 
-func (h *Hub) cfgPositions(a clob.Address) obindex.PositionsData {
+func (h *Hub) cfgPositions(a clob.Address) marketdata.PositionsData {
 	if h.cfg.Positions == nil {
-		return obindex.PositionsData{}
+		return marketdata.PositionsData{}
 	}
 	return h.cfg.Positions(a)
 }

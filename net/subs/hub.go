@@ -11,7 +11,7 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/valyala/fastjson"
 )
 
@@ -107,16 +107,16 @@ type Config struct {
 	// Positions, when set, answers an svc_positions snapshot for an account
 	// no published tick has touched. Called with the hub's lock held: it
 	// must not call into the hub.
-	Positions func(account clob.Address) obindex.PositionsData
+	Positions func(account clob.Address) marketdata.PositionsData
 	// Triggers, when set, answers an svc_triggers snapshot for an account
 	// no published tick has covered. Called with the hub's lock held: it
 	// must not call into the hub.
-	Triggers func(account clob.Address) []obindex.Trigger
+	Triggers func(account clob.Address) []marketdata.Trigger
 	// Markets, when set, answers the ob_getMarkets entries for an
 	// svc_markets snapshot: markets no published tick has covered are taken
 	// from it. Called with the hub's lock held: it must not call into the
 	// hub.
-	Markets func() []obindex.Market
+	Markets func() []marketdata.Market
 	// BlockUs is the time one newHeads block number spans: 0 or 1 numbers
 	// blocks by their µs (the spec); the node's compat mode numbers 500 ms
 	// slots (rpc.CompatBlockUs).

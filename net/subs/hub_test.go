@@ -11,7 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 func TestOrderbookEncodeOnceAndDepth(t *testing.T) {
@@ -54,7 +54,7 @@ func TestOrderbookEncodeOnceAndDepth(t *testing.T) {
 		t.Fatalf("depth not applied: %v", shallow)
 	}
 	// Same shape as ob_getOrderbook.
-	var snap = obindex.AppendOrderbook(nil, &obindex.Snapshot{})
+	var snap = marketdata.AppendOrderbook(nil, &marketdata.Snapshot{})
 	var a, b map[string]any
 	_ = json.Unmarshal(snap, &a)
 	_ = json.Unmarshal([]byte(rawResults(t, conns[0], ids[0])[0]), &b)
@@ -176,7 +176,7 @@ func TestSinceTooOld(t *testing.T) {
 func TestOrdersV2Frame(t *testing.T) {
 	mm, other := addr(0x55), addr(0x66)
 	b7 := bookID(7)
-	created := []obindex.OrderMeta{meta(1, b7, mm, clob.Buy), meta(2, b7, mm, clob.Sell), meta(3, b7, other, clob.Buy)}
+	created := []marketdata.OrderMeta{meta(1, b7, mm, clob.Buy), meta(2, b7, mm, clob.Sell), meta(3, b7, other, clob.Buy)}
 	created[0].TTLUs = 178_000
 	created[1].Type, created[1].Flags = clob.Market, clob.FlagIOC
 	events := []clob.Event{
@@ -338,8 +338,8 @@ func TestOrdersV2ResumeSinceBook(t *testing.T) {
 func TestOrdersV1(t *testing.T) {
 	mm, other := addr(0x55), addr(0x66)
 	b1 := bookID(1)
-	created := []obindex.OrderMeta{meta(1, b1, mm, clob.Buy)}
-	touched := []obindex.OrderMeta{meta(8, b1, other, clob.Sell)}
+	created := []marketdata.OrderMeta{meta(1, b1, mm, clob.Buy)}
+	touched := []marketdata.OrderMeta{meta(8, b1, other, clob.Sell)}
 	events := []clob.Event{
 		{Kind: clob.EventPlaced, OrderID: orderID(1), Owner: mm},
 		{Kind: clob.EventFill, OrderID: orderID(8), Owner: other, Base: w(1), Quote: w(2000), TotalBase: w(1), TotalQuote: w(2000), TotalFee: u(2)},
@@ -375,11 +375,11 @@ func TestOrdersV1(t *testing.T) {
 
 func TestStateChannels(t *testing.T) {
 	acct := addr(7)
-	h := New(Config{Positions: func(a clob.Address) obindex.PositionsData {
-		return obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}}
+	h := New(Config{Positions: func(a clob.Address) marketdata.PositionsData {
+		return marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}}
 	}})
 	tk := newTick(1000).book(bookID(1), true, nil).book(bookID(2), true, nil).t
-	tk.Positions = []AccountPositions{{Account: acct, Data: obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
+	tk.Positions = []AccountPositions{{Account: acct, Data: marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
 	h.PublishTick(tk)
 	h.Pump()
 	c := &fakeConn{}
@@ -881,7 +881,7 @@ func TestConcurrentPublish(t *testing.T) {
 func TestEncodeOnceOrders(t *testing.T) {
 	a, b := addr(1), addr(2)
 	mk := func(us int64) *Tick {
-		return newTick(us).book(bookID(1), true, []obindex.OrderMeta{meta(1, bookID(1), a, clob.Buy), meta(2, bookID(1), b, clob.Sell)},
+		return newTick(us).book(bookID(1), true, []marketdata.OrderMeta{meta(1, bookID(1), a, clob.Buy), meta(2, bookID(1), b, clob.Sell)},
 			clob.Event{Kind: clob.EventPlaced, OrderID: orderID(1), Owner: a},
 			clob.Event{Kind: clob.EventPlaced, OrderID: orderID(2), Owner: b}).t
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // countConn accepts everything and keeps nothing, so the benchmark measures
@@ -28,7 +28,7 @@ func (c *countConn) RemoteIP() netip.Addr { return netip.Addr{} }
 // by 8 accounts, a fill of each and 4 cancels.
 func benchTick() *Tick {
 	b := bookID(1)
-	var created []obindex.OrderMeta
+	var created []marketdata.OrderMeta
 	var events []clob.Event
 	for i := byte(0); i < 8; i++ {
 		m := meta(i, b, addr(i), clob.Side(i%2))

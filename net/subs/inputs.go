@@ -3,7 +3,7 @@ package subs
 import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // Tick is everything the tick-driven channels need from one auction tick,
@@ -30,7 +30,7 @@ type Tick struct {
 	// Markets holds the ob_getMarkets entry of every market whose entry
 	// changed in this tick (at least each book that ran), after the tick.
 	// Config must point to memory nobody modifies afterwards.
-	Markets []obindex.Market
+	Markets []marketdata.Market
 	// Positions holds the ob_getPositions data of every account the tick
 	// touched (owners of fills, cancels, transfers, liquidations, trigger
 	// events) and of every watched account (Hub.WatchedPositions) holding
@@ -50,19 +50,19 @@ type Tick struct {
 // clob.BookTick.
 type BookUpdate struct {
 	// Snapshot is the ob_getOrderbook answer after the tick
-	// (obindex.Index.Orderbook with depth 0): its Buys and Sells are copies
+	// (marketdata.Index.Orderbook with depth 0): its Buys and Sells are copies
 	// of the engine's levels, best first, at most the depth the node is
 	// willing to serve (subscribers' depth slices them further).
-	Snapshot obindex.Snapshot
+	Snapshot marketdata.Snapshot
 	// Kind is the market's kind (spot or perpetual).
 	Kind clob.MarketKind
 	// Created is the metadata of every order created in this book in this
 	// tick (the orders its placed, refused and deadline-missed events name),
 	// in creation order. svc_orders_v2 lists each once in `orders`.
-	Created []obindex.OrderMeta
+	Created []marketdata.OrderMeta
 	// Touched optionally holds the metadata of orders from earlier ticks
 	// that this tick's events name; svc_orders then adds their tx_hash.
-	Touched []obindex.OrderMeta
+	Touched []marketdata.OrderMeta
 	// Modified gives the new price and size of every order an update event
 	// of this book names (svc_orders `modified`, svc_orders_v2 `modify`).
 	Modified []Modification
@@ -78,14 +78,14 @@ type Modification struct {
 // AccountPositions is one account's ob_getPositions data.
 type AccountPositions struct {
 	Account clob.Address
-	Data    obindex.PositionsData
+	Data    marketdata.PositionsData
 }
 
 // AccountTriggers is one account's stored triggers (the ob_getTriggers
 // page), books ascending, then ids ascending.
 type AccountTriggers struct {
 	Account  clob.Address
-	Triggers []obindex.Trigger
+	Triggers []marketdata.Trigger
 }
 
 // Withdrawal is one settled bridge withdrawal: its WithdrawalUpdate object,

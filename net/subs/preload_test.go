@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // replayCase is one subscription made on both hubs under comparison.
@@ -393,8 +393,8 @@ func TestPreloadRequiresFreshHub(t *testing.T) {
 // header names it as parent); one that does not makes the hub forget the
 // preloaded ticks and their state.
 func TestPreloadChainsOn(t *testing.T) {
-	cfgMarkets := func() []obindex.Market {
-		return []obindex.Market{{Config: &clob.MarketConfig{ID: bookID(1), Name: "FROM/CONFIG"}}}
+	cfgMarkets := func() []marketdata.Market {
+		return []marketdata.Market{{Config: &clob.MarketConfig{ID: bookID(1), Name: "FROM/CONFIG"}}}
 	}
 	setup := func() (*Hub, []*Tick) {
 		ticks := chain(1, 5, true)

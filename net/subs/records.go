@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // tickRec is one published tick in the replay ring. Its inputs are
@@ -53,7 +53,7 @@ type depthMemo struct {
 // marketEnt and posEnt are state entries: the latest ones are kept by the
 // hub as the snapshot source of svc_markets and svc_positions.
 type marketEnt struct {
-	m   *obindex.Market
+	m   *marketdata.Market
 	enc []byte
 }
 

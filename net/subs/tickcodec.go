@@ -7,7 +7,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // The tick codec: the canonical bytes of a Tick, for keeping the replay
@@ -222,7 +222,7 @@ func appendList[T any](dst []byte, items []T, item func([]byte, *T) []byte) []by
 	return dst
 }
 
-func appendTrigger(dst []byte, t *obindex.Trigger) []byte {
+func appendTrigger(dst []byte, t *marketdata.Trigger) []byte {
 	in := &t.Info
 	dst = append(dst, in.ID[:]...)
 	dst = append(dst, in.Book[:]...)
@@ -350,7 +350,7 @@ func appendLevels(dst []byte, ls []clob.Level) []byte {
 	return dst
 }
 
-func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
+func appendMetas(dst []byte, ms []marketdata.OrderMeta) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(ms)))
 	for i := range ms {
 		m := &ms[i]
@@ -361,7 +361,7 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 		if m.Signer != m.Owner {
 			flags |= metaSigner
 		}
-		if m.Kind == obindex.KindTriggered {
+		if m.Kind == marketdata.KindTriggered {
 			flags |= metaTriggered
 		}
 		dst = append(dst, flags)
@@ -383,7 +383,7 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 	return dst
 }
 
-func appendMarket(dst []byte, m *obindex.Market) []byte {
+func appendMarket(dst []byte, m *marketdata.Market) []byte {
 	c := m.Config
 	dst = append(dst, c.ID[:]...)
 	dst = appendStr(dst, c.Name)
@@ -432,7 +432,7 @@ func appendPerpState(dst []byte, s *clob.PerpInfo) []byte {
 	return appendFlag(dst, s.WalkFrozen)
 }
 
-func appendPerpPosition(dst []byte, p *obindex.PerpPosition) []byte {
+func appendPerpPosition(dst []byte, p *marketdata.PerpPosition) []byte {
 	dst = append(dst, p.Book[:]...)
 	dst = append(dst, p.Owner[:]...)
 	dst = appendStr(dst, p.BaseSymbol)
@@ -463,7 +463,7 @@ func appendMargin(dst []byte, m *clob.MarginInfo) []byte {
 	return binary.AppendVarint(dst, int64(m.Positions))
 }
 
-func appendPosition(dst []byte, p *obindex.Position) []byte {
+func appendPosition(dst []byte, p *marketdata.Position) []byte {
 	dst = append(dst, p.Book[:]...)
 	dst = appendStr(dst, p.BaseSymbol)
 	dst = appendStr(dst, p.QuoteSymbol)
@@ -535,7 +535,7 @@ func (d *tickDecoder) enum(what string, maxValue byte) byte {
 }
 
 // oneOf reads a byte, refusing a value valid does not take: a trigger
-// type (obindex.ValidTriggerType) or grouping (obindex.ValidGrouping), the
+// type (marketdata.ValidTriggerType) or grouping (marketdata.ValidGrouping), the
 // two values of each the engine takes.
 func (d *tickDecoder) oneOf(what string, valid func(uint8) bool) uint8 {
 	v := d.U8()
@@ -667,7 +667,7 @@ func (d *tickDecoder) tick() *Tick {
 		}
 	}
 	if n := d.count(marketSizeMin); n > 0 {
-		t.Markets = make([]obindex.Market, n)
+		t.Markets = make([]marketdata.Market, n)
 		cfgs := make([]clob.MarketConfig, n)
 		for i := range t.Markets {
 			t.Markets[i].Config = &cfgs[i]
@@ -718,7 +718,7 @@ func decodeList[T any](d *tickDecoder, minSize int, item func(*T)) []T {
 	return out
 }
 
-func (d *tickDecoder) trigger(t *obindex.Trigger) {
+func (d *tickDecoder) trigger(t *marketdata.Trigger) {
 	in := &t.Info
 	d.hash(&in.ID)
 	d.hash(&in.Book)
@@ -729,8 +729,8 @@ func (d *tickDecoder) trigger(t *obindex.Trigger) {
 	d.U256Compact(&in.Size)
 	d.U256Compact(&in.LimitPrice)
 	d.U256Compact(&in.TriggerPrice)
-	in.TriggerType = d.oneOf("trigger type", obindex.ValidTriggerType)
-	in.Grouping = d.oneOf("trigger grouping", obindex.ValidGrouping)
+	in.TriggerType = d.oneOf("trigger type", marketdata.ValidTriggerType)
+	in.Grouping = d.oneOf("trigger grouping", marketdata.ValidGrouping)
 	in.Flags = d.flags(orderFlagsKnown)
 	in.DeadlineUs = d.vi()
 	in.AdmitTickUs = d.vi()
@@ -845,12 +845,12 @@ func (d *tickDecoder) levels() []clob.Level {
 	return ls
 }
 
-func (d *tickDecoder) metas() []obindex.OrderMeta {
+func (d *tickDecoder) metas() []marketdata.OrderMeta {
 	n := d.count(metaSizeMin)
 	if n == 0 {
 		return nil
 	}
-	ms := make([]obindex.OrderMeta, n)
+	ms := make([]marketdata.OrderMeta, n)
 	for i := range ms {
 		m := &ms[i]
 		d.hash(&m.ID)
@@ -874,18 +874,18 @@ func (d *tickDecoder) metas() []obindex.OrderMeta {
 		m.TTLUs = d.vi()
 		m.AdmittedUs = d.vi()
 		if flags&metaTriggered != 0 {
-			m.Kind = obindex.KindTriggered
-			m.TriggerType = d.oneOf("trigger type", obindex.ValidTriggerType)
-			m.Grouping = d.oneOf("trigger grouping", obindex.ValidGrouping)
+			m.Kind = marketdata.KindTriggered
+			m.TriggerType = d.oneOf("trigger type", marketdata.ValidTriggerType)
+			m.Grouping = d.oneOf("trigger grouping", marketdata.ValidGrouping)
 			if m.TxHash != (clob.Hash{}) && d.Err == nil {
-				d.Fail("triggered order %x with a transaction hash", m.ID) // obindex.AdmittedTrigger drops it
+				d.Fail("triggered order %x with a transaction hash", m.ID) // marketdata.AdmittedTrigger drops it
 			}
 		}
 	}
 	return ms
 }
 
-func (d *tickDecoder) market(m *obindex.Market) {
+func (d *tickDecoder) market(m *marketdata.Market) {
 	c := m.Config
 	d.hash(&c.ID)
 	c.Name = d.str()
@@ -940,7 +940,7 @@ func (d *tickDecoder) perpState(s *clob.PerpInfo) {
 	s.WalkFrozen = d.flags(hasOne) != 0
 }
 
-func (d *tickDecoder) perpPosition(p *obindex.PerpPosition) {
+func (d *tickDecoder) perpPosition(p *marketdata.PerpPosition) {
 	d.hash(&p.Book)
 	d.addr(&p.Owner)
 	p.BaseSymbol = d.str()
@@ -971,7 +971,7 @@ func (d *tickDecoder) margin(m *clob.MarginInfo) {
 	m.Positions = d.int()
 }
 
-func (d *tickDecoder) position(p *obindex.Position) {
+func (d *tickDecoder) position(p *marketdata.Position) {
 	d.hash(&p.Book)
 	p.BaseSymbol = d.str()
 	p.QuoteSymbol = d.str()

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // codecTicks are the hub tests' synthetic ticks plus real ticks from the
@@ -24,11 +24,11 @@ func codecTicks() []*Tick {
 		newTick(3000).transfer(a, b, 5).transfer(b, a, 1<<62).t,
 		perpTestTick(3500, a, 1950),
 	}
-	tk := newTick(4000).book(bookID(1), true, []obindex.OrderMeta{meta(1, bookID(1), a, clob.Sell)},
+	tk := newTick(4000).book(bookID(1), true, []marketdata.OrderMeta{meta(1, bookID(1), a, clob.Sell)},
 		clob.Event{Kind: clob.EventUpdate, OrderID: orderID(8), Owner: b}).t
-	tk.Books[0].Touched = []obindex.OrderMeta{meta(8, bookID(1), b, clob.Buy)}
+	tk.Books[0].Touched = []marketdata.OrderMeta{meta(8, bookID(1), b, clob.Buy)}
 	tk.Books[0].Modified = []Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
-	tk.Positions = []AccountPositions{{Account: a, Data: obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH",
+	tk.Positions = []AccountPositions{{Account: a, Data: marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(1), BaseSymbol: "WETH",
 		QuoteSymbol: "USD", Balance: w(1), Free: w(1), MarkPrice: w(2000), HasMark: true}}}}, {Account: b}}
 	tk.Withdrawals = []Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
 	tk.Result.Landed = []uint64{0, 7, 1 << 63}
@@ -118,7 +118,7 @@ func TestTickCodecRoundTrip(t *testing.T) {
 
 // TestTickCodecEveryField fills every field of a Tick, and of everything it
 // references, with random values by reflection: a field added to Tick,
-// clob.Event, obindex.Market (…) that the codec does not carry fails here.
+// clob.Event, marketdata.Market (…) that the codec does not carry fails here.
 func TestTickCodecEveryField(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 1))
@@ -198,7 +198,7 @@ func makeValid(rng *rand.Rand, t *Tick) {
 			s.Perp.Book = s.Book
 			noNegativeZero(&s.Perp.FundingRate, &s.Perp.FundingIndex)
 		}
-		for _, ms := range [][]obindex.OrderMeta{t.Books[i].Created, t.Books[i].Touched} {
+		for _, ms := range [][]marketdata.OrderMeta{t.Books[i].Created, t.Books[i].Touched} {
 			for j := range ms {
 				ms[j].Side %= clob.Sell + 1
 				ms[j].Type %= clob.Market + 1
@@ -206,10 +206,10 @@ func makeValid(rng *rand.Rand, t *Tick) {
 				if rng.IntN(2) == 0 {
 					ms[j].Signer = ms[j].Owner
 				}
-				ms[j].Kind %= obindex.KindTriggered + 1
+				ms[j].Kind %= marketdata.KindTriggered + 1
 				ms[j].TriggerType = triggerTypes[ms[j].TriggerType%2]
 				ms[j].Grouping = groupings[ms[j].Grouping%2]
-				if ms[j].Kind == obindex.KindUserSigned {
+				if ms[j].Kind == marketdata.KindUserSigned {
 					ms[j].TriggerType, ms[j].Grouping = 0, 0
 				} else {
 					ms[j].TxHash = clob.Hash{} // engine-made: no transaction

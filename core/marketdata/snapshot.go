@@ -1,4 +1,4 @@
-package obindex
+package marketdata
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 	dst = x.appendArmed(dst)
 	dst = x.appendHistory(dst, fillOwners)
 	if len(dst)-start != size {
-		panic("BUG: obindex: snapshot size miscounted")
+		panic("BUG: marketdata: snapshot size miscounted")
 	}
 	return dst
 }
@@ -185,7 +185,7 @@ func appendI64(dst []byte, v int64) []byte { return binary.BigEndian.AppendUint6
 
 func appendCount(dst []byte, n int) []byte {
 	if n < 0 || uint64(n) > 1<<32-1 {
-		panic("BUG: obindex: snapshot count out of range")
+		panic("BUG: marketdata: snapshot count out of range")
 	}
 	return binary.BigEndian.AppendUint32(dst, uint32(n))
 }
@@ -215,7 +215,7 @@ func appendBool(dst []byte, v bool) []byte {
 func Load(live Live, snap []byte) (*Index, error) {
 	d := decoder{binread.Reader{B: snap}}
 	if magic := d.Take(len(snapshotMagic)); string(magic) != snapshotMagic {
-		return nil, errors.New("obindex: cannot load snapshot: not an index snapshot (bad magic)")
+		return nil, errors.New("marketdata: cannot load snapshot: not an index snapshot (bad magic)")
 	}
 	x := New(live)
 	x.nowUs = d.i64()
@@ -247,7 +247,7 @@ func Load(live Live, snap []byte) (*Index, error) {
 		d.Fail("%d trailing bytes", d.Left())
 	}
 	if d.Err != nil {
-		return nil, fmt.Errorf("obindex: cannot load snapshot: %w", d.Err)
+		return nil, fmt.Errorf("marketdata: cannot load snapshot: %w", d.Err)
 	}
 	return x, nil
 }
