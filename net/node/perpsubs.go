@@ -8,7 +8,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
-	"github.com/ledgervenue/node/net/subs"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // Perp data on the subscription channels (net/subs doc.go, "Channels"):
@@ -122,7 +122,7 @@ func (n *Node) equity(a clob.Address) clob.Signed {
 // touched by liquidations and trigger events and with the watched accounts
 // holding a position in a market whose mark or funding index moved.
 // REQUIRES: n.mu held, right after the tick applied.
-func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
+func (n *Node) perpTick(t *tickrec.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
 	ob := n.ledger.Orderbook()
 	pv := &n.perp
 	for i := range res.Events {
@@ -158,7 +158,7 @@ func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Addr
 		}
 	}
 	for _, a := range sortedOwners(pv.trigTouched) {
-		t.Triggers = append(t.Triggers, subs.AccountTriggers{Account: a, Triggers: n.triggersLocked(a)})
+		t.Triggers = append(t.Triggers, tickrec.AccountTriggers{Account: a, Triggers: n.triggersLocked(a)})
 	}
 }
 

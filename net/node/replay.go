@@ -15,6 +15,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/net/subs"
 	"github.com/ledgervenue/node/persist"
 )
@@ -330,7 +331,7 @@ func (n *Node) subscribeFrames(w io.Writer, accounts []core.Address) (*frameWrit
 
 // PublishTick fans t out to the frames (the first write error stays in
 // fw.err). A tick that does not chain on the previous one is an error too.
-func (fw *frameWriter) PublishTick(t *subs.Tick) {
+func (fw *frameWriter) PublishTick(t *tickrec.Tick) {
 	if err := fw.hub.PublishTick(t); err != nil && fw.err == nil {
 		fw.err = fmt.Errorf("the log's ticks do not chain: %w", err)
 	}
@@ -344,6 +345,6 @@ func (fw *frameWriter) WatchedPositions(dst []clob.Address) []clob.Address {
 
 // Attested and IdleSlot are not called: a replay runs no attester and no
 // ticker.
-func (fw *frameWriter) Attested([]Receipt)                  {}
-func (fw *frameWriter) IdleSlot(subs.Tick, int64)           {}
-func (fw *frameWriter) Reverted([]*subs.Tick, int64, error) {} // a replay never replaces its state
+func (fw *frameWriter) Attested([]Receipt)                     {}
+func (fw *frameWriter) IdleSlot(tickrec.Tick, int64)           {}
+func (fw *frameWriter) Reverted([]*tickrec.Tick, int64, error) {} // a replay never replaces its state

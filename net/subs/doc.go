@@ -2,7 +2,7 @@
 // attested receipt and each past-perfect time into eth_subscription
 // notifications for every eth_subscribe type of the spec, plus newHeads.
 // It knows neither the transport nor the node: inputs are plain data
-// (Tick, Receipt), outputs go through the Conn interface, so it is
+// (tickrec.Tick, Receipt), outputs go through the Conn interface, so it is
 // deterministic and tested without sockets.
 //
 // # Model
@@ -35,7 +35,7 @@
 //	    Only the envelope head (`{"jsonrpc":"2.0","method":"eth_subscription",
 //	    "params":{"subscription":"0x…","result":`, built once per
 //	    subscription) differs; the tail is `}}`.
-//	  - Ownership: a published Tick or Receipt belongs to the hub and is
+//	  - Ownership: a published tickrec.Tick or Receipt belongs to the hub and is
 //	    read for as long as it is in its ring. Payloads, heads and close
 //	    messages are immutable once passed to Conn: the hub never reuses
 //	    them, so the transport may queue references instead of copying.
@@ -136,8 +136,8 @@
 //
 // The hub lives in memory; what survives a node restart is what the node
 // hands back to a new hub with Preload: its newest ticks, kept as
-// AppendTick bytes (tickcodec.go draws the layout; canonical, versioned)
-// and read back with DecodeTick, oldest first, ending at the node's last
+// tickrec.AppendTick bytes (core/tickrec/codec.go draws the layout;
+// canonical, versioned) and read back with tickrec.DecodeTick, oldest first, ending at the node's last
 // tick (Config.FloorUs), each chained to the one before by ParentHash.
 //
 //   - Survives: the replay buffer. A delta channel's since (and since_book)

@@ -7,6 +7,7 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // Payload encoders. Each appends one JSON value to dst and returns the
@@ -138,7 +139,7 @@ var (
 // number is the tick's deadline divided by blockUs (block numbers are time:
 // µs, or the compat mode's slots), timestamp its second; roots are zero as
 // in the node's empty blocks.
-func appendHeader(dst []byte, t *Tick, blockUs int64) []byte {
+func appendHeader(dst []byte, t *tickrec.Tick, blockUs int64) []byte {
 	dst = append(dst, `{"number":`...)
 	dst = jsonrpc.AppendQuantity(dst, uint64(t.TickUs/blockUs))
 	dst = append(dst, `,"hash":`...)

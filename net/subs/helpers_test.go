@@ -10,6 +10,7 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/valyala/fastjson"
 )
 
@@ -117,10 +118,10 @@ func hexHash(h clob.Hash) string    { return hexOf(h[:]) }
 func hexAddr(a clob.Address) string { return hexOf(a[:]) }
 
 // tickBuilder assembles a synthetic Tick book by book.
-type tickBuilder struct{ t *Tick }
+type tickBuilder struct{ t *tickrec.Tick }
 
 func newTick(us int64) *tickBuilder {
-	return &tickBuilder{t: &Tick{TickUs: us, Hash: bookID(byte(us / 1000)), Result: clob.TickResult{TickUs: us}}}
+	return &tickBuilder{t: &tickrec.Tick{TickUs: us, Hash: bookID(byte(us / 1000)), Result: clob.TickResult{TickUs: us}}}
 }
 
 var testConfigs = map[clob.Hash]*clob.MarketConfig{}
@@ -147,7 +148,7 @@ func (b *tickBuilder) book(id clob.Hash, traded bool, created []marketdata.Order
 	b.t.Result.Books = append(b.t.Result.Books, bt)
 	levels := []clob.Level{{Price: w(1999), Volume: w(1), Orders: 1}, {Price: w(1998), Volume: w(2), Orders: 2}, {Price: w(1997), Volume: w(3), Orders: 3}}
 	asks := []clob.Level{{Price: w(2001), Volume: w(1), Orders: 1}, {Price: w(2002), Volume: w(1), Orders: 1}}
-	b.t.Books = append(b.t.Books, BookUpdate{
+	b.t.Books = append(b.t.Books, tickrec.BookUpdate{
 		Snapshot: marketdata.Snapshot{Book: id, Buys: levels, Sells: asks, ClearingPrice: bt.Price, GroupingPrice: u(1e15),
 			TimestampUs: b.t.TickUs, NewOrdersCount: len(created), BuysCount: 6, SellsCount: 2},
 		Created: created,

@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 func TestOrderbookEncodeOnceAndDepth(t *testing.T) {
@@ -349,7 +350,7 @@ func TestOrdersV1(t *testing.T) {
 	}
 	tk := newTick(1000).book(b1, true, created, events...).t
 	tk.Books[0].Touched = touched
-	tk.Books[0].Modified = []Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
+	tk.Books[0].Modified = []tickrec.Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
 	h := New(Config{})
 	c := &fakeConn{}
 	mine := subscribe(t, h, c, "svc_orders", `{"bidder":"`+hexAddr(mm)+`"}`)
@@ -379,7 +380,7 @@ func TestStateChannels(t *testing.T) {
 		return marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}}
 	}})
 	tk := newTick(1000).book(bookID(1), true, nil).book(bookID(2), true, nil).t
-	tk.Positions = []AccountPositions{{Account: acct, Data: marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
+	tk.Positions = []tickrec.AccountPositions{{Account: acct, Data: marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
 	h.PublishTick(tk)
 	h.Pump()
 	c := &fakeConn{}
@@ -406,7 +407,7 @@ func TestStateChannels(t *testing.T) {
 	}
 	// Live: a tick touching book 2 and the account.
 	tk = newTick(2000).book(bookID(2), true, nil).t
-	tk.Positions = []AccountPositions{{Account: acct}}
+	tk.Positions = []tickrec.AccountPositions{{Account: acct}}
 	h.PublishTick(tk)
 	h.Pump()
 	if got := results(t, c, mk); len(got) != 2 {
@@ -437,7 +438,7 @@ func TestTransfersAndWithdrawals(t *testing.T) {
 		t.Fatalf("sent on a tick without outcomes: %v", c.msgs)
 	}
 	tk := newTick(2000).transfer(a, b, 5).transfer(a, x, 6).t
-	tk.Withdrawals = []Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
+	tk.Withdrawals = []tickrec.Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
 	h.PublishTick(tk)
 	h.Pump()
 	if got := rawResults(t, c, all); len(got) != 1 || strings.Count(got[0], `"from"`) != 2 {
@@ -561,14 +562,14 @@ func TestIdleSlotHeads(t *testing.T) {
 	c := &fakeConn{}
 	heads := subscribe(t, h, c, "newHeads", ``)
 	books := subscribe(t, h, c, "svc_orderbook", `{}`)
-	h.PublishIdleSlot(Tick{TickUs: 1_000_000, Hash: bookID(1)})
-	h.PublishIdleSlot(Tick{TickUs: 1_500_000, Hash: bookID(2)}) // supersedes the first
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 1_000_000, Hash: bookID(1)})
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 1_500_000, Hash: bookID(2)}) // supersedes the first
 	h.Pump()
 	h.PublishTick(newTick(2_000_000).t)
 	h.Pump()
-	h.PublishIdleSlot(Tick{TickUs: 2_000_000, Hash: bookID(3)}) // not after the tick: dropped
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 2_000_000, Hash: bookID(3)}) // not after the tick: dropped
 	h.Pump()
-	h.PublishIdleSlot(Tick{TickUs: 2_500_000, Hash: bookID(4)})
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 2_500_000, Hash: bookID(4)})
 	h.Pump()
 	var numbers []uint64
 	for _, raw := range rawResults(t, c, heads) {
@@ -880,7 +881,7 @@ func TestConcurrentPublish(t *testing.T) {
 
 func TestEncodeOnceOrders(t *testing.T) {
 	a, b := addr(1), addr(2)
-	mk := func(us int64) *Tick {
+	mk := func(us int64) *tickrec.Tick {
 		return newTick(us).book(bookID(1), true, []marketdata.OrderMeta{meta(1, bookID(1), a, clob.Buy), meta(2, bookID(1), b, clob.Sell)},
 			clob.Event{Kind: clob.EventPlaced, OrderID: orderID(1), Owner: a},
 			clob.Event{Kind: clob.EventPlaced, OrderID: orderID(2), Owner: b}).t
@@ -1036,8 +1037,8 @@ func TestStateSnapshotBeforeFanOut(t *testing.T) {
 	a := addr(1)
 	h := New(Config{})
 	tk := newTick(1000).book(bookID(2), true, nil).t
-	tk.Positions = append(tk.Positions, AccountPositions{Account: a})
-	tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	tk.Positions = append(tk.Positions, tickrec.AccountPositions{Account: a})
+	tk.Triggers = append(tk.Triggers, tickrec.AccountTriggers{Account: a})
 	h.PublishTick(tk) // not pumped yet
 	c := &fakeConn{}
 	ids := []string{
@@ -1052,8 +1053,8 @@ func TestStateSnapshotBeforeFanOut(t *testing.T) {
 		}
 	}
 	tk = newTick(2000).book(bookID(2), true, nil).t
-	tk.Positions = append(tk.Positions, AccountPositions{Account: a})
-	tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	tk.Positions = append(tk.Positions, tickrec.AccountPositions{Account: a})
+	tk.Triggers = append(tk.Triggers, tickrec.AccountTriggers{Account: a})
 	h.PublishTick(tk)
 	h.Pump()
 	for _, id := range ids {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // countConn accepts everything and keeps nothing, so the benchmark measures
@@ -26,7 +27,7 @@ func (c *countConn) RemoteIP() netip.Addr { return netip.Addr{} }
 
 // benchTick is a realistic book tick: 20 levels a side, 8 orders created
 // by 8 accounts, a fill of each and 4 cancels.
-func benchTick() *Tick {
+func benchTick() *tickrec.Tick {
 	b := bookID(1)
 	var created []marketdata.OrderMeta
 	var events []clob.Event
@@ -84,7 +85,7 @@ func benchFanOut(b *testing.B, ch string, subsCount int) {
 		h.Activate(c, id)
 	}
 	tmpl := benchTick()
-	ticks := make([]Tick, 1024)
+	ticks := make([]tickrec.Tick, 1024)
 	b.ReportAllocs()
 	before := h.Stats().Notifications
 	us := int64(1000)
@@ -111,7 +112,7 @@ func benchFanOut(b *testing.B, ch string, subsCount int) {
 func BenchmarkPublishTick(b *testing.B) {
 	h := New(Config{})
 	tmpl := benchTick()
-	ticks := make([]Tick, 1024)
+	ticks := make([]tickrec.Tick, 1024)
 	b.ReportAllocs()
 	us := int64(1000)
 	i := 0

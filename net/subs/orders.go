@@ -8,6 +8,7 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // The order channels' payloads of one book in one tick, for one account
@@ -50,7 +51,7 @@ func (b *bookRec) touched(id clob.Hash) *marketdata.OrderMeta {
 	return nil
 }
 
-func (b *bookRec) modification(id clob.Hash) *Modification {
+func (b *bookRec) modification(id clob.Hash) *tickrec.Modification {
 	for i := range b.upd.Modified {
 		if b.upd.Modified[i].OrderID == id {
 			return &b.upd.Modified[i]

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // perpBook is the perp market of the perp tests.
@@ -29,7 +30,7 @@ func testTrigger(n byte, owner clob.Address, side clob.Side, typ uint8) marketda
 // perpTestTick is a tick of the perp market: a fill with position fields,
 // a liquidation, trigger events, the market's perp state and one
 // account's triggers.
-func perpTestTick(us int64, owner clob.Address, mark uint64) *Tick {
+func perpTestTick(us int64, owner clob.Address, mark uint64) *tickrec.Tick {
 	tk := newTick(us).book(perpBook, true, nil,
 		clob.Event{Kind: clob.EventFill, OrderID: orderID(1), Owner: owner, Side: clob.Buy, Base: w(1), Quote: w(2000),
 			Position: clob.Signed{Abs: w(3)}, Realized: clob.Signed{Neg: true, Abs: u(7)}},
@@ -44,7 +45,7 @@ func perpTestTick(us int64, owner clob.Address, mark uint64) *Tick {
 	m.Perp = clob.PerpInfo{Book: perpBook, Oracle: w(mark), Mark: w(mark), FundingRate: clob.Signed{Neg: true, Abs: u(3e13)},
 		FundingIndex: clob.Signed{Abs: u(12345)}, FundingLastUs: us, OpenInterest: w(5)}
 	tk.Books[0].Kind = clob.Perp
-	tk.Triggers = []AccountTriggers{{Account: owner, Triggers: []marketdata.Trigger{testTrigger(5, owner, clob.Sell, clob.TriggerStopLoss),
+	tk.Triggers = []tickrec.AccountTriggers{{Account: owner, Triggers: []marketdata.Trigger{testTrigger(5, owner, clob.Sell, clob.TriggerStopLoss),
 		testTrigger(6, owner, clob.Sell, clob.TriggerTakeProfit)}}}
 	return tk
 }
@@ -153,8 +154,8 @@ func TestLatestStateBounds(t *testing.T) {
 	tk := newTick(1000).t
 	for i := range PositionsKeptMax + 1 {
 		a := clob.Address{0: byte(i >> 16), 1: byte(i >> 8), 2: byte(i)}
-		tk.Positions = append(tk.Positions, AccountPositions{Account: a})
-		tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+		tk.Positions = append(tk.Positions, tickrec.AccountPositions{Account: a})
+		tk.Triggers = append(tk.Triggers, tickrec.AccountTriggers{Account: a})
 	}
 	if err := h.PublishTick(tk); err != nil {
 		t.Fatal(err)

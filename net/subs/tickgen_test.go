@@ -11,6 +11,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // tickGen makes real ticks: seeded random orders, cancels, updates and
@@ -78,7 +79,7 @@ func newTickGen(seed uint64, booksCount, ownersCount int) *tickGen {
 
 // next admits about envelopes envelopes and runs ticks until one runs
 // something; it returns that tick.
-func (g *tickGen) next(envelopes int) *Tick {
+func (g *tickGen) next(envelopes int) *tickrec.Tick {
 	for {
 		T := (g.nowUs/genIntervalUs + 1) * genIntervalUs
 		for range envelopes/2 + g.rng.IntN(envelopes+1) {
@@ -95,8 +96,8 @@ func (g *tickGen) next(envelopes int) *Tick {
 }
 
 // ticks returns n consecutive ticks.
-func (g *tickGen) ticks(n, envelopes int) []*Tick {
-	out := make([]*Tick, n)
+func (g *tickGen) ticks(n, envelopes int) []*tickrec.Tick {
+	out := make([]*tickrec.Tick, n)
 	for i := range out {
 		out[i] = g.next(envelopes)
 	}
@@ -187,15 +188,15 @@ func (g *tickGen) size() uint256.Int {
 
 // build is the node's buildTick (net/node/publish.go) on the generator's
 // engine and index.
-func (g *tickGen) build() *Tick {
+func (g *tickGen) build() *tickrec.Tick {
 	res := &g.res
 	hash := sha256.Sum256(binary.BigEndian.AppendUint64([]byte(fmt.Sprint(g.seed)), uint64(res.TickUs)))
-	t := &Tick{TickUs: res.TickUs, Hash: hash, ParentHash: g.parent}
+	t := &tickrec.Tick{TickUs: res.TickUs, Hash: hash, ParentHash: g.parent}
 	g.parent = t.Hash
 	t.CopyResult(res)
 	owners := map[clob.Address]bool{}
 	ran := map[clob.Hash]bool{}
-	t.Books = make([]BookUpdate, len(res.Books))
+	t.Books = make([]tickrec.BookUpdate, len(res.Books))
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
@@ -221,7 +222,7 @@ func (g *tickGen) build() *Tick {
 			}
 			if ev.Kind == clob.EventUpdate {
 				if info, ok := g.e.Order(ev.OrderID); ok {
-					bu.Modified = append(bu.Modified, Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
+					bu.Modified = append(bu.Modified, tickrec.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
 				}
 			}
 		}
@@ -242,7 +243,7 @@ func (g *tickGen) build() *Tick {
 	}
 	slices.SortFunc(sorted, func(a, b clob.Address) int { return bytes.Compare(a[:], b[:]) })
 	for _, a := range sorted {
-		t.Positions = append(t.Positions, AccountPositions{Account: a, Data: g.positions(a)})
+		t.Positions = append(t.Positions, tickrec.AccountPositions{Account: a, Data: g.positions(a)})
 	}
 	if g.rng.IntN(3) == 0 { // an account's triggers change
 		a := g.owners[g.rng.IntN(len(g.owners))]
@@ -257,11 +258,11 @@ func (g *tickGen) build() *Tick {
 			g.trig = map[clob.Address][]marketdata.Trigger{}
 		}
 		g.trig[a] = ts
-		t.Triggers = append(t.Triggers, AccountTriggers{Account: a, Triggers: ts})
+		t.Triggers = append(t.Triggers, tickrec.AccountTriggers{Account: a, Triggers: ts})
 	}
 	if g.rng.IntN(4) == 0 {
 		a := g.owners[g.rng.IntN(len(g.owners))]
-		t.Withdrawals = append(t.Withdrawals, Withdrawal{Account: a,
+		t.Withdrawals = append(t.Withdrawals, tickrec.Withdrawal{Account: a,
 			JSON: fmt.Appendf(nil, `{"account":"%s","amount":"0x%x","batch":%d}`, hexAddr(a), 1+g.rng.IntN(1e6), t.TickUs)})
 	}
 	return t

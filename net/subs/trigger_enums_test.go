@@ -6,6 +6,7 @@ import (
 
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // DecodeTick takes exactly the trigger types and groupings the engine
@@ -22,12 +23,12 @@ func TestDecodeTickTriggerEnums(t *testing.T) {
 		tk := newTick(1000).book(perpBook, false, []marketdata.OrderMeta{m}).t
 		tr := testTrigger(3, addr(1), clob.Sell, typ)
 		tr.Info.Grouping = grouping
-		tk.Triggers = []AccountTriggers{{Account: addr(1), Triggers: []marketdata.Trigger{tr}}}
-		return AppendTick(nil, tk)
+		tk.Triggers = []tickrec.AccountTriggers{{Account: addr(1), Triggers: []marketdata.Trigger{tr}}}
+		return tickrec.AppendTick(nil, tk)
 	}
 	f := func(name, wantErr string, b []byte) {
 		t.Helper()
-		got, err := DecodeTick(b)
+		got, err := tickrec.DecodeTick(b)
 		if wantErr == "" {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)

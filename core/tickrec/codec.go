@@ -1,4 +1,4 @@
-package subs
+package tickrec
 
 import (
 	"encoding/binary"
@@ -11,7 +11,7 @@ import (
 )
 
 // The tick codec: the canonical bytes of a Tick, for keeping the replay
-// buffer on disk across a restart (Hub.Preload). Every field of Tick and of
+// buffer on disk across a restart (subs.Hub.Preload). Every field of Tick and of
 // what it references is encoded, whether or not a channel reads it today,
 // so a decoded tick is the published one (reflect.DeepEqual, up to nil
 // versus empty slices) and every notification made from it is the same.
@@ -75,9 +75,9 @@ import (
 // instead of 32, and an event of a real tick about 115 bytes instead of 350. No
 // checksum: the store that keeps the bytes owns integrity.
 
-// tickCodecVersion starts every encoded tick; bump it whenever the layout
+// Version starts every encoded tick; bump it whenever the layout
 // changes: DecodeTick refuses any other.
-const tickCodecVersion = 3
+const Version = 3
 
 // Flag bits of the encoding (see the layout above).
 const (
@@ -119,10 +119,10 @@ const (
 	triggerSizeMin      = 32 + 32 + 20 + 20 + 1 + 1 + 3 + 3 + 3 + 1
 )
 
-// checkTick verifies what the hub relies on to read a tick without
+// Check verifies what the hub relies on to read a tick without
 // panicking: one BookUpdate per BookTick, event ranges inside Events, a
 // Config behind every market.
-func checkTick(t *Tick) error {
+func Check(t *Tick) error {
 	if len(t.Books) != len(t.Result.Books) {
 		return fmt.Errorf("%d book updates for %d books", len(t.Books), len(t.Result.Books))
 	}
@@ -161,10 +161,10 @@ func checkTick(t *Tick) error {
 // len(t.Result.Books), every book's events inside t.Result.Events, every
 // market's Config set.
 func AppendTick(dst []byte, t *Tick) []byte {
-	if err := checkTick(t); err != nil {
-		panic("BUG: subs.AppendTick: " + err.Error())
+	if err := Check(t); err != nil {
+		panic("BUG: tickrec.AppendTick: " + err.Error())
 	}
-	dst = append(dst, tickCodecVersion)
+	dst = append(dst, Version)
 	dst = binary.AppendVarint(dst, t.TickUs)
 	dst = append(dst, t.Hash[:]...)
 	dst = append(dst, t.ParentHash[:]...)
@@ -500,7 +500,7 @@ func DecodeTick(b []byte) (*Tick, error) {
 	if d.Err != nil {
 		return nil, fmt.Errorf("cannot decode tick: %w", d.Err)
 	}
-	if err := checkTick(t); err != nil {
+	if err := Check(t); err != nil {
 		return nil, fmt.Errorf("cannot decode tick: %w", err)
 	}
 	return t, nil
@@ -639,8 +639,8 @@ func (d *tickDecoder) str() string {
 }
 
 func (d *tickDecoder) tick() *Tick {
-	if v := d.U8(); d.Err == nil && v != tickCodecVersion {
-		d.Fail("version %d, want %d", v, tickCodecVersion)
+	if v := d.U8(); d.Err == nil && v != Version {
+		d.Fail("version %d, want %d", v, Version)
 	}
 	t := &Tick{TickUs: d.vi()}
 	d.hash(&t.Hash)
