@@ -22,10 +22,11 @@ var outsideCore = map[string]string{
 }
 
 // TestCoreStaysPure enforces the package doc's promise on every non-test
-// file under core/ (core/marketdata included): no clock, no I/O, no
-// unseeded randomness, no reflection-based encoding, no goroutines, and no
-// imports from the rest of this repository but outsideCore (imports point
-// into core, never out of it).
+// file under core/, the read model (core/marketdata) and the tick record
+// (core/tickrec) included: no clock, no I/O, no unseeded randomness, no
+// reflection-based encoding, no goroutines, and no imports from the rest
+// of this repository but outsideCore (imports point into core, never out
+// of it).
 func TestCoreStaysPure(t *testing.T) {
 	banned := map[string]string{
 		"time": "the clock is an input", "os": "no I/O", "net": "no I/O", "net/http": "no I/O",
