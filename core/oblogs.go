@@ -2,6 +2,7 @@ package core
 
 import (
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
 )
 
@@ -88,7 +89,7 @@ func addrTopic(a clob.Address) Hash {
 }
 
 func appendWordU64(dst []byte, v uint64) []byte {
-	return appendU256(dst, uint256.NewInt(v))
+	return binread.AppendU256(dst, uint256.NewInt(v))
 }
 
 func appendWordBool(dst []byte, v bool) []byte {
@@ -114,7 +115,7 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 		case clob.IntentSubmit:
 			id := env.OrderIDOf(i, adm.Signer, adm.Nonce)
 			data = appendSignedSize(data, in)
-			data = appendU256(data, &in.Price)
+			data = binread.AppendU256(data, &in.Price)
 			data = appendWordU64(data, uint64(in.Type))
 			data = appendWordU64(data, uint64(in.Flags))
 			data = appendWordU64(data, in.Deadline)
@@ -124,19 +125,19 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicCancelRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		case clob.IntentUpdate:
-			data = appendU256(data, &in.Size)
-			data = appendU256(data, &in.Price)
+			data = binread.AppendU256(data, &in.Size)
+			data = binread.AppendU256(data, &in.Price)
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicUpdateRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		case clob.IntentTransfer:
-			data = appendU256(data, &in.Amount)
+			data = binread.AppendU256(data, &in.Amount)
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicTransferRequested, addrTopic(in.Token), owner, addrTopic(in.To)}, data))
 		case clob.IntentSubmitTrigger:
 			id := env.OrderIDOf(i, adm.Signer, adm.Nonce)
 			data = appendSignedSize(data, in)
-			data = appendU256(data, &in.Price)
-			data = appendU256(data, &in.TriggerPrice)
+			data = binread.AppendU256(data, &in.Price)
+			data = binread.AppendU256(data, &in.TriggerPrice)
 			data = appendWordU64(data, uint64(in.TriggerType))
 			data = appendWordU64(data, uint64(in.Grouping))
 			data = appendWordU64(data, uint64(in.Flags))
@@ -148,8 +149,8 @@ func admissionLogs(adm *clob.Admission, env *clob.Envelope) []Log {
 			logs = append(logs, obLog([]Hash{TopicTriggerCancelRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		case clob.IntentUpdateTrigger:
 			data = appendSignedSize(data, in)
-			data = appendU256(data, &in.Price)
-			data = appendU256(data, &in.TriggerPrice)
+			data = binread.AppendU256(data, &in.Price)
+			data = binread.AppendU256(data, &in.TriggerPrice)
 			data = appendWordU64(data, in.Deadline)
 			logs = append(logs, obLog([]Hash{TopicTriggerUpdateRequested, Hash(in.Book), Hash(in.OrderID), owner}, data))
 		}
@@ -164,7 +165,7 @@ func appendSignedSize(dst []byte, in *clob.Intent) []byte {
 	if in.Side == clob.Sell {
 		size.Neg(&size)
 	}
-	return appendU256(dst, &size)
+	return binread.AppendU256(dst, &size)
 }
 
 // appendWordSigned appends a signed amount as an int256.
@@ -173,7 +174,7 @@ func appendWordSigned(dst []byte, v *clob.Signed) []byte {
 	if v.Neg {
 		w.Neg(&w)
 	}
-	return appendU256(dst, &w)
+	return binread.AppendU256(dst, &w)
 }
 
 // tickLogs are the logs of one tick, in the engine's order: per book its
@@ -188,8 +189,8 @@ func tickLogs(res *clob.TickResult) []Log {
 		logs = appendEventLogs(logs, res.Events[next:bt.FirstEvent])
 		var data []byte
 		data = appendWordU64(data, uint64(res.TickUs))
-		data = appendU256(data, &bt.Price)
-		data = appendU256(data, &bt.VolumeBase)
+		data = binread.AppendU256(data, &bt.Price)
+		data = binread.AppendU256(data, &bt.VolumeBase)
 		data = appendWordU64(data, uint64(bt.NewOrders))
 		logs = append(logs, obLog([]Hash{TopicSolutionExecuted, Hash(bt.Book)}, data))
 		logs = appendEventLogs(logs, res.Events[bt.FirstEvent:bt.EndEvent])
@@ -215,9 +216,9 @@ func eventLog(ev *clob.Event) (Log, bool) {
 	switch ev.Kind {
 	case clob.EventFill:
 		data = appendWordU64(data, uint64(ev.Side))
-		data = appendU256(data, &ev.Base)
-		data = appendU256(data, &ev.Quote)
-		data = appendU256(data, &ev.Fee)
+		data = binread.AppendU256(data, &ev.Base)
+		data = binread.AppendU256(data, &ev.Quote)
+		data = binread.AppendU256(data, &ev.Fee)
 		data = appendWordBool(data, ev.Maker)
 		data = appendWordBool(data, ev.Terminal)
 		return obLog([]Hash{TopicOrderFilled, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
@@ -227,21 +228,21 @@ func eventLog(ev *clob.Event) (Log, bool) {
 	case clob.EventUpdate:
 		return obLog([]Hash{TopicOrderUpdated, Hash(ev.Book), Hash(ev.OrderID), owner}, nil), true
 	case clob.EventTransfer:
-		data = appendU256(data, &ev.Amount)
+		data = binread.AppendU256(data, &ev.Amount)
 		return obLog([]Hash{TopicTransfer, addrTopic(ev.Token), owner, addrTopic(ev.To)}, data), true
 	case clob.EventTriggerFired:
 		data = appendWordU64(data, uint64(ev.Side))
-		data = appendU256(data, &ev.Price)
+		data = binread.AppendU256(data, &ev.Price)
 		return obLog([]Hash{TopicTriggerFired, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
 	case clob.EventTriggerCancel:
 		data = appendWordU64(data, uint64(ev.Side))
 		return obLog([]Hash{TopicTriggerCancelled, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
 	case clob.EventLiquidation:
 		data = appendWordU64(data, uint64(ev.Side))
-		data = appendU256(data, &ev.Base)
-		data = appendU256(data, &ev.Price)
-		data = appendU256(data, &ev.Quote)
-		data = appendU256(data, &ev.Amount)
+		data = binread.AppendU256(data, &ev.Base)
+		data = binread.AppendU256(data, &ev.Price)
+		data = binread.AppendU256(data, &ev.Quote)
+		data = binread.AppendU256(data, &ev.Amount)
 		data = appendWordSigned(data, &ev.Realized)
 		return obLog([]Hash{TopicLiquidation, Hash(ev.Book), owner}, data), true
 	}

@@ -43,8 +43,8 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 	dst = append(dst, snapshotMagic...)
 	dst = binary.BigEndian.AppendUint64(dst, l.chainID)
 	dst = binary.BigEndian.AppendUint64(dst, l.seq)
-	dst = appendU256(dst, &l.baseFee)
-	dst = appendU256(dst, &l.feesBurned)
+	dst = binread.AppendU256(dst, &l.baseFee)
+	dst = binread.AppendU256(dst, &l.feesBurned)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(l.clockOffsetUs))
 	// Sorting (address, account) pairs saves looking every account up again.
 	accts := make([]accountEntry, 0, len(l.accounts))
@@ -59,7 +59,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 		dst = append(dst, a[:]...)
 		dst = binary.BigEndian.AppendUint64(dst, acc.Nonce)
 		dst = appendLock(dst, acc)
-		dst = appendU256(appendBalance(dst, &acc.Native), &acc.Native.Debt)
+		dst = binread.AppendU256(appendBalance(dst, &acc.Native), &acc.Native.Debt)
 		tokens = appendSortedKeys(tokens[:0], acc.tokens)
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(tokens)))
 		for _, t := range tokens {
@@ -79,7 +79,7 @@ type accountEntry struct {
 }
 
 func appendBalance(dst []byte, b *Balance) []byte {
-	return appendU256(appendU256(dst, &b.Cash), &b.Locked)
+	return binread.AppendU256(binread.AppendU256(dst, &b.Cash), &b.Locked)
 }
 
 func appendTokenAmounts(dst []byte, m map[Address]*uint256.Int, scratch []Address) []byte {
@@ -87,7 +87,7 @@ func appendTokenAmounts(dst []byte, m map[Address]*uint256.Int, scratch []Addres
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(tokens)))
 	for _, t := range tokens {
 		dst = append(dst, t[:]...)
-		dst = appendU256(dst, m[t])
+		dst = binread.AppendU256(dst, m[t])
 	}
 	return dst
 }
@@ -161,12 +161,6 @@ func equalAmounts(a, b map[Address]*uint256.Int) bool {
 		}
 	}
 	return true
-}
-
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	dst = append(dst, make([]byte, 32)...) // grows once; not allocated
-	v.PutUint256(dst[len(dst)-32:])
-	return dst
 }
 
 // appendSortedKeys appends m's keys to dst in ascending order.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
 )
 
@@ -111,7 +112,7 @@ func AppendWithdrawCall(dst []byte, token, recipient Address, amount *uint256.In
 	for _, a := range [2]*Address{&token, &recipient} {
 		dst = append(append(dst, make([]byte, 12)...), a[:]...)
 	}
-	dst = appendU256(dst, amount)
+	dst = binread.AppendU256(dst, amount)
 	return binary.BigEndian.AppendUint64(append(dst, make([]byte, 24)...), deadlineUs)
 }
 
@@ -282,7 +283,7 @@ func (l *Ledger) appendWithdrawals(dst []byte, scratch []Address) []byte {
 		w := &l.wd.pending[i]
 		dst = binary.BigEndian.AppendUint64(append(dst, w.hash[:]...), w.seq)
 		dst = append(append(append(dst, w.owner[:]...), w.to[:]...), w.token[:]...)
-		dst = appendU256(dst, &w.amount)
+		dst = binread.AppendU256(dst, &w.amount)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(w.deadlineUs))
 		dst = binary.BigEndian.AppendUint64(dst, uint64(w.landUs))
 	}

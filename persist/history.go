@@ -7,6 +7,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/binread"
 )
 
 // History: the attested records and their indexes, written with the batch
@@ -167,7 +168,7 @@ func appendTxRecord(dst []byte, rec *core.TxRecord) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, rec.Seq)
 	dst = append(dst, rec.Status)
 	dst = binary.BigEndian.AppendUint64(dst, rec.GasUsed)
-	dst = appendU256(dst, &rec.EffectiveGasPrice)
+	dst = binread.AppendU256Compact(dst, &rec.EffectiveGasPrice)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(rec.TickUs))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(rec.Logs)))
 	for i := range rec.Logs {
@@ -186,7 +187,7 @@ func decodeTxRecord(b []byte, rec *core.TxRecord) error {
 	rec.Seq = r.U64()
 	rec.Status = r.U8()
 	rec.GasUsed = r.U64()
-	r.u256(&rec.EffectiveGasPrice)
+	r.U256Compact(&rec.EffectiveGasPrice)
 	rec.TickUs = int64(r.U64())
 	n := r.U32()
 	if rec.Kind < core.RecordTx || rec.Kind > core.RecordTick || rec.Status > 1 || n > MaxRecordLogs || uint64(n)*(20+1+4) > uint64(r.Left()) {

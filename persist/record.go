@@ -47,9 +47,9 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 		dst = append(dst, in.DepositID[:]...)
 		dst = append(dst, in.Token[:]...)
 		dst = append(dst, in.To[:]...)
-		return appendU256(dst, &in.Amount)
+		return binread.AppendU256Compact(dst, &in.Amount)
 	case core.InputSetBaseFee:
-		return appendU256(append(dst, kindBaseFee), &in.BaseFee)
+		return binread.AppendU256Compact(append(dst, kindBaseFee), &in.BaseFee)
 	case core.InputTick:
 		return binary.BigEndian.AppendUint64(append(dst, kindTick), uint64(in.TimeUs))
 	case core.InputCreateMarket:
@@ -59,11 +59,11 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 		return appendMarket(append(dst, kindMarket), &in.Market)
 	case core.InputSetOracle:
 		dst = append(append(dst, kindSetOracle), in.Book[:]...)
-		return appendU256(dst, &in.Price)
+		return binread.AppendU256Compact(dst, &in.Price)
 	case core.InputLockAccount:
 		return append(append(dst, kindLock), in.To[:]...)
 	case core.InputSetBalance:
-		return appendU256(append(append(dst, kindSetBalance), in.To[:]...), &in.Amount)
+		return binread.AppendU256Compact(append(append(dst, kindSetBalance), in.To[:]...), &in.Amount)
 	case core.InputSetNonce:
 		return binary.BigEndian.AppendUint64(append(append(dst, kindSetNonce), in.To[:]...), in.Nonce)
 	case core.InputClockOffset:
@@ -80,10 +80,10 @@ func appendMarket(dst []byte, m *clob.MarketConfig) []byte {
 	dst = append(dst, m.Base[:]...)
 	dst = append(dst, m.Quote[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(m.IntervalUs))
-	dst = appendU256(dst, &m.TickPrecision)
-	dst = appendU256(dst, &m.LotSize)
-	dst = appendU256(dst, &m.MakerFee)
-	dst = appendU256(dst, &m.TakerFee)
+	dst = binread.AppendU256Compact(dst, &m.TickPrecision)
+	dst = binread.AppendU256Compact(dst, &m.LotSize)
+	dst = binread.AppendU256Compact(dst, &m.MakerFee)
+	dst = binread.AppendU256Compact(dst, &m.TakerFee)
 	for _, s := range [3]string{m.Name, m.BaseSymbol, m.QuoteSymbol} {
 		if len(s) > MarketNameBytesMax {
 			panic("BUG: market name longer than MarketNameBytesMax")
@@ -99,10 +99,10 @@ func decodeMarket(r *reader, m *clob.MarketConfig) {
 	r.bytes(m.Base[:])
 	r.bytes(m.Quote[:])
 	m.IntervalUs = int64(r.U64())
-	r.u256(&m.TickPrecision)
-	r.u256(&m.LotSize)
-	r.u256(&m.MakerFee)
-	r.u256(&m.TakerFee)
+	r.U256Compact(&m.TickPrecision)
+	r.U256Compact(&m.LotSize)
+	r.U256Compact(&m.MakerFee)
+	r.U256Compact(&m.TakerFee)
 	for _, s := range [3]*string{&m.Name, &m.BaseSymbol, &m.QuoteSymbol} {
 		*s = string(r.Take(int(r.U8())))
 	}
@@ -112,7 +112,7 @@ func decodeMarket(r *reader, m *clob.MarketConfig) {
 func appendPerpParams(dst []byte, p *clob.PerpParams) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, p.MaxLeverage)
 	for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256Compact(dst, v)
 	}
 	dst = binary.BigEndian.AppendUint32(dst, p.WalkBps)
 	return binary.BigEndian.AppendUint64(dst, p.WalkSeed)
@@ -121,7 +121,7 @@ func appendPerpParams(dst []byte, p *clob.PerpParams) []byte {
 func decodePerpParams(r *reader, p *clob.PerpParams) {
 	p.MaxLeverage = r.U32()
 	for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
-		r.u256(v)
+		r.U256Compact(v)
 	}
 	p.WalkBps = r.U32()
 	p.WalkSeed = r.U64()
@@ -139,13 +139,13 @@ func appendTx(dst []byte, tx *core.Tx) []byte {
 		dst = append(dst, 0)
 	}
 	dst = append(dst, tx.To[:]...)
-	dst = appendU256(dst, &tx.Value)
+	dst = binread.AppendU256Compact(dst, &tx.Value)
 	dst = binary.BigEndian.AppendUint64(dst, tx.Gas)
-	dst = appendU256(dst, &tx.GasTipCap)
-	dst = appendU256(dst, &tx.GasFeeCap)
-	dst = appendU256(dst, &tx.V)
-	dst = appendU256(dst, &tx.R)
-	dst = appendU256(dst, &tx.S)
+	dst = binread.AppendU256Compact(dst, &tx.GasTipCap)
+	dst = binread.AppendU256Compact(dst, &tx.GasFeeCap)
+	dst = binread.AppendU256Compact(dst, &tx.V)
+	dst = binread.AppendU256Compact(dst, &tx.R)
+	dst = binread.AppendU256Compact(dst, &tx.S)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(tx.Data)))
 	dst = append(dst, tx.Data...)
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(tx.AccessList)))
@@ -187,23 +187,23 @@ func DecodeRecord(b []byte) (core.Input, error) {
 	case kindSetOracle:
 		in.Kind = core.InputSetOracle
 		r.bytes(in.Book[:])
-		r.u256(&in.Price)
+		r.U256Compact(&in.Price)
 	case kindDeposit:
 		in.Kind = core.InputDeposit
 		r.bytes(in.DepositID[:])
 		r.bytes(in.Token[:])
 		r.bytes(in.To[:])
-		r.u256(&in.Amount)
+		r.U256Compact(&in.Amount)
 	case kindBaseFee:
 		in.Kind = core.InputSetBaseFee
-		r.u256(&in.BaseFee)
+		r.U256Compact(&in.BaseFee)
 	case kindLock:
 		in.Kind = core.InputLockAccount
 		r.bytes(in.To[:])
 	case kindSetBalance:
 		in.Kind = core.InputSetBalance
 		r.bytes(in.To[:])
-		r.u256(&in.Amount)
+		r.U256Compact(&in.Amount)
 	case kindSetNonce:
 		in.Kind = core.InputSetNonce
 		r.bytes(in.To[:])
@@ -226,13 +226,13 @@ func decodeTx(r *reader, tx *core.Tx) {
 	r.bytes(tx.From[:])
 	hasTo := r.U8()
 	r.bytes(tx.To[:])
-	r.u256(&tx.Value)
+	r.U256Compact(&tx.Value)
 	tx.Gas = r.U64()
-	r.u256(&tx.GasTipCap)
-	r.u256(&tx.GasFeeCap)
-	r.u256(&tx.V)
-	r.u256(&tx.R)
-	r.u256(&tx.S)
+	r.U256Compact(&tx.GasTipCap)
+	r.U256Compact(&tx.GasFeeCap)
+	r.U256Compact(&tx.V)
+	r.U256Compact(&tx.R)
+	r.U256Compact(&tx.S)
 	if hasTo > 1 {
 		r.Fail("hasTo %d", hasTo)
 	}
@@ -267,36 +267,13 @@ func decodeAccessList(r *reader, tx *core.Tx) {
 	}
 }
 
-// appendU256 appends v as its length (one byte, 0 to 32) and its minimal
-// big-endian bytes: most amounts, fees and v values take a few bytes of the
-// 32 a fixed width would spend on every record and index row.
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	b := v.Bytes32()
-	n := (v.BitLen() + 7) / 8
-	return append(append(dst, byte(n)), b[32-n:]...)
-}
-
-// reader reads persist's encodings: binread's fields, and u256 as
-// appendU256 writes it.
+// reader reads persist's encodings: binread's fields (u256s in the compact
+// form, binread.AppendU256Compact).
 type reader struct{ binread.Reader }
 
 func newReader(b []byte) reader { return reader{binread.Reader{B: b}} }
 
 func (r *reader) bytes(dst []byte) { copy(dst, r.Take(len(dst))) }
-
-// u256 reads appendU256's encoding and refuses a non-minimal one, so each
-// value has exactly one encoding.
-func (r *reader) u256(v *uint256.Int) {
-	n := int(r.U8())
-	if n > 32 {
-		r.Fail("a u256 of %d bytes", n)
-	}
-	b := r.Take(n)
-	if len(b) > 0 && b[0] == 0 {
-		r.Fail("a u256 with a leading zero byte")
-	}
-	v.SetBytes(b)
-}
 
 // rest returns the bytes not read yet (aliasing the input).
 func (r *reader) rest() []byte { return r.B[r.Off:] }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/binread"
 )
 
 // Bridge withdrawals (docs/bridge.md §4-§5): the outcome rows of each
@@ -82,7 +83,7 @@ func (s *setter) putWithdrawal(w *WithdrawalRow) error {
 	v = append(v, o.TxHash[:]...)
 	v = binary.BigEndian.AppendUint64(v, o.Seq)
 	v = append(append(append(v, o.Withdrawer[:]...), o.To[:]...), o.Token[:]...)
-	v = appendU256(v, &o.Amount)
+	v = binread.AppendU256Compact(v, &o.Amount)
 	v = append(append(v, byte(len(o.Error))), o.Error...)
 	if err := s.set(wdPlaceKey(wdRow, o.TickUs, w.Pos), v); err != nil {
 		return err
@@ -122,7 +123,7 @@ func decodeWithdrawal(key, v []byte, w *WithdrawalRow) error {
 	r.bytes(w.Out.Withdrawer[:])
 	r.bytes(w.Out.To[:])
 	r.bytes(w.Out.Token[:])
-	r.u256(&w.Out.Amount)
+	r.U256Compact(&w.Out.Amount)
 	w.Out.Error = string(r.Take(int(r.U8())))
 	return r.end()
 }

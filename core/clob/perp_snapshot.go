@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 )
 
 // The perp section of the engine snapshot, after the transfers and only
@@ -26,7 +27,7 @@ func (e *Engine) appendPerp(dst []byte) []byte {
 		p, pb := &b.cfg.Perp, b.perp
 		dst = binary.BigEndian.AppendUint32(dst, p.MaxLeverage)
 		for _, v := range [...]*uint256.Int{&p.InterestRate, &p.MaxFundingRate, &p.MaxPremium, &p.MarkClamp, &p.OraclePrice} {
-			dst = appendU256(dst, v)
+			dst = binread.AppendU256(dst, v)
 		}
 		dst = binary.BigEndian.AppendUint32(dst, p.WalkBps)
 		dst = binary.BigEndian.AppendUint64(dst, p.WalkSeed)
@@ -36,7 +37,7 @@ func (e *Engine) appendPerp(dst []byte) []byte {
 		dst = appendBool(appendBool(dst, pb.started), pb.frozen)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(pb.lastUs))
 		dst = binary.BigEndian.AppendUint64(dst, uint64(pb.rate))
-		dst = appendU256(dst, &pb.index)
+		dst = binread.AppendU256(dst, &pb.index)
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(e.pp.order)))
 	for _, a := range e.pp.order {
@@ -60,7 +61,7 @@ func (e *Engine) appendPerp(dst []byte) []byte {
 			dst = binary.BigEndian.AppendUint32(dst, uint32(k))
 			dst = binary.BigEndian.AppendUint64(dst, uint64(p.size))
 			for _, v := range [...]*uint256.Int{&p.cost, &c.realized, &c.funding, &c.ixAt, &c.entryIx} {
-				dst = appendU256(dst, v)
+				dst = binread.AppendU256(dst, v)
 			}
 			dst = binary.BigEndian.AppendUint64(dst, uint64(c.openedUs))
 		}

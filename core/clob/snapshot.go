@@ -37,7 +37,7 @@ func (e *Engine) AppendSnapshot(dst []byte) []byte {
 		dst = append(dst, t.owner[:]...)
 		dst = append(dst, t.token[:]...)
 		dst = append(dst, t.to[:]...)
-		dst = appendU256(dst, &t.amount)
+		dst = binread.AppendU256(dst, &t.amount)
 		dst = binary.BigEndian.AppendUint64(dst, t.deadlineUs)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(t.landUs))
 		dst = binary.BigEndian.AppendUint64(dst, t.seq)
@@ -55,7 +55,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 	dst = append(dst, c.Quote[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(c.IntervalUs))
 	for _, v := range [...]*uint256.Int{&c.TickPrecision, &c.LotSize, &c.MakerFee, &c.TakerFee} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	for _, s := range [...]string{c.Name, c.BaseSymbol, c.QuoteSymbol} {
 		dst = binary.BigEndian.AppendUint32(dst, uint32(len(s)))
@@ -104,7 +104,7 @@ func (b *book) appendPending(dst []byte, p *pendingIntent) []byte {
 	if p.kind == IntentUpdate {
 		dst = binary.BigEndian.AppendUint64(dst, uint64(p.newLots))
 		dst = binary.BigEndian.AppendUint64(dst, uint64(p.newSteps))
-		dst = appendU256(dst, &p.reserve)
+		dst = binread.AppendU256(dst, &p.reserve)
 	}
 	return dst
 }
@@ -126,14 +126,8 @@ func (b *book) appendOrder(dst []byte, s uint32) []byte {
 		settled = o.settled
 	}
 	for _, v := range [...]*uint256.Int{&o.reserved, &settled, &o.sizeBase, &o.filledBase, &o.filledQuote, &o.fee} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
-	return dst
-}
-
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	dst = append(dst, make([]byte, 32)...) // grows once; not allocated
-	v.PutUint256(dst[len(dst)-32:])
 	return dst
 }
 

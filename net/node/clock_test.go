@@ -9,6 +9,7 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/net/subs"
 )
 
@@ -95,15 +96,15 @@ func (w *clockWatch) see(what string, last *int64, us int64, strict bool) {
 	*last = max(*last, us)
 }
 
-func (w *clockWatch) PublishTick(t *subs.Tick) {
+func (w *clockWatch) PublishTick(t *tickrec.Tick) {
 	w.see("tick", &w.lastTick, t.TickUs, true)
 	w.hub.PublishTick(t)
 }
 
 func (w *clockWatch) WatchedPositions(dst []clob.Address) []clob.Address { return dst }
-func (w *clockWatch) Reverted([]*subs.Tick, int64, error)                {}
+func (w *clockWatch) Reverted([]*tickrec.Tick, int64, error)             {}
 
-func (w *clockWatch) IdleSlot(t subs.Tick, pastPerfectUs int64) {
+func (w *clockWatch) IdleSlot(t tickrec.Tick, pastPerfectUs int64) {
 	w.see("idle slot", &w.lastIdle, t.TickUs, true)
 	w.see("past-perfect time", &w.lastPPT, pastPerfectUs, false)
 	w.hub.PublishIdleSlot(t)
@@ -137,7 +138,7 @@ func TestWallClockStepsBack(t *testing.T) {
 	defer n.Close()
 	watch := &clockWatch{hub: subs.New(subs.Config{ReplayTicks: ReplayTicks, FloorUs: n.LastTickUs(),
 		Positions: n.Positions, Markets: n.Markets})}
-	n.SetPublisherWith(func([]*subs.Tick, int64, error) Publisher { return watch })
+	n.SetPublisherWith(func([]*tickrec.Tick, int64, error) Publisher { return watch })
 	stop := make(chan struct{})
 	polled := make(chan error, 1)
 	go func() { // past-perfect time as svc_pastPerfectTime reads it

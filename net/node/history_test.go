@@ -12,7 +12,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -208,10 +208,10 @@ func ptr[T any](v T) *T { return &v }
 func (n *Node) marketState() string {
 	var out strings.Builder
 	n.ReadMarkets(func(v MarketView) {
-		out.Write(obindex.AppendMarkets(nil, v.Index.Markets(nil)))
+		out.Write(marketdata.AppendMarkets(nil, v.Index.Markets(nil)))
 		for i := range 6 {
-			page := v.Index.Orders(nil, clob.Address(DevAddress(i)), &obindex.OrdersQuery{Limit: 100})
-			out.Write(obindex.AppendOrders(nil, &page))
+			page := v.Index.Orders(nil, clob.Address(DevAddress(i)), &marketdata.OrdersQuery{Limit: 100})
+			out.Write(marketdata.AppendOrders(nil, &page))
 		}
 	})
 	for _, m := range DevMarkets() {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -175,14 +175,14 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 	return nil
 }
 
-// marketViews is the node's market-data index (net/obindex), fed under the
+// marketViews is the node's market-data index (core/marketdata), fed under the
 // sequencer lock as inputs apply, read under the read lock.
 type marketViews struct {
-	idx *obindex.Index
+	idx *marketdata.Index
 }
 
-func newMarketViews(live obindex.Live) *marketViews {
-	return &marketViews{idx: obindex.New(live)}
+func newMarketViews(live marketdata.Live) *marketViews {
+	return &marketViews{idx: marketdata.New(live)}
 }
 
 func (v *marketViews) addMarket(cfg *clob.MarketConfig) { v.idx.AddMarket(cfg) }
@@ -200,7 +200,7 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 		if in.Kind != clob.IntentSubmit && in.Kind != clob.IntentSubmitTrigger {
 			continue
 		}
-		m := obindex.OrderMeta{
+		m := marketdata.OrderMeta{
 			ID: env.OrderIDOf(i, clob.Address(tx.From), tx.Nonce), Book: in.Book, Owner: owner,
 			Signer: clob.Address(tx.From), TxHash: clob.Hash(tx.Hash), Nonce: tx.Nonce, Side: in.Side,
 			Type: in.Type, Flags: in.Flags, Price: in.Price, Size: in.Size,
@@ -210,8 +210,8 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 			v.idx.Admitted(&m)
 			continue
 		}
-		// The order a trigger becomes when it fires (obindex.KindTriggered).
-		m.Kind, m.TriggerType, m.Grouping = obindex.KindTriggered, in.TriggerType, in.Grouping
+		// The order a trigger becomes when it fires (marketdata.KindTriggered).
+		m.Kind, m.TriggerType, m.Grouping = marketdata.KindTriggered, in.TriggerType, in.Grouping
 		m.Type = clob.Limit
 		if in.Price.IsZero() {
 			m.Type = clob.Market
@@ -224,9 +224,9 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 // and the ledger's balances, all as of one applied input; Positions and
 // AtRisk read the ledger's margin (net/node/perp.go).
 type MarketView struct {
-	Index    *obindex.Index
+	Index    *marketdata.Index
 	Engine   *clob.Engine
-	Balances obindex.Balances
+	Balances marketdata.Balances
 	n        *Node
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // The perpetual markets' part of the node (docs/perps.md): the oracle
@@ -48,8 +48,8 @@ func IsOracleRefused(err error) bool {
 // positionsLocked assembles an account's ob_getPositions data: its spot
 // holdings, its perp positions and its margin summary.
 // REQUIRES: n.mu held.
-func (n *Node) positionsLocked(a clob.Address) obindex.PositionsData {
-	return obindex.PositionsData{
+func (n *Node) positionsLocked(a clob.Address) marketdata.PositionsData {
+	return marketdata.PositionsData{
 		Spot:      n.market.idx.Positions(nil, a, n.balances),
 		Perps:     n.market.idx.PerpPositions(nil, n.ledger.Positions(nil, core.Address(a))),
 		Margin:    n.ledger.Margin(core.Address(a)),
@@ -58,7 +58,7 @@ func (n *Node) positionsLocked(a clob.Address) obindex.PositionsData {
 }
 
 // Positions returns an account's ob_getPositions data.
-func (v MarketView) Positions(a clob.Address) obindex.PositionsData { return v.n.positionsLocked(a) }
+func (v MarketView) Positions(a clob.Address) marketdata.PositionsData { return v.n.positionsLocked(a) }
 
 // AtRisk returns the margin summary of every account with an open perp
 // position, the backstop left out (it is never liquidated), closest to

@@ -7,8 +7,8 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
-	"github.com/ledgervenue/node/net/subs"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // Perp data on the subscription channels (net/subs doc.go, "Channels"):
@@ -110,7 +110,7 @@ func (v *perpViews) tick(res *clob.TickResult, ob *clob.Engine) {
 	}
 }
 
-// equity is the ledger's equity of a (obindex.EquityFunc).
+// equity is the ledger's equity of a (marketdata.EquityFunc).
 // REQUIRES: n.mu held.
 func (n *Node) equity(a clob.Address) clob.Signed {
 	return n.ledger.Margin(core.Address(a)).Equity
@@ -122,7 +122,7 @@ func (n *Node) equity(a clob.Address) clob.Signed {
 // touched by liquidations and trigger events and with the watched accounts
 // holding a position in a market whose mark or funding index moved.
 // REQUIRES: n.mu held, right after the tick applied.
-func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
+func (n *Node) perpTick(t *tickrec.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
 	ob := n.ledger.Orderbook()
 	pv := &n.perp
 	for i := range res.Events {
@@ -158,15 +158,15 @@ func (n *Node) perpTick(t *subs.Tick, res *clob.TickResult, owners map[clob.Addr
 		}
 	}
 	for _, a := range sortedOwners(pv.trigTouched) {
-		t.Triggers = append(t.Triggers, subs.AccountTriggers{Account: a, Triggers: n.triggersLocked(a)})
+		t.Triggers = append(t.Triggers, tickrec.AccountTriggers{Account: a, Triggers: n.triggersLocked(a)})
 	}
 }
 
 // triggersLocked lists a's stored triggers with their transactions' hashes.
 // REQUIRES: n.mu held (read or write).
-func (n *Node) triggersLocked(a clob.Address) []obindex.Trigger {
+func (n *Node) triggersLocked(a clob.Address) []marketdata.Trigger {
 	infos := n.ledger.Orderbook().AppendTriggers(nil, a)
-	out := make([]obindex.Trigger, len(infos))
+	out := make([]marketdata.Trigger, len(infos))
 	for i := range infos {
 		out[i].Info = infos[i]
 		out[i].TxHash, out[i].HasTx = n.perp.trigTx[infos[i].ID]
@@ -176,7 +176,7 @@ func (n *Node) triggersLocked(a clob.Address) []obindex.Trigger {
 
 // Triggers answers the svc_triggers snapshot of an account no published
 // tick has covered.
-func (n *Node) Triggers(a clob.Address) []obindex.Trigger {
+func (n *Node) Triggers(a clob.Address) []marketdata.Trigger {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return n.triggersLocked(a)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
-	"github.com/ledgervenue/node/net/subs"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -32,7 +32,7 @@ type Entry struct {
 	tick atomic.Pointer[Entry]
 	// publish is a tick's subscription data, handed to the publisher once
 	// the tick is durable.
-	publish *subs.Tick
+	publish *tickrec.Tick
 	// withdrawals are a live tick's withdrawal outcomes, for the writer.
 	withdrawals []persist.WithdrawalRow
 }
@@ -59,7 +59,7 @@ func (n *Node) writer() {
 					// Durable with its tick, so a restarted hub can replay it
 					// (StoredTicks); the publisher sees it only after.
 					t := a.entry.publish
-					g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: subs.AppendTick(nil, t)})
+					g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
 				}
 				if a.entry != nil {
 					g.Withdrawals = append(g.Withdrawals, a.entry.withdrawals...)

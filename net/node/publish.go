@@ -9,11 +9,12 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/net/subs"
 )
 
-// Publishing to subscriptions. The node builds each tick's subs.Tick under
+// Publishing to subscriptions. The node builds each tick's tickrec.Tick under
 // the sequencer lock, right after the tick applied (the engine's levels and
 // the index are then exactly the tick's), and hands it to the publisher
 // only once the tick is durable: a subscriber never sees a fill that a crash
@@ -32,9 +33,9 @@ const ReplayTicks = subs.ReplayTicksDefault
 
 // Publisher receives what the node made durable or attested.
 type Publisher interface {
-	// PublishTick takes t (see subs.Tick for ownership). Called on the
+	// PublishTick takes t (see tickrec.Tick for ownership). Called on the
 	// node's writer goroutine, in tick order; must not block.
-	PublishTick(t *subs.Tick)
+	PublishTick(t *tickrec.Tick)
 	// Attested receives each attested group's receipts, in attestation
 	// order, on the attester goroutine; must not block. The receipts are
 	// consistent copies.
@@ -43,7 +44,7 @@ type Publisher interface {
 	// due (t carries only the header fields: TickUs, Hash, ParentHash) and
 	// the past-perfect time then, so that heads and time move on an idle
 	// node. Called on the ticker goroutine; must not block.
-	IdleSlot(t subs.Tick, pastPerfectUs int64)
+	IdleSlot(t tickrec.Tick, pastPerfectUs int64)
 	// WatchedPositions appends the accounts with an svc_positions
 	// subscription (subs.Hub.WatchedPositions). Called under the node's
 	// sequencer lock: must take no lock (the hub's is one atomic load)
@@ -54,7 +55,7 @@ type Publisher interface {
 	// its history; ticks and floorUs are what to preload instead (as
 	// SetPublisherWith gives them). Called with the pipeline stopped,
 	// before it starts again; may call into the node.
-	Reverted(ticks []*subs.Tick, floorUs int64, err error)
+	Reverted(ticks []*tickrec.Tick, floorUs int64, err error)
 }
 
 // idleSlotDomain prefixes the hash of an idle slot's header.
@@ -74,7 +75,7 @@ func (n *Node) publishIdleSlot(slotUs int64) {
 	var be [8]byte
 	binary.BigEndian.PutUint64(be[:], uint64(slotUs))
 	hash := core.Keccak256Hash([]byte(idleSlotDomain), be[:])
-	pub.IdleSlot(subs.Tick{TickUs: slotUs, Hash: clob.Hash(hash), ParentHash: parent}, n.PastPerfectTime())
+	pub.IdleSlot(tickrec.Tick{TickUs: slotUs, Hash: clob.Hash(hash), ParentHash: parent}, n.PastPerfectTime())
 }
 
 // SetPublisherWith installs the publisher attach returns, given the stored
@@ -86,7 +87,7 @@ func (n *Node) publishIdleSlot(slotUs int64) {
 // the ticks used to cost it its whole replay buffer. The lock holds the
 // sequencer for one read of the stored ticks (ReplayTicks + 1 at most):
 // for start-up. attach must not call into the node.
-func (n *Node) SetPublisherWith(attach func(ticks []*subs.Tick, floorUs int64, err error) Publisher) {
+func (n *Node) SetPublisherWith(attach func(ticks []*tickrec.Tick, floorUs int64, err error) Publisher) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.pub = attach(n.preloadTicks())
@@ -95,7 +96,7 @@ func (n *Node) SetPublisherWith(attach func(ticks []*subs.Tick, floorUs int64, e
 // preloadTicks returns what a hub starting over preloads: the stored ticks
 // and the floor, the newest of their times (else the newest tick applied).
 // REQUIRES: n.mu held, or the pipeline stopped.
-func (n *Node) preloadTicks() ([]*subs.Tick, int64, error) {
+func (n *Node) preloadTicks() ([]*tickrec.Tick, int64, error) {
 	ticks, err := n.StoredTicks()
 	floorUs := n.lastTickUs
 	if len(ticks) > 0 {
@@ -106,8 +107,8 @@ func (n *Node) preloadTicks() ([]*subs.Tick, int64, error) {
 
 // buildTick gathers what subscriptions need from the tick just applied.
 // REQUIRES: n.mu held; the ledger's LastTick and the index are this tick's.
-func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
-	t := &subs.Tick{TickUs: res.TickUs, Hash: clob.Hash(e.Rec.Tx.Hash), ParentHash: n.lastTickHash}
+func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
+	t := &tickrec.Tick{TickUs: res.TickUs, Hash: clob.Hash(e.Rec.Tx.Hash), ParentHash: n.lastTickHash}
 	t.CopyResult(res)
 	ob := n.ledger.Orderbook()
 	idx := n.market.idx
@@ -116,7 +117,7 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 	// An order lands in Created or Touched once however many events it has:
 	// a set, not a scan of the list, so a busy book costs linear time.
 	listed := make(map[clob.Hash]bool)
-	t.Books = make([]subs.BookUpdate, len(res.Books))
+	t.Books = make([]tickrec.BookUpdate, len(res.Books))
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
@@ -151,7 +152,7 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 			}
 			if ev.Kind == clob.EventUpdate {
 				if info, ok := ob.Order(ev.OrderID); ok {
-					bu.Modified = append(bu.Modified, subs.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
+					bu.Modified = append(bu.Modified, tickrec.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
 				}
 			}
 		}
@@ -170,7 +171,7 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *subs.Tick {
 	}
 	n.perpTick(t, res, owners)
 	for _, a := range sortedOwners(owners) {
-		t.Positions = append(t.Positions, subs.AccountPositions{Account: a, Data: n.positionsLocked(a)})
+		t.Positions = append(t.Positions, tickrec.AccountPositions{Account: a, Data: n.positionsLocked(a)})
 	}
 	return t
 }
@@ -198,14 +199,14 @@ func sortedOwners(set map[clob.Address]bool) []clob.Address {
 // tick is stored, with or without a publisher; a data directory written
 // before that rule can have gaps, and a gap cuts the run. An error (a
 // stored tick that does not decode) means: run without them.
-func (n *Node) StoredTicks() ([]*subs.Tick, error) {
+func (n *Node) StoredTicks() ([]*tickrec.Tick, error) {
 	stored, err := n.log.Ticks()
 	if err != nil {
 		return nil, err
 	}
-	ticks := make([]*subs.Tick, len(stored))
+	ticks := make([]*tickrec.Tick, len(stored))
 	for i := range stored {
-		t, err := subs.DecodeTick(stored[i].Body)
+		t, err := tickrec.DecodeTick(stored[i].Body)
 		if err == nil && t.TickUs != stored[i].TickUs {
 			err = fmt.Errorf("it holds the tick at %d", t.TickUs)
 		}
@@ -230,7 +231,7 @@ func (n *Node) LastTickUs() int64 {
 
 // Positions answers ob_getPositions data for an account (the hub's
 // svc_positions snapshot for an account no tick has touched yet).
-func (n *Node) Positions(a clob.Address) obindex.PositionsData {
+func (n *Node) Positions(a clob.Address) marketdata.PositionsData {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return n.positionsLocked(a)
@@ -239,7 +240,7 @@ func (n *Node) Positions(a clob.Address) obindex.PositionsData {
 // Markets answers the ob_getMarkets entries, perp markets with their live
 // state (the hub's svc_markets snapshot for markets no tick has covered
 // since start).
-func (n *Node) Markets() []obindex.Market {
+func (n *Node) Markets() []marketdata.Market {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	return n.market.idx.Markets(nil)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/net/subs"
 )
 
@@ -16,21 +17,21 @@ type tickRecorder struct {
 	ticks [][]byte
 }
 
-func (r *tickRecorder) PublishTick(t *subs.Tick) {
+func (r *tickRecorder) PublishTick(t *tickrec.Tick) {
 	r.mu.Lock()
-	r.ticks = append(r.ticks, subs.AppendTick(nil, t))
+	r.ticks = append(r.ticks, tickrec.AppendTick(nil, t))
 	r.mu.Unlock()
 }
 
 func (r *tickRecorder) Attested([]Receipt)                                 {}
-func (r *tickRecorder) IdleSlot(subs.Tick, int64)                          {}
+func (r *tickRecorder) IdleSlot(tickrec.Tick, int64)                       {}
 func (r *tickRecorder) WatchedPositions(dst []clob.Address) []clob.Address { return dst }
-func (r *tickRecorder) Reverted([]*subs.Tick, int64, error)                {}
+func (r *tickRecorder) Reverted([]*tickrec.Tick, int64, error)             {}
 
 // storedTicksAfterReopen closes n, opens cfg's data directory again and
 // checks that StoredTicks returns `before` ticks, then exactly the ticks
 // published to want, in order, and that a hub takes them.
-func storedTicksAfterReopen(t *testing.T, n *Node, cfg Config, before int, want *tickRecorder) (*Node, []*subs.Tick) {
+func storedTicksAfterReopen(t *testing.T, n *Node, cfg Config, before int, want *tickRecorder) (*Node, []*tickrec.Tick) {
 	t.Helper()
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func storedTicksAfterReopen(t *testing.T, n *Node, cfg Config, before int, want 
 		t.Fatalf("%d stored ticks, want %d then the %d published", len(got), before, len(want.ticks))
 	}
 	for i, tk := range got[before:] {
-		if !bytes.Equal(subs.AppendTick(nil, tk), want.ticks[i]) {
+		if !bytes.Equal(tickrec.AppendTick(nil, tk), want.ticks[i]) {
 			t.Fatalf("stored tick %d at %d differs from the published one", i, tk.TickUs)
 		}
 	}
@@ -65,7 +66,7 @@ func TestStoredTicks(t *testing.T) {
 	n := openNode(t, cfg)
 	workload(t, n, clock, 1, -1, nonces, nil) // no publisher yet: stored all the same
 	rec := &tickRecorder{}
-	n.SetPublisherWith(func([]*subs.Tick, int64, error) Publisher { return rec })
+	n.SetPublisherWith(func([]*tickrec.Tick, int64, error) Publisher { return rec })
 	workload(t, n, clock, 3, -1, nonces, nil)
 	n, got := storedTicksAfterReopen(t, n, cfg, 1, rec)
 	if got[0].ParentHash != (clob.Hash{}) || got[1].ParentHash != got[0].Hash {
@@ -76,7 +77,7 @@ func TestStoredTicks(t *testing.T) {
 	// on disk goes on through it.
 	workload(t, n, clock, 1, -1, nonces, nil)
 	rec2 := &tickRecorder{}
-	n.SetPublisherWith(func([]*subs.Tick, int64, error) Publisher { return rec2 })
+	n.SetPublisherWith(func([]*tickrec.Tick, int64, error) Publisher { return rec2 })
 	workload(t, n, clock, 2, -1, nonces, nil)
 	n, _ = storedTicksAfterReopen(t, n, cfg, len(got)+1, rec2)
 	n.Close()

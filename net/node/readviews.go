@@ -9,7 +9,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // Read views (doc.go, "Read views"): what the hot reads answer from without
@@ -148,7 +148,7 @@ type readViews struct {
 	baseFee  atomic.Pointer[uint256.Int]
 	// books holds ob_getOrderbook's answer of every book at full depth,
 	// replaced (copy on write) after every input that changes one.
-	books atomic.Pointer[map[clob.Hash]*obindex.Snapshot]
+	books atomic.Pointer[map[clob.Hash]*marketdata.Snapshot]
 
 	// live: publish as inputs apply; false while load replays the log (one
 	// rebuild at its end publishes everything).
@@ -317,7 +317,7 @@ func (n *Node) publishBooks(ids []clob.Hash) {
 	if old != nil {
 		size += len(*old)
 	}
-	next := make(map[clob.Hash]*obindex.Snapshot, size)
+	next := make(map[clob.Hash]*marketdata.Snapshot, size)
 	if old != nil && ids != nil {
 		for id, s := range *old {
 			next[id] = s
@@ -424,7 +424,7 @@ func (n *Node) BaseFee() uint256.Int { return *n.views.Load().baseFee.Load() }
 
 // Orderbook returns ob_getOrderbook's answer for book at depth (0: every
 // level), as of the newest tick; ok is false for an unknown book.
-func (n *Node) Orderbook(book clob.Hash, depth int) (s obindex.Snapshot, ok bool) {
+func (n *Node) Orderbook(book clob.Hash, depth int) (s marketdata.Snapshot, ok bool) {
 	p, ok := (*n.views.Load().books.Load())[book]
 	if !ok {
 		return s, false

@@ -14,7 +14,8 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/net/subs"
 	"github.com/ledgervenue/node/persist"
 )
@@ -297,7 +298,7 @@ func (c *frameConn) RemoteIP() netip.Addr { return netip.IPv6Loopback() }
 func (n *Node) subscribeFrames(w io.Writer, accounts []core.Address) (*frameWriter, error) {
 	fw := &frameWriter{w: w}
 	fw.hub = subs.New(subs.Config{ReplayTicks: ReplayTicks, Positions: n.positionsLocked, Triggers: n.triggersLocked,
-		Markets: func() []obindex.Market { return n.market.idx.Markets(nil) }})
+		Markets: func() []marketdata.Market { return n.market.idx.Markets(nil) }})
 	var p fastjson.Parser
 	sub := func(ch, params string) error {
 		c := &frameConn{fw: fw, prefix: []byte(`{"channel":"` + ch + `","params":` + params + `,"result":`)}
@@ -330,7 +331,7 @@ func (n *Node) subscribeFrames(w io.Writer, accounts []core.Address) (*frameWrit
 
 // PublishTick fans t out to the frames (the first write error stays in
 // fw.err). A tick that does not chain on the previous one is an error too.
-func (fw *frameWriter) PublishTick(t *subs.Tick) {
+func (fw *frameWriter) PublishTick(t *tickrec.Tick) {
 	if err := fw.hub.PublishTick(t); err != nil && fw.err == nil {
 		fw.err = fmt.Errorf("the log's ticks do not chain: %w", err)
 	}
@@ -344,6 +345,6 @@ func (fw *frameWriter) WatchedPositions(dst []clob.Address) []clob.Address {
 
 // Attested and IdleSlot are not called: a replay runs no attester and no
 // ticker.
-func (fw *frameWriter) Attested([]Receipt)                  {}
-func (fw *frameWriter) IdleSlot(subs.Tick, int64)           {}
-func (fw *frameWriter) Reverted([]*subs.Tick, int64, error) {} // a replay never replaces its state
+func (fw *frameWriter) Attested([]Receipt)                     {}
+func (fw *frameWriter) IdleSlot(tickrec.Tick, int64)           {}
+func (fw *frameWriter) Reverted([]*tickrec.Tick, int64, error) {} // a replay never replaces its state

@@ -11,14 +11,14 @@ import (
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/persist"
 )
 
 // Snapshots. After SnapshotEvery inputs, or SnapshotInterval after the last
 // snapshot if any input arrived since, the sequencer encodes the state
 // between two inputs, under its lock: the ledger and books (core), the
-// market-data index (obindex) and the node's own views. That encoding is the
+// market-data index (marketdata) and the node's own views. That encoding is the
 // only pause the sequencer takes. The snapshotter goroutine compresses it,
 // waits until every record it covers is attested (a restart replays only the
 // log after the snapshot, so records before it must already be in the
@@ -32,7 +32,7 @@ import (
 //
 //	| magic 6 | genesis hash 32 | seq 8 | records 8 | nowUs 8 | lastTickUs 8 |
 //	| lastTickHash 32 | nAwaiting 4 | (tag 8 | hash 32)* by tag | ledgerLen 8 |
-//	| ledger (core) | market index (obindex, to the end) |
+//	| ledger (core) | market index (marketdata, to the end) |
 //
 // nowUs is the node's time when the snapshot was taken: a start-up from it
 // resumes its monotonic clock there.
@@ -236,7 +236,7 @@ type snapState struct {
 	lastTickHash clob.Hash
 	awaiting     map[uint64]awaitRef
 	ledger       *core.Ledger
-	index        *obindex.Index
+	index        *marketdata.Index
 }
 
 func (n *Node) decodeSnapshot(b []byte) (*snapState, error) {
@@ -279,7 +279,7 @@ func (n *Node) decodeSnapshot(b []byte) (*snapState, error) {
 	if st.ledger.Seq() != st.seq {
 		return nil, errSnapCorrupt
 	}
-	if st.index, err = obindex.Load(st.ledger.Orderbook(), b[ledgerLen:]); err != nil {
+	if st.index, err = marketdata.Load(st.ledger.Orderbook(), b[ledgerLen:]); err != nil {
 		return nil, fmt.Errorf("market index: %w", err)
 	}
 	return st, nil

@@ -9,7 +9,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/claim"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/subs"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -71,10 +71,10 @@ func (n *Node) recordWithdrawals(e *Entry) {
 		return
 	}
 	e.withdrawals = make([]persist.WithdrawalRow, len(outs))
-	e.publish.Withdrawals = make([]subs.Withdrawal, len(outs))
+	e.publish.Withdrawals = make([]tickrec.Withdrawal, len(outs))
 	for i := range outs {
 		e.withdrawals[i] = persist.WithdrawalRow{Out: outs[i], Pos: uint32(i)}
-		e.publish.Withdrawals[i] = subs.Withdrawal{Account: clob.Address(outs[i].Withdrawer), JSON: AppendWithdrawalUpdate(nil, &outs[i])}
+		e.publish.Withdrawals[i] = tickrec.Withdrawal{Account: clob.Address(outs[i].Withdrawer), JSON: AppendWithdrawalUpdate(nil, &outs[i])}
 	}
 }
 

@@ -89,8 +89,8 @@
 //     scans no more than one call may, and the call that would pass what
 //     is left gets -32602 saying to narrow the ranges or split the batch.
 //   - The perp reads: ob_getTriggers pages hold at most
-//     obindex.TriggersLimitMax (200) triggers, ob_getRankedPositions pages
-//     at most obindex.RankedLimitMax (100) accounts (larger limits are
+//     marketdata.TriggersLimitMax (200) triggers, ob_getRankedPositions pages
+//     at most marketdata.RankedLimitMax (100) accounts (larger limits are
 //     clamped), ob_getOraclePrices and ob_getFundingRates one row per perp
 //     market (clob.MarketsMax bounds the markets); admin_createMarket's
 //     oracle_walk_bps is at most OracleWalkBpsMax (10 000), else -32602.

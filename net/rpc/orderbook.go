@@ -3,8 +3,8 @@ package rpc
 import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/net/node"
-	"github.com/ledgervenue/node/net/obindex"
 	"github.com/valyala/fastjson"
 )
 
@@ -21,7 +21,7 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	c.s.node.ReadMarkets(func(v node.MarketView) {
 		switch string(c.req.Method) {
 		case "ob_getMarkets":
-			dst = obindex.AppendMarkets(dst, v.Index.Markets(nil))
+			dst = marketdata.AppendMarkets(dst, v.Index.Markets(nil))
 		case "ob_getOrders":
 			dst, err = c.getOrders(dst, v)
 		case "ob_getCandles":
@@ -31,9 +31,9 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 		case "ob_getTriggers":
 			dst, err = c.getTriggers(dst, v)
 		case "ob_getOraclePrices":
-			dst, err = c.getPerpMarkets(dst, v, obindex.AppendOraclePrices)
+			dst, err = c.getPerpMarkets(dst, v, marketdata.AppendOraclePrices)
 		case "ob_getFundingRates":
-			dst, err = c.getPerpMarkets(dst, v, obindex.AppendFundingRates)
+			dst, err = c.getPerpMarkets(dst, v, marketdata.AppendFundingRates)
 		case "ob_getRankedPositions":
 			dst, err = c.getRankedPositions(dst, v)
 		case "ob_getFills":
@@ -50,7 +50,7 @@ func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	depth, err := obindex.ParseDepth(c.req.Param(1))
+	depth, err := marketdata.ParseDepth(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
@@ -58,7 +58,7 @@ func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 	if !ok {
 		return dst, errUnknownOrderbook
 	}
-	return obindex.AppendOrderbook(dst, &snap), nil
+	return marketdata.AppendOrderbook(dst, &snap), nil
 }
 
 var errUnknownOrderbook = jsonrpc.InvalidParams("unknown orderbook")
@@ -69,7 +69,7 @@ func (c *call) orderbookID(i int) (clob.Hash, *jsonrpc.Error) {
 	if v == nil {
 		return clob.Hash{}, missingParam(i)
 	}
-	return obindex.ParseOrderbookID(v)
+	return marketdata.ParseOrderbookID(v)
 }
 
 func (c *call) getOrders(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
@@ -77,12 +77,12 @@ func (c *call) getOrders(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error)
 	if err != nil {
 		return dst, err
 	}
-	q, err := obindex.ParseOrdersQuery(c.req.Param(1))
+	q, err := marketdata.ParseOrdersQuery(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
 	page := v.Index.Orders(nil, clob.Address(owner), &q)
-	return obindex.AppendOrders(dst, &page), nil
+	return marketdata.AppendOrders(dst, &page), nil
 }
 
 func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
@@ -93,7 +93,7 @@ func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error
 	// Both the openapi's [id, query] and the live guide's positional
 	// [id, startTimestamp, endTimestamp, interval]; orderbookID(0) saw
 	// params[0].
-	q, err := obindex.ParseCandlesParams(c.req.Params.GetArray()[1:])
+	q, err := marketdata.ParseCandlesParams(c.req.Params.GetArray()[1:])
 	if err != nil {
 		return dst, err
 	}
@@ -101,7 +101,7 @@ func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error
 	if !ok {
 		return dst, errUnknownOrderbook
 	}
-	return obindex.AppendCandles(dst, candles), nil
+	return marketdata.AppendCandles(dst, candles), nil
 }
 
 func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
@@ -110,7 +110,7 @@ func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 		return dst, err
 	}
 	d := v.Positions(clob.Address(owner))
-	return obindex.AppendPositions(dst, &d), nil
+	return marketdata.AppendPositions(dst, &d), nil
 }
 
 func (c *call) getFills(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
@@ -118,7 +118,7 @@ func (c *call) getFills(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) 
 	if err != nil {
 		return dst, err
 	}
-	q, err := obindex.ParseFillsQuery(c.req.Param(1))
+	q, err := marketdata.ParseFillsQuery(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
@@ -143,11 +143,11 @@ func (c *call) getBackstopTransfers(dst []byte, v node.MarketView) ([]byte, *jso
 		}
 		user, hasUser = clob.Address(a), true
 	}
-	q, err := obindex.ParseBackstopQuery(c.req.Param(qi))
+	q, err := marketdata.ParseBackstopQuery(c.req.Param(qi))
 	if err != nil {
 		return dst, err
 	}
 	q.User, q.HasUser = user, hasUser
 	page := v.Index.BackstopTransfers(&q)
-	return obindex.AppendBackstopTransfers(dst, &page), nil
+	return marketdata.AppendBackstopTransfers(dst, &page), nil
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/net/node"
-	"github.com/ledgervenue/node/net/obindex"
 	"github.com/valyala/fastjson"
 )
 
@@ -148,7 +148,7 @@ func (c *call) getPerpMarkets(dst []byte, v node.MarketView, appendAll func([]by
 	if p == nil || p.Type() == fastjson.TypeNull {
 		return appendAll(dst, v.Index.PerpMarkets(nil)), nil
 	}
-	id, err := obindex.ParseOrderbookID(p)
+	id, err := marketdata.ParseOrderbookID(p)
 	if err != nil {
 		return dst, err
 	}
@@ -169,36 +169,36 @@ func (c *call) getTriggers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Erro
 	if err != nil {
 		return dst, err
 	}
-	q, err := obindex.ParseTriggersQuery(c.req.Param(1))
+	q, err := marketdata.ParseTriggersQuery(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
-	page := obindex.PageTriggers(nil, c.s.node.Triggers(clob.Address(owner)), &q)
-	return obindex.AppendTriggers(dst, &page), nil
+	page := marketdata.PageTriggers(nil, c.s.node.Triggers(clob.Address(owner)), &q)
+	return marketdata.AppendTriggers(dst, &page), nil
 }
 
 // getRankedPositions answers ob_getRankedPositions [limit?, offset?,
 // address?]: the accounts with open perp positions closest to liquidation
 // first (node.MarketView.AtRisk), each with its positions object.
 func (c *call) getRankedPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
-	q, err := obindex.ParseRankedQuery(c.req.Param(0), c.req.Param(1), c.req.Param(2))
+	q, err := marketdata.ParseRankedQuery(c.req.Param(0), c.req.Param(1), c.req.Param(2))
 	if err != nil {
 		return dst, err
 	}
 	ranked := v.AtRisk()
-	page := obindex.RankedPage{Total: len(ranked)}
+	page := marketdata.RankedPage{Total: len(ranked)}
 	for i := min(q.Offset, len(ranked)); i < len(ranked) && len(page.Ranked) < q.Limit; i++ {
 		a := ranked[i].Owner
-		page.Ranked = append(page.Ranked, obindex.RankedAccount{Account: a, Rank: i, Positions: v.Positions(a)})
+		page.Ranked = append(page.Ranked, marketdata.RankedAccount{Account: a, Rank: i, Positions: v.Positions(a)})
 	}
 	if q.HasAccount {
 		for i := range ranked {
 			if ranked[i].Owner == q.Account {
-				page.Queried = obindex.RankedAccount{Account: q.Account, Rank: i, Positions: v.Positions(q.Account)}
+				page.Queried = marketdata.RankedAccount{Account: q.Account, Rank: i, Positions: v.Positions(q.Account)}
 				page.HasQueried = true
 				break
 			}
 		}
 	}
-	return obindex.AppendRanked(dst, &page), nil
+	return marketdata.AppendRanked(dst, &page), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/ledgervenue/node/net/server"
 	"github.com/ledgervenue/node/net/subs"
@@ -111,7 +112,7 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 	// missed: the publisher queues them until refill.
 	p := &Publisher{Node: n, refilling: true}
 	var preloaded int
-	n.SetPublisherWith(func(ticks []*subs.Tick, floorUs int64, err error) node.Publisher {
+	n.SetPublisherWith(func(ticks []*tickrec.Tick, floorUs int64, err error) node.Publisher {
 		p.Hub = subs.New(subs.Config{ReplayTicks: node.ReplayTicks, FloorUs: floorUs, Positions: n.Positions,
 			Triggers: n.Triggers, Markets: n.Markets, BlockUs: blockUs})
 		if err == nil {
@@ -154,7 +155,7 @@ var _ node.Publisher = (*Publisher)(nil)
 
 // PublishTick implements node.Publisher. A tick the hub refuses (its time
 // not after the last one's) is logged and left out of the subscriptions.
-func (p *Publisher) PublishTick(t *subs.Tick) {
+func (p *Publisher) PublishTick(t *tickrec.Tick) {
 	if err := p.Hub.PublishTick(t); err != nil {
 		p.Node.Logf("subscriptions: %v", err)
 	}
@@ -162,7 +163,7 @@ func (p *Publisher) PublishTick(t *subs.Tick) {
 }
 
 // IdleSlot implements node.Publisher.
-func (p *Publisher) IdleSlot(t subs.Tick, pastPerfectUs int64) {
+func (p *Publisher) IdleSlot(t tickrec.Tick, pastPerfectUs int64) {
 	p.Hub.PublishIdleSlot(t)
 	p.Hub.PublishPastPerfectTime(pastPerfectUs)
 }
@@ -190,7 +191,7 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 // the history and starts over from the node's new history, as a hub of a
 // restarted node would (NewHub). The attester is stopped meanwhile: no
 // receipt to queue.
-func (p *Publisher) Reverted(ticks []*subs.Tick, floorUs int64, err error) {
+func (p *Publisher) Reverted(ticks []*tickrec.Tick, floorUs int64, err error) {
 	n := p.Node
 	if err != nil {
 		n.Logf("subscriptions: the replay buffer starts empty after the revert: %v", err)

@@ -2,7 +2,7 @@
 // attested receipt and each past-perfect time into eth_subscription
 // notifications for every eth_subscribe type of the spec, plus newHeads.
 // It knows neither the transport nor the node: inputs are plain data
-// (Tick, Receipt), outputs go through the Conn interface, so it is
+// (tickrec.Tick, Receipt), outputs go through the Conn interface, so it is
 // deterministic and tested without sockets.
 //
 // # Model
@@ -36,7 +36,7 @@
 //	    Only the envelope head (`{"jsonrpc":"2.0","method":"eth_subscription",
 //	    "params":{"subscription":"0x…","result":`, built once per
 //	    subscription) differs; the tail is `}}`.
-//	  - Ownership: a published Tick or Receipt belongs to the hub and is
+//	  - Ownership: a published tickrec.Tick or Receipt belongs to the hub and is
 //	    read for as long as it is in its ring. Payloads, heads and close
 //	    messages are immutable once passed to Conn: the hub never reuses
 //	    them, so the transport may queue references instead of copying.
@@ -63,7 +63,7 @@
 // # Channels
 //
 //   - svc_orderbook (delta): per book that ran, the ob_getOrderbook object
-//     (obindex.AppendOrderbook) cut to depth.
+//     (marketdata.AppendOrderbook) cut to depth.
 //   - svc_orders (delta): per book, the array of OrderUpdate of the
 //     subscription's events (type new/invalid with the ob_getOrders order
 //     fields, fill, expired, canceled, modified); nothing when empty.
@@ -137,8 +137,8 @@
 //
 // The hub lives in memory; what survives a node restart is what the node
 // hands back to a new hub with Preload: its newest ticks, kept as
-// AppendTick bytes (tickcodec.go draws the layout; canonical, versioned)
-// and read back with DecodeTick, oldest first, ending at the node's last
+// tickrec.AppendTick bytes (core/tickrec/codec.go draws the layout;
+// canonical, versioned) and read back with tickrec.DecodeTick, oldest first, ending at the node's last
 // tick (Config.FloorUs), each chained to the one before by ParentHash.
 //
 //   - Survives: the replay buffer. A delta channel's since (and since_book)
@@ -234,9 +234,9 @@
 //     and its events name them by o. svc_orders' "new" carries the same
 //     Order as ob_getOrders (kind, zero tx_hash, trigger_type, grouping;
 //     reduce_only and ioc on perp books). Trigger types and groupings are
-//     named once, in obindex (TriggerTypeName, GroupingName,
+//     named once, in marketdata (TriggerTypeName, GroupingName,
 //     AppendGrouping); the stored tick refuses any value but the two the
-//     engine takes (obindex.ValidTriggerType, ValidGrouping) and a
+//     engine takes (marketdata.ValidTriggerType, ValidGrouping) and a
 //     triggered order with a transaction hash.
 //   - A since in the future is accepted: ticks up to it are skipped.
 //     since_book needs since, and the tick at since must still be retained.

@@ -6,12 +6,13 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // Payload encoders. Each appends one JSON value to dst and returns the
 // extended slice; none uses reflection or encoding/json. The ob_ shapes
-// (orderbook, markets, positions, orders) come from obindex so a
+// (orderbook, markets, positions, orders) come from marketdata so a
 // subscription and the matching ob_ method never disagree.
 
 // The envelope of a notification, around the subscription id:
@@ -41,13 +42,13 @@ func appendDecimal(dst []byte, v *uint256.Int) []byte {
 
 // appendOrderbook appends one OrderbookSnapshot: the ob_getOrderbook shape
 // with at most depth levels per side (0: all published).
-func appendOrderbook(dst []byte, s *obindex.Snapshot, depth int) []byte {
+func appendOrderbook(dst []byte, s *marketdata.Snapshot, depth int) []byte {
 	snap := *s
 	if depth > 0 {
 		snap.Buys = snap.Buys[:min(depth, len(snap.Buys))]
 		snap.Sells = snap.Sells[:min(depth, len(snap.Sells))]
 	}
-	return obindex.AppendOrderbook(dst, &snap)
+	return marketdata.AppendOrderbook(dst, &snap)
 }
 
 // appendCandleTick appends one CandleTick:
@@ -74,35 +75,35 @@ func appendCandleTick(dst []byte, tickUs int64, bt *clob.BookTick) []byte {
 
 // appendMarketEntry appends one MarketDynamicEntry: the ob_getMarkets entry
 // with "orderbook" (the live network's push key) in front of its fields.
-func appendMarketEntry(dst []byte, m *obindex.Market) []byte {
+func appendMarketEntry(dst []byte, m *marketdata.Market) []byte {
 	dst = append(dst, `{"orderbook":`...)
 	dst = jsonrpc.AppendData(dst, m.Config.ID[:])
 	dst = append(dst, ',')
 	start := len(dst)
-	dst = obindex.AppendMarkets(dst, []obindex.Market{*m}) // [{…}]
+	dst = marketdata.AppendMarkets(dst, []marketdata.Market{*m}) // [{…}]
 	// Drop "[{" and "]": the entry's members follow ours.
 	n := copy(dst[start:], dst[start+2:len(dst)-1])
 	return dst[:start+n]
 }
 
 // appendPositionsUpdate appends {"account":"0x…","data":<ob_getPositions>}.
-func appendPositionsUpdate(dst []byte, account *clob.Address, ps *obindex.PositionsData) []byte {
+func appendPositionsUpdate(dst []byte, account *clob.Address, ps *marketdata.PositionsData) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
 	dst = append(dst, `,"data":`...)
-	dst = obindex.AppendPositions(dst, ps)
+	dst = marketdata.AppendPositions(dst, ps)
 	return append(dst, '}')
 }
 
 // appendTriggersUpdate appends a TriggersUpdate: "account" in front of the
-// ob_getTriggers page's members (obindex.AppendTriggers).
-func appendTriggersUpdate(dst []byte, account *clob.Address, ts []obindex.Trigger) []byte {
+// ob_getTriggers page's members (marketdata.AppendTriggers).
+func appendTriggersUpdate(dst []byte, account *clob.Address, ts []marketdata.Trigger) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
 	dst = append(dst, ',')
 	start := len(dst)
-	page := obindex.TriggersPage{Triggers: ts, Total: len(ts)}
-	dst = obindex.AppendTriggers(dst, &page) // {…}
+	page := marketdata.TriggersPage{Triggers: ts, Total: len(ts)}
+	dst = marketdata.AppendTriggers(dst, &page) // {…}
 	// Drop the page's "{": its members follow ours.
 	n := copy(dst[start:], dst[start+1:])
 	return dst[:start+n]
@@ -138,7 +139,7 @@ var (
 // number is the tick's deadline divided by blockUs (block numbers are time:
 // µs, or the compat mode's slots), timestamp its second; roots are zero as
 // in the node's empty blocks.
-func appendHeader(dst []byte, t *Tick, blockUs int64) []byte {
+func appendHeader(dst []byte, t *tickrec.Tick, blockUs int64) []byte {
 	dst = append(dst, `{"number":`...)
 	dst = jsonrpc.AppendQuantity(dst, uint64(t.TickUs/blockUs))
 	dst = append(dst, `,"hash":`...)

@@ -3,7 +3,8 @@ package subs
 import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // Pump fans out everything published since the last call: ticks in order,
@@ -227,7 +228,7 @@ func (h *Hub) fanTick(r *tickRec) {
 	}
 }
 
-func withdrawalOwners(ws []Withdrawal) []clob.Address {
+func withdrawalOwners(ws []tickrec.Withdrawal) []clob.Address {
 	if len(ws) == 0 {
 		return nil
 	}
@@ -353,7 +354,7 @@ func appendElemSep(dst []byte, n int) []byte {
 	return append(dst, ',')
 }
 
-func appendWithdrawals(dst []byte, ws []Withdrawal, f accountFilter) []byte {
+func appendWithdrawals(dst []byte, ws []tickrec.Withdrawal, f accountFilter) []byte {
 	n := 0
 	for i := range ws {
 		if !f.has(ws[i].Account) {
@@ -508,16 +509,16 @@ func (h *Hub) snapshotTriggers(s *sub) {
 		h.deliver(s, h.triggersBody(p))
 		return
 	}
-	var ts []obindex.Trigger
+	var ts []marketdata.Trigger
 	if h.cfg.Triggers != nil {
 		ts = h.cfg.Triggers(a)
 	}
 	h.deliverFresh(s, appendTriggersUpdate(nil, &a, ts))
 }
 
-func (h *Hub) cfgPositions(a clob.Address) obindex.PositionsData {
+func (h *Hub) cfgPositions(a clob.Address) marketdata.PositionsData {
 	if h.cfg.Positions == nil {
-		return obindex.PositionsData{}
+		return marketdata.PositionsData{}
 	}
 	return h.cfg.Positions(a)
 }

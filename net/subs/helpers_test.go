@@ -9,7 +9,8 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/valyala/fastjson"
 )
 
@@ -117,10 +118,10 @@ func hexHash(h clob.Hash) string    { return hexOf(h[:]) }
 func hexAddr(a clob.Address) string { return hexOf(a[:]) }
 
 // tickBuilder assembles a synthetic Tick book by book.
-type tickBuilder struct{ t *Tick }
+type tickBuilder struct{ t *tickrec.Tick }
 
 func newTick(us int64) *tickBuilder {
-	return &tickBuilder{t: &Tick{TickUs: us, Hash: bookID(byte(us / 1000)), Result: clob.TickResult{TickUs: us}}}
+	return &tickBuilder{t: &tickrec.Tick{TickUs: us, Hash: bookID(byte(us / 1000)), Result: clob.TickResult{TickUs: us}}}
 }
 
 var testConfigs = map[clob.Hash]*clob.MarketConfig{}
@@ -136,7 +137,7 @@ func marketConfig(id clob.Hash) *clob.MarketConfig {
 }
 
 // book adds a book that ran, with its events and created orders.
-func (b *tickBuilder) book(id clob.Hash, traded bool, created []obindex.OrderMeta, events ...clob.Event) *tickBuilder {
+func (b *tickBuilder) book(id clob.Hash, traded bool, created []marketdata.OrderMeta, events ...clob.Event) *tickBuilder {
 	first := len(b.t.Result.Events)
 	for i := range events {
 		events[i].Book = id
@@ -147,12 +148,12 @@ func (b *tickBuilder) book(id clob.Hash, traded bool, created []obindex.OrderMet
 	b.t.Result.Books = append(b.t.Result.Books, bt)
 	levels := []clob.Level{{Price: w(1999), Volume: w(1), Orders: 1}, {Price: w(1998), Volume: w(2), Orders: 2}, {Price: w(1997), Volume: w(3), Orders: 3}}
 	asks := []clob.Level{{Price: w(2001), Volume: w(1), Orders: 1}, {Price: w(2002), Volume: w(1), Orders: 1}}
-	b.t.Books = append(b.t.Books, BookUpdate{
-		Snapshot: obindex.Snapshot{Book: id, Buys: levels, Sells: asks, ClearingPrice: bt.Price, GroupingPrice: u(1e15),
+	b.t.Books = append(b.t.Books, tickrec.BookUpdate{
+		Snapshot: marketdata.Snapshot{Book: id, Buys: levels, Sells: asks, ClearingPrice: bt.Price, GroupingPrice: u(1e15),
 			TimestampUs: b.t.TickUs, NewOrdersCount: len(created), BuysCount: 6, SellsCount: 2},
 		Created: created,
 	})
-	b.t.Markets = append(b.t.Markets, obindex.Market{Config: marketConfig(id), LastPrice: bt.Price, HasPrice: true, Volume24h: w(3)})
+	b.t.Markets = append(b.t.Markets, marketdata.Market{Config: marketConfig(id), LastPrice: bt.Price, HasPrice: true, Volume24h: w(3)})
 	return b
 }
 
@@ -162,8 +163,8 @@ func (b *tickBuilder) transfer(from, to clob.Address, amount uint64) *tickBuilde
 }
 
 // meta is an order created in a tick.
-func meta(n byte, book clob.Hash, owner clob.Address, side clob.Side) obindex.OrderMeta {
-	return obindex.OrderMeta{ID: orderID(n), Book: book, Owner: owner, Signer: owner, TxHash: txHash(n), Nonce: uint64(n),
+func meta(n byte, book clob.Hash, owner clob.Address, side clob.Side) marketdata.OrderMeta {
+	return marketdata.OrderMeta{ID: orderID(n), Book: book, Owner: owner, Signer: owner, TxHash: txHash(n), Nonce: uint64(n),
 		Side: side, Price: w(2000), Size: w(2)}
 }
 

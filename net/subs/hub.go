@@ -12,7 +12,8 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/valyala/fastjson"
 )
 
@@ -108,16 +109,16 @@ type Config struct {
 	// Positions, when set, answers an svc_positions snapshot for an account
 	// no published tick has touched. Called with the hub's lock held: it
 	// must not call into the hub.
-	Positions func(account clob.Address) obindex.PositionsData
+	Positions func(account clob.Address) marketdata.PositionsData
 	// Triggers, when set, answers an svc_triggers snapshot for an account
 	// no published tick has covered. Called with the hub's lock held: it
 	// must not call into the hub.
-	Triggers func(account clob.Address) []obindex.Trigger
+	Triggers func(account clob.Address) []marketdata.Trigger
 	// Markets, when set, answers the ob_getMarkets entries for an
 	// svc_markets snapshot: markets no published tick has covered are taken
 	// from it. Called with the hub's lock held: it must not call into the
 	// hub.
-	Markets func() []obindex.Market
+	Markets func() []marketdata.Market
 	// BlockUs is the time one newHeads block number spans: 0 or 1 numbers
 	// blocks by their µs (the spec); the node's compat mode numbers 500 ms
 	// slots (rpc.CompatBlockUs).
@@ -186,7 +187,7 @@ type Hub struct {
 	latestPos   map[clob.Address]*posEnt
 	latestTrig  map[clob.Address]*trigEnt
 	pubPPT      int64
-	pubIdle     Tick // the newest idle slot (TickUs 0: none), header fields only
+	pubIdle     tickrec.Tick // the newest idle slot (TickUs 0: none), header fields only
 	pubClosed   bool
 	preloaded   bool
 	// chainCheck: the next published tick is the first after Preload, and
@@ -278,7 +279,7 @@ func (h *Hub) signal() {
 // A tick whose time is not after every earlier tick's (a clock that
 // stepped back) is skipped, and the error, wrapping ErrTickOrder, says so:
 // the hub's input must never bring the node down.
-func (h *Hub) PublishTick(t *Tick) error {
+func (h *Hub) PublishTick(t *tickrec.Tick) error {
 	h.ringMu.Lock()
 	if h.pubClosed {
 		h.ringMu.Unlock()
@@ -382,10 +383,10 @@ func (h *Hub) PublishPastPerfectTime(us int64) {
 // batch is still a batch). Only t's TickUs, Hash and ParentHash are read;
 // nothing enters the replay buffer and no other channel hears of it. Only
 // the newest slot matters: one the fan-out did not reach is superseded.
-func (h *Hub) PublishIdleSlot(t Tick) {
+func (h *Hub) PublishIdleSlot(t tickrec.Tick) {
 	h.ringMu.Lock()
 	if !h.pubClosed && t.TickUs > h.pubIdle.TickUs {
-		h.pubIdle = Tick{TickUs: t.TickUs, Hash: t.Hash, ParentHash: t.ParentHash}
+		h.pubIdle = tickrec.Tick{TickUs: t.TickUs, Hash: t.Hash, ParentHash: t.ParentHash}
 	}
 	h.ringMu.Unlock()
 	h.signal()

@@ -11,7 +11,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 func TestOrderbookEncodeOnceAndDepth(t *testing.T) {
@@ -54,7 +55,7 @@ func TestOrderbookEncodeOnceAndDepth(t *testing.T) {
 		t.Fatalf("depth not applied: %v", shallow)
 	}
 	// Same shape as ob_getOrderbook.
-	var snap = obindex.AppendOrderbook(nil, &obindex.Snapshot{})
+	var snap = marketdata.AppendOrderbook(nil, &marketdata.Snapshot{})
 	var a, b map[string]any
 	_ = json.Unmarshal(snap, &a)
 	_ = json.Unmarshal([]byte(rawResults(t, conns[0], ids[0])[0]), &b)
@@ -176,7 +177,7 @@ func TestSinceTooOld(t *testing.T) {
 func TestOrdersV2Frame(t *testing.T) {
 	mm, other := addr(0x55), addr(0x66)
 	b7 := bookID(7)
-	created := []obindex.OrderMeta{meta(1, b7, mm, clob.Buy), meta(2, b7, mm, clob.Sell), meta(3, b7, other, clob.Buy)}
+	created := []marketdata.OrderMeta{meta(1, b7, mm, clob.Buy), meta(2, b7, mm, clob.Sell), meta(3, b7, other, clob.Buy)}
 	created[0].TTLUs = 178_000
 	created[1].Type, created[1].Flags = clob.Market, clob.FlagIOC
 	events := []clob.Event{
@@ -338,8 +339,8 @@ func TestOrdersV2ResumeSinceBook(t *testing.T) {
 func TestOrdersV1(t *testing.T) {
 	mm, other := addr(0x55), addr(0x66)
 	b1 := bookID(1)
-	created := []obindex.OrderMeta{meta(1, b1, mm, clob.Buy)}
-	touched := []obindex.OrderMeta{meta(8, b1, other, clob.Sell)}
+	created := []marketdata.OrderMeta{meta(1, b1, mm, clob.Buy)}
+	touched := []marketdata.OrderMeta{meta(8, b1, other, clob.Sell)}
 	events := []clob.Event{
 		{Kind: clob.EventPlaced, OrderID: orderID(1), Owner: mm},
 		{Kind: clob.EventFill, OrderID: orderID(8), Owner: other, Base: w(1), Quote: w(2000), TotalBase: w(1), TotalQuote: w(2000), TotalFee: u(2)},
@@ -349,7 +350,7 @@ func TestOrdersV1(t *testing.T) {
 	}
 	tk := newTick(1000).book(b1, true, created, events...).t
 	tk.Books[0].Touched = touched
-	tk.Books[0].Modified = []Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
+	tk.Books[0].Modified = []tickrec.Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
 	h := New(Config{})
 	c := &fakeConn{}
 	mine := subscribe(t, h, c, "svc_orders", `{"bidder":"`+hexAddr(mm)+`"}`)
@@ -375,11 +376,11 @@ func TestOrdersV1(t *testing.T) {
 
 func TestStateChannels(t *testing.T) {
 	acct := addr(7)
-	h := New(Config{Positions: func(a clob.Address) obindex.PositionsData {
-		return obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}}
+	h := New(Config{Positions: func(a clob.Address) marketdata.PositionsData {
+		return marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(9), BaseSymbol: "SRC", Balance: u(5)}}}
 	}})
 	tk := newTick(1000).book(bookID(1), true, nil).book(bookID(2), true, nil).t
-	tk.Positions = []AccountPositions{{Account: acct, Data: obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
+	tk.Positions = []tickrec.AccountPositions{{Account: acct, Data: marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(1), BaseSymbol: "WETH", QuoteSymbol: "USD", Balance: w(1), Free: w(1)}}}}}
 	h.PublishTick(tk)
 	h.Pump()
 	c := &fakeConn{}
@@ -406,7 +407,7 @@ func TestStateChannels(t *testing.T) {
 	}
 	// Live: a tick touching book 2 and the account.
 	tk = newTick(2000).book(bookID(2), true, nil).t
-	tk.Positions = []AccountPositions{{Account: acct}}
+	tk.Positions = []tickrec.AccountPositions{{Account: acct}}
 	h.PublishTick(tk)
 	h.Pump()
 	if got := results(t, c, mk); len(got) != 2 {
@@ -437,7 +438,7 @@ func TestTransfersAndWithdrawals(t *testing.T) {
 		t.Fatalf("sent on a tick without outcomes: %v", c.msgs)
 	}
 	tk := newTick(2000).transfer(a, b, 5).transfer(a, x, 6).t
-	tk.Withdrawals = []Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
+	tk.Withdrawals = []tickrec.Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
 	h.PublishTick(tk)
 	h.Pump()
 	if got := rawResults(t, c, all); len(got) != 1 || strings.Count(got[0], `"from"`) != 2 {
@@ -561,14 +562,14 @@ func TestIdleSlotHeads(t *testing.T) {
 	c := &fakeConn{}
 	heads := subscribe(t, h, c, "newHeads", ``)
 	books := subscribe(t, h, c, "svc_orderbook", `{}`)
-	h.PublishIdleSlot(Tick{TickUs: 1_000_000, Hash: bookID(1)})
-	h.PublishIdleSlot(Tick{TickUs: 1_500_000, Hash: bookID(2)}) // supersedes the first
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 1_000_000, Hash: bookID(1)})
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 1_500_000, Hash: bookID(2)}) // supersedes the first
 	h.Pump()
 	h.PublishTick(newTick(2_000_000).t)
 	h.Pump()
-	h.PublishIdleSlot(Tick{TickUs: 2_000_000, Hash: bookID(3)}) // not after the tick: dropped
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 2_000_000, Hash: bookID(3)}) // not after the tick: dropped
 	h.Pump()
-	h.PublishIdleSlot(Tick{TickUs: 2_500_000, Hash: bookID(4)})
+	h.PublishIdleSlot(tickrec.Tick{TickUs: 2_500_000, Hash: bookID(4)})
 	h.Pump()
 	var numbers []uint64
 	for _, raw := range rawResults(t, c, heads) {
@@ -880,8 +881,8 @@ func TestConcurrentPublish(t *testing.T) {
 
 func TestEncodeOnceOrders(t *testing.T) {
 	a, b := addr(1), addr(2)
-	mk := func(us int64) *Tick {
-		return newTick(us).book(bookID(1), true, []obindex.OrderMeta{meta(1, bookID(1), a, clob.Buy), meta(2, bookID(1), b, clob.Sell)},
+	mk := func(us int64) *tickrec.Tick {
+		return newTick(us).book(bookID(1), true, []marketdata.OrderMeta{meta(1, bookID(1), a, clob.Buy), meta(2, bookID(1), b, clob.Sell)},
 			clob.Event{Kind: clob.EventPlaced, OrderID: orderID(1), Owner: a},
 			clob.Event{Kind: clob.EventPlaced, OrderID: orderID(2), Owner: b}).t
 	}
@@ -1036,8 +1037,8 @@ func TestStateSnapshotBeforeFanOut(t *testing.T) {
 	a := addr(1)
 	h := New(Config{})
 	tk := newTick(1000).book(bookID(2), true, nil).t
-	tk.Positions = append(tk.Positions, AccountPositions{Account: a})
-	tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	tk.Positions = append(tk.Positions, tickrec.AccountPositions{Account: a})
+	tk.Triggers = append(tk.Triggers, tickrec.AccountTriggers{Account: a})
 	h.PublishTick(tk) // not pumped yet
 	c := &fakeConn{}
 	ids := []string{
@@ -1052,8 +1053,8 @@ func TestStateSnapshotBeforeFanOut(t *testing.T) {
 		}
 	}
 	tk = newTick(2000).book(bookID(2), true, nil).t
-	tk.Positions = append(tk.Positions, AccountPositions{Account: a})
-	tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+	tk.Positions = append(tk.Positions, tickrec.AccountPositions{Account: a})
+	tk.Triggers = append(tk.Triggers, tickrec.AccountTriggers{Account: a})
 	h.PublishTick(tk)
 	h.Pump()
 	for _, id := range ids {

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // countConn accepts everything and keeps nothing, so the benchmark measures
@@ -26,9 +27,9 @@ func (c *countConn) RemoteIP() netip.Addr { return netip.Addr{} }
 
 // benchTick is a realistic book tick: 20 levels a side, 8 orders created
 // by 8 accounts, a fill of each and 4 cancels.
-func benchTick() *Tick {
+func benchTick() *tickrec.Tick {
 	b := bookID(1)
-	var created []obindex.OrderMeta
+	var created []marketdata.OrderMeta
 	var events []clob.Event
 	for i := byte(0); i < 8; i++ {
 		m := meta(i, b, addr(i), clob.Side(i%2))
@@ -84,7 +85,7 @@ func benchFanOut(b *testing.B, ch string, subsCount int) {
 		h.Activate(c, id)
 	}
 	tmpl := benchTick()
-	ticks := make([]Tick, 1024)
+	ticks := make([]tickrec.Tick, 1024)
 	b.ReportAllocs()
 	before := h.Stats().Notifications
 	us := int64(1000)
@@ -111,7 +112,7 @@ func benchFanOut(b *testing.B, ch string, subsCount int) {
 func BenchmarkPublishTick(b *testing.B) {
 	h := New(Config{})
 	tmpl := benchTick()
-	ticks := make([]Tick, 1024)
+	ticks := make([]tickrec.Tick, 1024)
 	b.ReportAllocs()
 	us := int64(1000)
 	i := 0

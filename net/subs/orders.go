@@ -7,7 +7,8 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // The order channels' payloads of one book in one tick, for one account
@@ -38,7 +39,7 @@ func (b *bookRec) createdIndex(id clob.Hash) int {
 	return -1
 }
 
-func (b *bookRec) touched(id clob.Hash) *obindex.OrderMeta {
+func (b *bookRec) touched(id clob.Hash) *marketdata.OrderMeta {
 	if i := b.createdIndex(id); i >= 0 {
 		return &b.upd.Created[i]
 	}
@@ -50,7 +51,7 @@ func (b *bookRec) touched(id clob.Hash) *obindex.OrderMeta {
 	return nil
 }
 
-func (b *bookRec) modification(id clob.Hash) *Modification {
+func (b *bookRec) modification(id clob.Hash) *tickrec.Modification {
 	for i := range b.upd.Modified {
 		if b.upd.Modified[i].OrderID == id {
 			return &b.upd.Modified[i]
@@ -70,9 +71,9 @@ func (b *bookRec) modification(id clob.Hash) *Modification {
 // Amounts are decimal strings (sz signed: "-" for sells), batch/n/end
 // integers, as the live network's frames. accts and every a are left out
 // when single (the subscription names exactly one account). A triggered
-// order's tx is zero (engine-made: obindex.AdmittedTrigger drops the
+// order's tx is zero (engine-made: marketdata.AdmittedTrigger drops the
 // trigger's transaction), its trigger and grouping are named by
-// obindex.TriggerTypeName and obindex.AppendGrouping, as in ob_getOrders.
+// marketdata.TriggerTypeName and marketdata.AppendGrouping, as in ob_getOrders.
 func (b *bookRec) appendOrdersV2(dst []byte, tickUs int64, f accountFilter, single bool, sc *scratch) []byte {
 	sc.reset()
 	for i := range b.upd.Created {
@@ -126,7 +127,7 @@ func (b *bookRec) appendOrdersV2(dst []byte, tickUs int64, f accountFilter, sing
 	return append(dst, "]}"...)
 }
 
-func appendEntityV2(dst []byte, tickUs int64, m *obindex.OrderMeta, sc *scratch, single bool) []byte {
+func appendEntityV2(dst []byte, tickUs int64, m *marketdata.OrderMeta, sc *scratch, single bool) []byte {
 	dst = append(dst, `{"id":`...)
 	dst = jsonrpc.AppendData(dst, m.ID[:])
 	dst = append(dst, `,"tx":`...)
@@ -140,7 +141,7 @@ func appendEntityV2(dst []byte, tickUs int64, m *obindex.OrderMeta, sc *scratch,
 	dst = append(dst, `,"px":`...)
 	dst = appendDecimal(dst, &m.Price)
 	dst = append(dst, `,"sz":`...)
-	dst = obindex.AppendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
+	dst = marketdata.AppendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
 	if m.TTLUs > 0 {
 		dst = append(dst, `,"end":`...)
 		dst = strconv.AppendInt(dst, tickUs+m.TTLUs, 10)
@@ -157,13 +158,13 @@ func appendEntityV2(dst []byte, tickUs int64, m *obindex.OrderMeta, sc *scratch,
 	if m.Flags&clob.FlagPostOnly != 0 {
 		dst = append(dst, `,"post_only":true`...)
 	}
-	if m.Kind != obindex.KindUserSigned { // omitted means user-signed
+	if m.Kind != marketdata.KindUserSigned { // omitted means user-signed
 		dst = append(dst, `,"kind":"`...)
 		dst = append(dst, m.Kind.String()...)
 		dst = append(dst, `","trigger":"`...)
-		dst = append(dst, obindex.TriggerTypeName(m.TriggerType)...)
+		dst = append(dst, marketdata.TriggerTypeName(m.TriggerType)...)
 		dst = append(dst, '"')
-		dst = obindex.AppendGrouping(dst, m.Grouping)
+		dst = marketdata.AppendGrouping(dst, m.Grouping)
 	}
 	return append(dst, '}')
 }
@@ -226,11 +227,11 @@ func (b *bookRec) appendEventV2(dst []byte, e *clob.Event, sc *scratch, single b
 		}
 		if b.upd.Kind == clob.Perp {
 			dst = append(dst, `,"pa":`...)
-			dst = obindex.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+			dst = marketdata.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
 		}
 	case clob.EventLiquidation:
 		dst = append(dst, `,"sz":`...)
-		dst = obindex.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+		dst = marketdata.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
 		dst = append(dst, `,"px":`...)
 		dst = appendDecimal(dst, &e.Price)
 	case clob.EventTriggerFired:
@@ -294,9 +295,9 @@ func (b *bookRec) appendOrdersV1(dst []byte, tickUs int64, f accountFilter) []by
 func (b *bookRec) appendUpdateV1(dst []byte, tickUs int64, e *clob.Event) []byte {
 	switch e.Kind {
 	case clob.EventPlaced:
-		return b.appendOrderV1(dst, `{"type":"new",`, tickUs, e, obindex.StatusActive)
+		return b.appendOrderV1(dst, `{"type":"new",`, tickUs, e, marketdata.StatusActive)
 	case clob.EventPostOnlyRefused:
-		return b.appendOrderV1(dst, `{"type":"invalid",`, tickUs, e, obindex.StatusPostOnlyRefused)
+		return b.appendOrderV1(dst, `{"type":"invalid",`, tickUs, e, marketdata.StatusPostOnlyRefused)
 	case clob.EventFill:
 		return b.appendFillV1(dst, e)
 	case clob.EventUpdate:
@@ -320,7 +321,7 @@ func (b *bookRec) appendUpdateV1(dst []byte, tickUs int64, e *clob.Event) []byte
 
 // appendOrderV1 writes head then the ob_getOrders order object without its
 // opening brace.
-func (b *bookRec) appendOrderV1(dst []byte, head string, tickUs int64, e *clob.Event, st obindex.Status) []byte {
+func (b *bookRec) appendOrderV1(dst []byte, head string, tickUs int64, e *clob.Event, st marketdata.Status) []byte {
 	dst = append(dst, head...)
 	m := b.touched(e.OrderID)
 	if m == nil {
@@ -328,12 +329,12 @@ func (b *bookRec) appendOrderV1(dst []byte, head string, tickUs int64, e *clob.E
 		dst = jsonrpc.AppendData(dst, e.OrderID[:])
 		return append(dst, '}')
 	}
-	o := obindex.Order{Meta: *m, MarketKind: b.upd.Kind, Status: st, Price: m.Price}
-	if m.TTLUs > 0 && st == obindex.StatusActive {
+	o := marketdata.Order{Meta: *m, MarketKind: b.upd.Kind, Status: st, Price: m.Price}
+	if m.TTLUs > 0 && st == marketdata.StatusActive {
 		o.EndUs = tickUs + m.TTLUs
 	}
 	at := len(dst)
-	dst = obindex.AppendOrder(dst, &o, false)
+	dst = marketdata.AppendOrder(dst, &o, false)
 	n := copy(dst[at:], dst[at+1:])
 	return dst[:at+n]
 }
@@ -371,11 +372,11 @@ func (b *bookRec) appendFillV1(dst []byte, e *clob.Event) []byte {
 	dst = append(dst, `,"fee":`...)
 	dst = jsonrpc.AppendQuantityU256(dst, &e.TotalFee)
 	if b.upd.Kind == clob.Perp {
-		before := obindex.PositionBefore(e.Side, &e.Base, e.Position)
+		before := marketdata.PositionBefore(e.Side, &e.Base, e.Position)
 		dst = append(dst, `,"position_before":`...)
-		dst = obindex.AppendSignedDecimal(dst, &before.Abs, before.Neg)
+		dst = marketdata.AppendSignedDecimal(dst, &before.Abs, before.Neg)
 		dst = append(dst, `,"position_after":`...)
-		dst = obindex.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+		dst = marketdata.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
 	}
 	return append(dst, '}')
 }

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // perpBook is the perp market of the perp tests.
@@ -16,8 +17,8 @@ var perpCfg = &clob.MarketConfig{ID: perpBook, Kind: clob.Perp, Name: "ETH-PERP"
 	IntervalUs: 500_000, TickPrecision: u(1e15), LotSize: u(1e15), Base: addr(0x31), Quote: addr(0xee),
 	Perp: clob.PerpParams{MaxLeverage: 20, InterestRate: u(1e14), MaxFundingRate: u(32e16), OraclePrice: w(2000), WalkBps: 5, WalkSeed: 9}}
 
-func testTrigger(n byte, owner clob.Address, side clob.Side, typ uint8) obindex.Trigger {
-	t := obindex.Trigger{Info: clob.TriggerInfo{ID: orderID(n), Book: perpBook, Owner: owner, Signer: owner, Nonce: uint64(n),
+func testTrigger(n byte, owner clob.Address, side clob.Side, typ uint8) marketdata.Trigger {
+	t := marketdata.Trigger{Info: clob.TriggerInfo{ID: orderID(n), Book: perpBook, Owner: owner, Signer: owner, Nonce: uint64(n),
 		Side: side, Size: w(1), TriggerPrice: w(1900), TriggerType: typ, Grouping: clob.GroupingAsset, Flags: clob.FlagReduceOnly,
 		DeadlineUs: 1_000_000, AdmitTickUs: 500_000}}
 	if n%2 == 1 {
@@ -29,7 +30,7 @@ func testTrigger(n byte, owner clob.Address, side clob.Side, typ uint8) obindex.
 // perpTestTick is a tick of the perp market: a fill with position fields,
 // a liquidation, trigger events, the market's perp state and one
 // account's triggers.
-func perpTestTick(us int64, owner clob.Address, mark uint64) *Tick {
+func perpTestTick(us int64, owner clob.Address, mark uint64) *tickrec.Tick {
 	tk := newTick(us).book(perpBook, true, nil,
 		clob.Event{Kind: clob.EventFill, OrderID: orderID(1), Owner: owner, Side: clob.Buy, Base: w(1), Quote: w(2000),
 			Position: clob.Signed{Abs: w(3)}, Realized: clob.Signed{Neg: true, Abs: u(7)}},
@@ -44,7 +45,7 @@ func perpTestTick(us int64, owner clob.Address, mark uint64) *Tick {
 	m.Perp = clob.PerpInfo{Book: perpBook, Oracle: w(mark), Mark: w(mark), FundingRate: clob.Signed{Neg: true, Abs: u(3e13)},
 		FundingIndex: clob.Signed{Abs: u(12345)}, FundingLastUs: us, OpenInterest: w(5)}
 	tk.Books[0].Kind = clob.Perp
-	tk.Triggers = []AccountTriggers{{Account: owner, Triggers: []obindex.Trigger{testTrigger(5, owner, clob.Sell, clob.TriggerStopLoss),
+	tk.Triggers = []tickrec.AccountTriggers{{Account: owner, Triggers: []marketdata.Trigger{testTrigger(5, owner, clob.Sell, clob.TriggerStopLoss),
 		testTrigger(6, owner, clob.Sell, clob.TriggerTakeProfit)}}}
 	return tk
 }
@@ -53,11 +54,11 @@ func perpTestTick(us int64, owner clob.Address, mark uint64) *Tick {
 // publishes the account's triggers; then every tick that does pushes them.
 func TestTriggersChannel(t *testing.T) {
 	acct := addr(7)
-	h := New(Config{Triggers: func(a clob.Address) []obindex.Trigger {
+	h := New(Config{Triggers: func(a clob.Address) []marketdata.Trigger {
 		if a != acct {
 			return nil
 		}
-		return []obindex.Trigger{testTrigger(1, acct, clob.Buy, clob.TriggerTakeProfit)}
+		return []marketdata.Trigger{testTrigger(1, acct, clob.Buy, clob.TriggerTakeProfit)}
 	}})
 	c := &fakeConn{}
 	mine := subscribe(t, h, c, "svc_triggers", `{"account":"`+hexAddr(acct)+`"}`)
@@ -153,8 +154,8 @@ func TestLatestStateBounds(t *testing.T) {
 	tk := newTick(1000).t
 	for i := range PositionsKeptMax + 1 {
 		a := clob.Address{0: byte(i >> 16), 1: byte(i >> 8), 2: byte(i)}
-		tk.Positions = append(tk.Positions, AccountPositions{Account: a})
-		tk.Triggers = append(tk.Triggers, AccountTriggers{Account: a})
+		tk.Positions = append(tk.Positions, tickrec.AccountPositions{Account: a})
+		tk.Triggers = append(tk.Triggers, tickrec.AccountTriggers{Account: a})
 	}
 	if err := h.PublishTick(tk); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,12 @@ import (
 	"fmt"
 
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // Preload restores the replay buffer after a restart from ticks the node
-// published before it (typically kept with AppendTick and read back with
-// DecodeTick), so that a client resuming with a since from before the
+// published before it (typically kept with tickrec.AppendTick and read
+// back with tickrec.DecodeTick), so that a client resuming with a since from before the
 // restart gets the ticks it missed instead of -32602. It takes the ticks,
 // as PublishTick does.
 //
@@ -40,7 +41,7 @@ import (
 //
 // REQUIRES: called at most once (a call that returned an error does not
 // count), before the first PublishTick and the first Subscribe.
-func (h *Hub) Preload(ticks []*Tick) error {
+func (h *Hub) Preload(ticks []*tickrec.Tick) error {
 	if err := checkPreload(ticks, h.cfg.FloorUs); err != nil {
 		return fmt.Errorf("cannot preload the replay buffer: %w", err)
 	}
@@ -57,7 +58,7 @@ func (h *Hub) Preload(ticks []*Tick) error {
 
 // preloadLocked is Preload's work, on checked ticks.
 // REQUIRES: h.mu and h.ringMu held.
-func (h *Hub) preloadLocked(ticks []*Tick) {
+func (h *Hub) preloadLocked(ticks []*tickrec.Tick) {
 	h.preloaded = true
 	if len(ticks) == 0 {
 		return
@@ -132,12 +133,12 @@ func (h *Hub) preloadReceiptsLocked(rs []Receipt, floorUs int64) {
 
 // checkPreload verifies that ticks are a chain of valid ticks ending at the
 // node's last tick lastUs.
-func checkPreload(ticks []*Tick, lastUs int64) error {
+func checkPreload(ticks []*tickrec.Tick, lastUs int64) error {
 	for i, t := range ticks {
 		if t == nil {
 			return fmt.Errorf("tick %d is nil", i)
 		}
-		if err := checkTick(t); err != nil {
+		if err := tickrec.Check(t); err != nil {
 			return fmt.Errorf("tick %d at %d: %w", i, t.TickUs, err)
 		}
 		if i == 0 {
@@ -190,7 +191,7 @@ func checkReceipts(rs []Receipt) error {
 // same critical section, so no subscription sees the hub between the two.
 // Either that breaks their rules is left out, and the error says which.
 // Subscription ids go on counting.
-func (h *Hub) Reset(floorUs int64, ticks []*Tick, rs []Receipt, rcptFloorUs int64) error {
+func (h *Hub) Reset(floorUs int64, ticks []*tickrec.Tick, rs []Receipt, rcptFloorUs int64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.closeAll(CodeReverted, func(c Channel) bool { return c == ChannelNewHeads || c == ChannelPastPerfectTime })
@@ -206,7 +207,7 @@ func (h *Hub) Reset(floorUs int64, ticks []*Tick, rs []Receipt, rcptFloorUs int6
 	clear(h.latestPos)
 	clear(h.latestTrig)
 	h.pubPPT, h.pptUs, h.pptBody = -1, -1, nil
-	h.pubIdle, h.idleUs = Tick{}, 0
+	h.pubIdle, h.idleUs = tickrec.Tick{}, 0
 	h.doneUs, h.hasDone, h.rcptUs, h.hasRcpt = 0, false, 0, false
 	h.preloaded, h.chainCheck, h.chainHash = false, false, clob.Hash{}
 	var errs []error

@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // replayCase is one subscription made on both hubs under comparison.
@@ -16,7 +17,7 @@ type replayCase struct{ typ, params string }
 
 // replayCases subscribes every tick-driven and state channel, with filters,
 // at since values around every boundary of ticks (the published ones).
-func replayCases(g *tickGen, ticks []*Tick) []replayCase {
+func replayCases(g *tickGen, ticks []*tickrec.Tick) []replayCase {
 	n := len(ticks)
 	sinces := []int64{0, ticks[0].TickUs - 1, ticks[0].TickUs, ticks[1].TickUs, ticks[n/2].TickUs, ticks[n/2].TickUs + 1,
 		ticks[n-2].TickUs, ticks[n-1].TickUs - 1, ticks[n-1].TickUs, ticks[n-1].TickUs + 1<<40}
@@ -84,7 +85,7 @@ func (c *refConn) RemoteIP() netip.Addr { return netip.Addr{} }
 // live to both, and returns every difference in what the subscriptions
 // got (errors, notifications, closes), and how many notifications matched
 // per channel.
-func compareHubs(t *testing.T, a, b *Hub, cases []replayCase, liveA, liveB []*Tick) (diffs []string, matched map[string]int) {
+func compareHubs(t *testing.T, a, b *Hub, cases []replayCase, liveA, liveB []*tickrec.Tick) (diffs []string, matched map[string]int) {
 	t.Helper()
 	matched = map[string]int{}
 	ca, cb := make([]*refConn, len(cases)), make([]*refConn, len(cases))
@@ -131,13 +132,13 @@ func compareHubs(t *testing.T, a, b *Hub, cases []replayCase, liveA, liveB []*Ti
 
 // viaCodec returns the ticks as a restart gets them back: decoded from
 // their encoding.
-func viaCodec(t *testing.T, ticks []*Tick) []*Tick {
+func viaCodec(t *testing.T, ticks []*tickrec.Tick) []*tickrec.Tick {
 	t.Helper()
-	out := make([]*Tick, len(ticks))
+	out := make([]*tickrec.Tick, len(ticks))
 	var buf []byte
 	for i, tk := range ticks {
-		buf = AppendTick(buf[:0], tk)
-		d, err := DecodeTick(buf)
+		buf = tickrec.AppendTick(buf[:0], tk)
+		d, err := tickrec.DecodeTick(buf)
 		if err != nil {
 			t.Fatalf("tick %d: %v", tk.TickUs, err)
 		}
@@ -233,7 +234,7 @@ func TestPreloadComparisonCanFail(t *testing.T) {
 	all := g.ticks(60, 20)
 	before, after := all[:50], all[50:]
 	cfg := Config{ReplayTicks: 128, Markets: g.markets, Positions: g.positions, Triggers: g.triggers}
-	f := func(name string, edit func([]*Tick) []*Tick) {
+	f := func(name string, edit func([]*tickrec.Tick) []*tickrec.Tick) {
 		t.Helper()
 		live := New(cfg)
 		for _, tk := range before {
@@ -251,12 +252,12 @@ func TestPreloadComparisonCanFail(t *testing.T) {
 			t.Fatalf("%s: no difference found", name)
 		}
 	}
-	f("level volume", func(ts []*Tick) []*Tick {
+	f("level volume", func(ts []*tickrec.Tick) []*tickrec.Tick {
 		v := &ts[30].Books[0].Snapshot.Buys[0].Volume
 		v.AddUint64(v, 1)
 		return ts
 	})
-	f("tick missing", func(ts []*Tick) []*Tick {
+	f("tick missing", func(ts []*tickrec.Tick) []*tickrec.Tick {
 		ts[31].ParentHash = ts[29].Hash
 		return append(ts[:30:30], ts[31:]...)
 	})
@@ -264,8 +265,8 @@ func TestPreloadComparisonCanFail(t *testing.T) {
 
 // chain returns ticks at from×1000 … to×1000, one book each, each the
 // parent of the next; the first has no parent when genesis.
-func chain(from, to int, genesis bool) []*Tick {
-	var out []*Tick
+func chain(from, to int, genesis bool) []*tickrec.Tick {
+	var out []*tickrec.Tick
 	for i := from; i <= to; i++ {
 		tk := newTick(int64(i)*1000).book(bookID(1), true, nil).t
 		tk.Hash = txHash(byte(i))
@@ -282,7 +283,7 @@ func chain(from, to int, genesis bool) []*Tick {
 }
 
 func TestPreloadFloor(t *testing.T) {
-	f := func(name string, ticks []*Tick, params string, want string) {
+	f := func(name string, ticks []*tickrec.Tick, params string, want string) {
 		t.Helper()
 		h := New(Config{ReplayTicks: 128, FloorUs: ticks[len(ticks)-1].TickUs})
 		if err := h.Preload(ticks); err != nil {
@@ -330,10 +331,10 @@ func TestPreloadFloor(t *testing.T) {
 	f("evicted", long, `{"since":5000}`, "")   // accepted
 }
 
-func viaCodecNoT(ticks []*Tick) []*Tick {
-	out := make([]*Tick, len(ticks))
+func viaCodecNoT(ticks []*tickrec.Tick) []*tickrec.Tick {
+	out := make([]*tickrec.Tick, len(ticks))
 	for i, tk := range ticks {
-		d, err := DecodeTick(AppendTick(nil, tk))
+		d, err := tickrec.DecodeTick(tickrec.AppendTick(nil, tk))
 		if err != nil {
 			panic(err)
 		}
@@ -343,7 +344,7 @@ func viaCodecNoT(ticks []*Tick) []*Tick {
 }
 
 func TestPreloadRefuses(t *testing.T) {
-	f := func(name, want string, edit func([]*Tick) []*Tick, floorUs int64) {
+	f := func(name, want string, edit func([]*tickrec.Tick) []*tickrec.Tick, floorUs int64) {
 		t.Helper()
 		ticks := edit(chain(1, 5, true))
 		h := New(Config{ReplayTicks: 128, FloorUs: floorUs})
@@ -361,14 +362,14 @@ func TestPreloadRefuses(t *testing.T) {
 			t.Fatalf("%s: good preload: %v", name, err)
 		}
 	}
-	same := func(ts []*Tick) []*Tick { return ts }
-	f("order", "does not follow", func(ts []*Tick) []*Tick { ts[2].TickUs = 2000; return ts }, 5000)
-	f("chain", "does not chain", func(ts []*Tick) []*Tick { ts[3].ParentHash = ts[1].Hash; return ts }, 5000)
-	f("gap", "does not chain", func(ts []*Tick) []*Tick { return append(ts[:2:2], ts[3:]...) }, 5000)
+	same := func(ts []*tickrec.Tick) []*tickrec.Tick { return ts }
+	f("order", "does not follow", func(ts []*tickrec.Tick) []*tickrec.Tick { ts[2].TickUs = 2000; return ts }, 5000)
+	f("chain", "does not chain", func(ts []*tickrec.Tick) []*tickrec.Tick { ts[3].ParentHash = ts[1].Hash; return ts }, 5000)
+	f("gap", "does not chain", func(ts []*tickrec.Tick) []*tickrec.Tick { return append(ts[:2:2], ts[3:]...) }, 5000)
 	f("behind", "the node's last tick (Config.FloorUs) at 6000", same, 6000)
 	f("ahead", "the node's last tick (Config.FloorUs) at 4000", same, 4000)
-	f("invalid", "tick 1 at 2000: 0 book updates for 1 books", func(ts []*Tick) []*Tick { ts[1].Books = nil; return ts }, 5000)
-	f("nil", "tick 4 is nil", func(ts []*Tick) []*Tick { ts[4] = nil; return ts }, 5000)
+	f("invalid", "tick 1 at 2000: 0 book updates for 1 books", func(ts []*tickrec.Tick) []*tickrec.Tick { ts[1].Books = nil; return ts }, 5000)
+	f("nil", "tick 4 is nil", func(ts []*tickrec.Tick) []*tickrec.Tick { ts[4] = nil; return ts }, 5000)
 }
 
 func TestPreloadRequiresFreshHub(t *testing.T) {
@@ -393,10 +394,10 @@ func TestPreloadRequiresFreshHub(t *testing.T) {
 // header names it as parent); one that does not makes the hub forget the
 // preloaded ticks and their state.
 func TestPreloadChainsOn(t *testing.T) {
-	cfgMarkets := func() []obindex.Market {
-		return []obindex.Market{{Config: &clob.MarketConfig{ID: bookID(1), Name: "FROM/CONFIG"}}}
+	cfgMarkets := func() []marketdata.Market {
+		return []marketdata.Market{{Config: &clob.MarketConfig{ID: bookID(1), Name: "FROM/CONFIG"}}}
 	}
-	setup := func() (*Hub, []*Tick) {
+	setup := func() (*Hub, []*tickrec.Tick) {
 		ticks := chain(1, 5, true)
 		h := New(Config{ReplayTicks: 128, FloorUs: 5000, Markets: cfgMarkets})
 		if err := h.Preload(ticks); err != nil {
@@ -529,7 +530,7 @@ func TestResetMatchesPreload(t *testing.T) {
 	cfg := Config{ReplayTicks: replay, Markets: g.markets, Positions: g.positions, Triggers: g.triggers}
 
 	reset := New(cfg)
-	for _, tk := range append(append([]*Tick{}, kept...), undone...) {
+	for _, tk := range append(append([]*tickrec.Tick{}, kept...), undone...) {
 		reset.PublishTick(tk)
 		reset.Pump()
 	}

@@ -4,7 +4,8 @@ import (
 	"slices"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // tickRec is one published tick in the replay ring. Its inputs are
@@ -13,7 +14,7 @@ import (
 // set: every subscriber given a payload gets the same bytes.
 type tickRec struct {
 	seq       uint64
-	t         *Tick
+	t         *tickrec.Tick
 	books     []bookRec // one per t.Result.Books entry, ascending id
 	markets   []marketEnt
 	positions []posEnt
@@ -32,7 +33,7 @@ type tickRec struct {
 type bookRec struct {
 	id     clob.Hash
 	bt     *clob.BookTick
-	upd    *BookUpdate
+	upd    *tickrec.BookUpdate
 	events []clob.Event
 
 	// Memos, guarded by Hub.mu.
@@ -53,23 +54,23 @@ type depthMemo struct {
 // marketEnt and posEnt are state entries: the latest ones are kept by the
 // hub as the snapshot source of svc_markets and svc_positions.
 type marketEnt struct {
-	m   *obindex.Market
+	m   *marketdata.Market
 	enc []byte
 }
 
 type posEnt struct {
-	p   *AccountPositions
+	p   *tickrec.AccountPositions
 	enc []byte
 }
 
 type trigEnt struct {
-	p   *AccountTriggers
+	p   *tickrec.AccountTriggers
 	enc []byte
 }
 
-func newTickRec(seq uint64, t *Tick) *tickRec {
+func newTickRec(seq uint64, t *tickrec.Tick) *tickRec {
 	if len(t.Books) != len(t.Result.Books) {
-		panic("BUG: subs.Tick.Books must have one entry per Result.Books entry")
+		panic("BUG: tickrec.Tick.Books must have one entry per Result.Books entry")
 	}
 	r := &tickRec{seq: seq, t: t, books: make([]bookRec, len(t.Books))}
 	for i := range t.Books {

@@ -10,27 +10,33 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
+
+// The tick codec (core/tickrec) is tested here, through its exported API,
+// because its inputs are the hub tests' ticks: the synthetic ones of the
+// tick builder and the engine generator's (tickgen_test.go), which the
+// replay tests share; the hub's stored ticks must survive it exactly.
 
 // codecTicks are the hub tests' synthetic ticks plus real ticks from the
 // engine generator.
-func codecTicks() []*Tick {
+func codecTicks() []*tickrec.Tick {
 	a, b := addr(1), addr(2)
-	out := []*Tick{
+	out := []*tickrec.Tick{
 		benchTick(),
 		newTick(1000).t, // nothing ran
 		newTick(2000).book(bookID(1), false, nil).book(bookID(2), true, nil).t,
 		newTick(3000).transfer(a, b, 5).transfer(b, a, 1<<62).t,
 		perpTestTick(3500, a, 1950),
 	}
-	tk := newTick(4000).book(bookID(1), true, []obindex.OrderMeta{meta(1, bookID(1), a, clob.Sell)},
+	tk := newTick(4000).book(bookID(1), true, []marketdata.OrderMeta{meta(1, bookID(1), a, clob.Sell)},
 		clob.Event{Kind: clob.EventUpdate, OrderID: orderID(8), Owner: b}).t
-	tk.Books[0].Touched = []obindex.OrderMeta{meta(8, bookID(1), b, clob.Buy)}
-	tk.Books[0].Modified = []Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
-	tk.Positions = []AccountPositions{{Account: a, Data: obindex.PositionsData{Spot: []obindex.Position{{Book: bookID(1), BaseSymbol: "WETH",
+	tk.Books[0].Touched = []marketdata.OrderMeta{meta(8, bookID(1), b, clob.Buy)}
+	tk.Books[0].Modified = []tickrec.Modification{{OrderID: orderID(8), Price: w(2100), Size: w(1)}}
+	tk.Positions = []tickrec.AccountPositions{{Account: a, Data: marketdata.PositionsData{Spot: []marketdata.Position{{Book: bookID(1), BaseSymbol: "WETH",
 		QuoteSymbol: "USD", Balance: w(1), Free: w(1), MarkPrice: w(2000), HasMark: true}}}}, {Account: b}}
-	tk.Withdrawals = []Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
+	tk.Withdrawals = []tickrec.Withdrawal{{Account: a, JSON: []byte(`{"withdrawer":"a"}`)}}
 	tk.Result.Landed = []uint64{0, 7, 1 << 63}
 	out = append(out, tk)
 	g := newTickGen(7, 3, 16)
@@ -61,10 +67,10 @@ func emptyToNil(v reflect.Value) {
 
 // roundTrip checks DecodeTick(AppendTick(t)) against t, field by field,
 // and that the decoded tick re-encodes to the same bytes.
-func roundTrip(t *testing.T, tk *Tick) []byte {
+func roundTrip(t *testing.T, tk *tickrec.Tick) []byte {
 	t.Helper()
-	enc := AppendTick(nil, tk)
-	got, err := DecodeTick(enc)
+	enc := tickrec.AppendTick(nil, tk)
+	got, err := tickrec.DecodeTick(enc)
 	if err != nil {
 		t.Fatalf("tick %d: %v", tk.TickUs, err)
 	}
@@ -73,7 +79,7 @@ func roundTrip(t *testing.T, tk *Tick) []byte {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("tick %d: decoded differs: %s", tk.TickUs, firstDiff("", reflect.ValueOf(got), reflect.ValueOf(want)))
 	}
-	if again := AppendTick(nil, got); !bytes.Equal(again, enc) {
+	if again := tickrec.AppendTick(nil, got); !bytes.Equal(again, enc) {
 		t.Fatalf("tick %d: re-encoding differs", tk.TickUs)
 	}
 	return enc
@@ -118,14 +124,14 @@ func TestTickCodecRoundTrip(t *testing.T) {
 
 // TestTickCodecEveryField fills every field of a Tick, and of everything it
 // references, with random values by reflection: a field added to Tick,
-// clob.Event, obindex.Market (…) that the codec does not carry fails here.
+// clob.Event, marketdata.Market (…) that the codec does not carry fails here.
 func TestTickCodecEveryField(t *testing.T) {
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 1))
-		tk := &Tick{}
+		tk := &tickrec.Tick{}
 		fillRandom(rng, reflect.ValueOf(tk).Elem(), 0)
 		makeValid(rng, tk)
-		if err := checkTick(tk); err != nil {
+		if err := tickrec.Check(tk); err != nil {
 			t.Fatalf("seed %d: generator made an invalid tick: %v", seed, err)
 		}
 		roundTrip(t, tk)
@@ -176,15 +182,17 @@ func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
 	}
 }
 
-// The trigger types and groupings the engine takes, whatever their values.
+// The trigger types and groupings the engine takes, whatever their values,
+// and the order flags it admits.
 var (
+	orderFlags   = clob.FlagReduceOnly | clob.FlagIOC | clob.FlagPostOnly
 	triggerTypes = [2]uint8{clob.TriggerTakeProfit, clob.TriggerStopLoss}
 	groupings    = [2]uint8{clob.GroupingNone, clob.GroupingAsset}
 )
 
 // makeValid brings a random tick within what AppendTick requires and
 // DecodeTick accepts (structure and enum ranges), leaving the rest random.
-func makeValid(rng *rand.Rand, t *Tick) {
+func makeValid(rng *rand.Rand, t *tickrec.Tick) {
 	n := min(len(t.Books), len(t.Result.Books))
 	t.Books, t.Result.Books = t.Books[:n], t.Result.Books[:n]
 	for i := range t.Result.Books {
@@ -198,18 +206,18 @@ func makeValid(rng *rand.Rand, t *Tick) {
 			s.Perp.Book = s.Book
 			noNegativeZero(&s.Perp.FundingRate, &s.Perp.FundingIndex)
 		}
-		for _, ms := range [][]obindex.OrderMeta{t.Books[i].Created, t.Books[i].Touched} {
+		for _, ms := range [][]marketdata.OrderMeta{t.Books[i].Created, t.Books[i].Touched} {
 			for j := range ms {
 				ms[j].Side %= clob.Sell + 1
 				ms[j].Type %= clob.Market + 1
-				ms[j].Flags &= orderFlagsKnown
+				ms[j].Flags &= orderFlags
 				if rng.IntN(2) == 0 {
 					ms[j].Signer = ms[j].Owner
 				}
-				ms[j].Kind %= obindex.KindTriggered + 1
+				ms[j].Kind %= marketdata.KindTriggered + 1
 				ms[j].TriggerType = triggerTypes[ms[j].TriggerType%2]
 				ms[j].Grouping = groupings[ms[j].Grouping%2]
-				if ms[j].Kind == obindex.KindUserSigned {
+				if ms[j].Kind == marketdata.KindUserSigned {
 					ms[j].TriggerType, ms[j].Grouping = 0, 0
 				} else {
 					ms[j].TxHash = clob.Hash{} // engine-made: no transaction
@@ -256,7 +264,7 @@ func makeValid(rng *rand.Rand, t *Tick) {
 			tr.Info.Side %= clob.Sell + 1
 			tr.Info.TriggerType = triggerTypes[tr.Info.TriggerType%2]
 			tr.Info.Grouping = groupings[tr.Info.Grouping%2]
-			tr.Info.Flags &= orderFlagsKnown
+			tr.Info.Flags &= orderFlags
 			if !tr.HasTx {
 				tr.TxHash = clob.Hash{}
 			}
@@ -274,9 +282,9 @@ func noNegativeZero(vs ...*clob.Signed) {
 // synthetic ticks: the generator's are tens of kB, too many decodes.)
 func TestDecodeTickPrefixes(t *testing.T) {
 	for _, tk := range codecTicks()[:5] {
-		enc := AppendTick(nil, tk)
+		enc := tickrec.AppendTick(nil, tk)
 		for i := range enc {
-			if _, err := DecodeTick(enc[:i]); err == nil {
+			if _, err := tickrec.DecodeTick(enc[:i]); err == nil {
 				t.Fatalf("tick %d: prefix of %d/%d bytes decoded", tk.TickUs, i, len(enc))
 			}
 		}
@@ -287,7 +295,7 @@ func TestDecodeTickPrefixes(t *testing.T) {
 // re-encodes to the changed bytes (no second encoding of any value).
 func TestDecodeTickByteFlips(t *testing.T) {
 	for _, tk := range codecTicks()[:5] {
-		enc := AppendTick(nil, tk)
+		enc := tickrec.AppendTick(nil, tk)
 		buf := make([]byte, len(enc))
 		for i := range enc {
 			for _, x := range []byte{0x01, 0x80, 0xff} {
@@ -302,14 +310,14 @@ func TestDecodeTickByteFlips(t *testing.T) {
 func checkCanonical(t *testing.T, b []byte) {
 	t.Helper()
 	in := bytes.Clone(b)
-	got, err := DecodeTick(b)
+	got, err := tickrec.DecodeTick(b)
 	if err != nil {
 		return
 	}
 	for i := range b { // the tick must not alias its input
 		b[i] = 0xa5
 	}
-	if again := AppendTick(nil, got); !bytes.Equal(again, in) {
+	if again := tickrec.AppendTick(nil, got); !bytes.Equal(again, in) {
 		t.Fatalf("decoded, but re-encodes differently:\n in  %x\n out %x", in, again)
 	}
 }
@@ -318,8 +326,8 @@ func TestDecodeTickRefuses(t *testing.T) {
 	// A tick with one event (book, token and to present) and one book.
 	tk := newTick(1000).book(bookID(1), true, nil, clob.Event{Kind: clob.EventFill, OrderID: orderID(1), Owner: addr(1), Base: w(2)}).t
 	tk.Result.Events[0].Token, tk.Result.Events[0].To = addr(2), addr(3)
-	enc := AppendTick(nil, tk)
-	if _, err := DecodeTick(enc); err != nil {
+	enc := tickrec.AppendTick(nil, tk)
+	if _, err := tickrec.DecodeTick(enc); err != nil {
 		t.Fatal(err)
 	}
 	// version, tickUs, hashes, result tickUs, nEvents
@@ -330,7 +338,7 @@ func TestDecodeTickRefuses(t *testing.T) {
 	f := func(name, want string, edit func(b []byte) []byte) {
 		t.Helper()
 		b := edit(bytes.Clone(enc))
-		_, err := DecodeTick(b)
+		_, err := tickrec.DecodeTick(b)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%s: err %v, want %q", name, err, want)
 		}
@@ -367,7 +375,7 @@ func TestDecodeTickRefuses(t *testing.T) {
 	empty := deepCopy(tk)
 	empty.Result.Books[0].EndEvent = 0
 	at := -1
-	for i, b := range AppendTick(nil, empty) {
+	for i, b := range tickrec.AppendTick(nil, empty) {
 		if b != enc[i] {
 			at = i
 		}
@@ -380,21 +388,21 @@ func TestDecodeTickRefuses(t *testing.T) {
 }
 
 func TestAppendTickRefusesInvalid(t *testing.T) {
-	f := func(name string, edit func(*Tick)) {
+	f := func(name string, edit func(*tickrec.Tick)) {
 		t.Helper()
 		tk := newTick(1000).book(bookID(1), true, nil, clob.Event{Kind: clob.EventCancel}).t
 		edit(tk)
 		defer func() {
-			if r := recover(); r == nil || !strings.HasPrefix(r.(string), "BUG: subs.AppendTick: ") {
+			if r := recover(); r == nil || !strings.HasPrefix(r.(string), "BUG: tickrec.AppendTick: ") {
 				t.Fatalf("%s: recovered %v", name, r)
 			}
 		}()
-		AppendTick(nil, tk)
+		tickrec.AppendTick(nil, tk)
 	}
-	f("books", func(tk *Tick) { tk.Books = nil })
-	f("range", func(tk *Tick) { tk.Result.Books[0].EndEvent = 2 })
-	f("negative", func(tk *Tick) { tk.Result.Books[0].FirstEvent = -1 })
-	f("config", func(tk *Tick) { tk.Markets[0].Config = nil })
+	f("books", func(tk *tickrec.Tick) { tk.Books = nil })
+	f("range", func(tk *tickrec.Tick) { tk.Result.Books[0].EndEvent = 2 })
+	f("negative", func(tk *tickrec.Tick) { tk.Result.Books[0].FirstEvent = -1 })
+	f("config", func(tk *tickrec.Tick) { tk.Markets[0].Config = nil })
 }
 
 // FuzzDecodeTick: whatever DecodeTick accepts re-encodes to the same bytes
@@ -407,16 +415,16 @@ func TestAppendTickRefusesInvalid(t *testing.T) {
 // fuzzer runs nothing else meanwhile).
 func FuzzDecodeTick(f *testing.F) {
 	for _, tk := range codecTicks()[1:5] { // 75 to 1032 bytes
-		f.Add(AppendTick(nil, tk))
+		f.Add(tickrec.AppendTick(nil, tk))
 	}
 	g := newTickGen(5, 1, 2)
 	for range 3 {
-		if enc := AppendTick(nil, g.next(1)); len(enc) < 1200 {
+		if enc := tickrec.AppendTick(nil, g.next(1)); len(enc) < 1200 {
 			f.Add(enc)
 		}
 	}
 	f.Add([]byte{})
-	f.Add([]byte{tickCodecVersion})
+	f.Add([]byte{tickrec.Version})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkCanonical(t, bytes.Clone(b)) // it scribbles on its input
 	})

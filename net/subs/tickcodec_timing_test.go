@@ -3,6 +3,8 @@ package subs
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // codecFixtures are a small synthetic tick and real ticks from the
@@ -10,11 +12,11 @@ import (
 // about a thousand).
 func codecFixtures() []struct {
 	name string
-	t    *Tick
+	t    *tickrec.Tick
 } {
 	return []struct {
 		name string
-		t    *Tick
+		t    *tickrec.Tick
 	}{
 		{"small", benchTick()},
 		{"typical", genTickWith(2, 300)},
@@ -24,7 +26,7 @@ func codecFixtures() []struct {
 
 // genTickWith returns the first generated tick, over books books, with at
 // least events events.
-func genTickWith(books, events int) *Tick {
+func genTickWith(books, events int) *tickrec.Tick {
 	g := newTickGen(11, books, 64)
 	for {
 		if t := g.next(events / 2); len(t.Result.Events) >= events && len(t.Books) == books {
@@ -38,12 +40,12 @@ var tickSink []byte
 func BenchmarkAppendTick(b *testing.B) {
 	for _, fx := range codecFixtures() {
 		b.Run(fx.name, func(b *testing.B) {
-			size := len(AppendTick(nil, fx.t))
+			size := len(tickrec.AppendTick(nil, fx.t))
 			buf := make([]byte, 0, size)
 			b.ReportAllocs()
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				buf = AppendTick(buf[:0], fx.t)
+				buf = tickrec.AppendTick(buf[:0], fx.t)
 			}
 			tickSink = buf
 			b.ReportMetric(float64(size), "bytes/tick")
@@ -66,16 +68,16 @@ func BenchmarkAppendTick(b *testing.B) {
 	})
 }
 
-var tickOut *Tick
+var tickOut *tickrec.Tick
 
 func BenchmarkDecodeTick(b *testing.B) {
 	for _, fx := range codecFixtures() {
 		b.Run(fx.name, func(b *testing.B) {
-			enc := AppendTick(nil, fx.t)
+			enc := tickrec.AppendTick(nil, fx.t)
 			b.ReportAllocs()
 			b.SetBytes(int64(len(enc)))
 			for b.Loop() {
-				t, err := DecodeTick(enc)
+				t, err := tickrec.DecodeTick(enc)
 				if err != nil {
 					b.Fatal(err)
 				}

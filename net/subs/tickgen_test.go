@@ -10,11 +10,12 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // tickGen makes real ticks: seeded random orders, cancels, updates and
-// transfers go through a clob.Engine and an obindex.Index, and each tick
+// transfers go through a clob.Engine and an marketdata.Index, and each tick
 // that ran becomes a Tick the way the node's buildTick makes it (levels,
 // snapshot, created/touched metadata, modifications, markets, positions),
 // plus synthetic withdrawals (no bridge exists yet). The seed reproduces
@@ -23,7 +24,7 @@ type tickGen struct {
 	seed   uint64
 	rng    *rand.Rand
 	e      *clob.Engine
-	idx    *obindex.Index
+	idx    *marketdata.Index
 	acc    *genAccounts
 	books  []clob.Hash
 	owners []clob.Address
@@ -32,7 +33,7 @@ type tickGen struct {
 	nowUs  int64
 	parent clob.Hash
 	res    clob.TickResult
-	trig   map[clob.Address][]obindex.Trigger // synthetic stored triggers
+	trig   map[clob.Address][]marketdata.Trigger // synthetic stored triggers
 }
 
 type genOrder struct {
@@ -51,7 +52,7 @@ var (
 func newTickGen(seed uint64, booksCount, ownersCount int) *tickGen {
 	g := &tickGen{seed: seed, rng: rand.New(rand.NewPCG(seed, 0x5eed)), e: clob.NewEngine(clob.Limits{}),
 		acc: &genAccounts{bal: map[[40]byte]*genBalance{}}, nowUs: 1_700_000_000_000_000}
-	g.idx = obindex.New(g.e)
+	g.idx = marketdata.New(g.e)
 	for i := range booksCount {
 		id := bookID(byte(0x10 + i))
 		cfg := &clob.MarketConfig{ID: id, Name: fmt.Sprintf("B%d/Q", i), BaseSymbol: fmt.Sprintf("B%d", i), QuoteSymbol: "Q",
@@ -78,7 +79,7 @@ func newTickGen(seed uint64, booksCount, ownersCount int) *tickGen {
 
 // next admits about envelopes envelopes and runs ticks until one runs
 // something; it returns that tick.
-func (g *tickGen) next(envelopes int) *Tick {
+func (g *tickGen) next(envelopes int) *tickrec.Tick {
 	for {
 		T := (g.nowUs/genIntervalUs + 1) * genIntervalUs
 		for range envelopes/2 + g.rng.IntN(envelopes+1) {
@@ -95,8 +96,8 @@ func (g *tickGen) next(envelopes int) *Tick {
 }
 
 // ticks returns n consecutive ticks.
-func (g *tickGen) ticks(n, envelopes int) []*Tick {
-	out := make([]*Tick, n)
+func (g *tickGen) ticks(n, envelopes int) []*tickrec.Tick {
+	out := make([]*tickrec.Tick, n)
 	for i := range out {
 		out[i] = g.next(envelopes)
 	}
@@ -125,7 +126,7 @@ func (g *tickGen) admit(T int64) {
 		var tx clob.Hash
 		binary.BigEndian.PutUint64(tx[:], a.Nonce)
 		tx[31] = 0x77
-		m := obindex.OrderMeta{ID: id, Book: in[i].Book, Owner: owner, Signer: a.Signer, TxHash: tx, Nonce: a.Nonce,
+		m := marketdata.OrderMeta{ID: id, Book: in[i].Book, Owner: owner, Signer: a.Signer, TxHash: tx, Nonce: a.Nonce,
 			Side: in[i].Side, Type: in[i].Type, Flags: in[i].Flags, Price: in[i].Price, Size: in[i].Size,
 			DeadlineUs: int64(in[i].Deadline), TTLUs: int64(in[i].TTL), AdmittedUs: g.nowUs}
 		g.idx.Admitted(&m)
@@ -187,15 +188,15 @@ func (g *tickGen) size() uint256.Int {
 
 // build is the node's buildTick (net/node/publish.go) on the generator's
 // engine and index.
-func (g *tickGen) build() *Tick {
+func (g *tickGen) build() *tickrec.Tick {
 	res := &g.res
 	hash := sha256.Sum256(binary.BigEndian.AppendUint64([]byte(fmt.Sprint(g.seed)), uint64(res.TickUs)))
-	t := &Tick{TickUs: res.TickUs, Hash: hash, ParentHash: g.parent}
+	t := &tickrec.Tick{TickUs: res.TickUs, Hash: hash, ParentHash: g.parent}
 	g.parent = t.Hash
 	t.CopyResult(res)
 	owners := map[clob.Address]bool{}
 	ran := map[clob.Hash]bool{}
-	t.Books = make([]BookUpdate, len(res.Books))
+	t.Books = make([]tickrec.BookUpdate, len(res.Books))
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
@@ -221,7 +222,7 @@ func (g *tickGen) build() *Tick {
 			}
 			if ev.Kind == clob.EventUpdate {
 				if info, ok := g.e.Order(ev.OrderID); ok {
-					bu.Modified = append(bu.Modified, Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
+					bu.Modified = append(bu.Modified, tickrec.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
 				}
 			}
 		}
@@ -242,32 +243,32 @@ func (g *tickGen) build() *Tick {
 	}
 	slices.SortFunc(sorted, func(a, b clob.Address) int { return bytes.Compare(a[:], b[:]) })
 	for _, a := range sorted {
-		t.Positions = append(t.Positions, AccountPositions{Account: a, Data: g.positions(a)})
+		t.Positions = append(t.Positions, tickrec.AccountPositions{Account: a, Data: g.positions(a)})
 	}
 	if g.rng.IntN(3) == 0 { // an account's triggers change
 		a := g.owners[g.rng.IntN(len(g.owners))]
-		ts := make([]obindex.Trigger, g.rng.IntN(3))
+		ts := make([]marketdata.Trigger, g.rng.IntN(3))
 		for i := range ts {
 			g.nonce++
-			ts[i] = obindex.Trigger{Info: clob.TriggerInfo{ID: clob.OrderID(a, g.nonce, 0), Book: g.books[g.rng.IntN(len(g.books))],
+			ts[i] = marketdata.Trigger{Info: clob.TriggerInfo{ID: clob.OrderID(a, g.nonce, 0), Book: g.books[g.rng.IntN(len(g.books))],
 				Owner: a, Signer: a, Nonce: g.nonce, Side: clob.Side(g.rng.IntN(2)), Size: w(1 + uint64(g.rng.IntN(5))),
 				TriggerPrice: w(1000 + uint64(g.rng.IntN(2000))), TriggerType: uint8(g.rng.IntN(2)), DeadlineUs: t.TickUs}}
 		}
 		if g.trig == nil {
-			g.trig = map[clob.Address][]obindex.Trigger{}
+			g.trig = map[clob.Address][]marketdata.Trigger{}
 		}
 		g.trig[a] = ts
-		t.Triggers = append(t.Triggers, AccountTriggers{Account: a, Triggers: ts})
+		t.Triggers = append(t.Triggers, tickrec.AccountTriggers{Account: a, Triggers: ts})
 	}
 	if g.rng.IntN(4) == 0 {
 		a := g.owners[g.rng.IntN(len(g.owners))]
-		t.Withdrawals = append(t.Withdrawals, Withdrawal{Account: a,
+		t.Withdrawals = append(t.Withdrawals, tickrec.Withdrawal{Account: a,
 			JSON: fmt.Appendf(nil, `{"account":"%s","amount":"0x%x","batch":%d}`, hexAddr(a), 1+g.rng.IntN(1e6), t.TickUs)})
 	}
 	return t
 }
 
-func containsMetaID(ms []obindex.OrderMeta, id clob.Hash) bool {
+func containsMetaID(ms []marketdata.OrderMeta, id clob.Hash) bool {
 	for i := range ms {
 		if ms[i].ID == id {
 			return true
@@ -278,14 +279,14 @@ func containsMetaID(ms []obindex.OrderMeta, id clob.Hash) bool {
 
 // markets, positions and triggers are Config.Markets, Config.Positions and
 // Config.Triggers: the generator's current state.
-func (g *tickGen) markets() []obindex.Market { return g.idx.Markets(nil) }
+func (g *tickGen) markets() []marketdata.Market { return g.idx.Markets(nil) }
 
-func (g *tickGen) positions(a clob.Address) obindex.PositionsData {
-	return obindex.PositionsData{Spot: g.idx.Positions(nil, a, g.acc.balances)}
+func (g *tickGen) positions(a clob.Address) marketdata.PositionsData {
+	return marketdata.PositionsData{Spot: g.idx.Positions(nil, a, g.acc.balances)}
 }
 
 // triggers is Config.Triggers: the generator's current triggers.
-func (g *tickGen) triggers(a clob.Address) []obindex.Trigger { return g.trig[a] }
+func (g *tickGen) triggers(a clob.Address) []marketdata.Trigger { return g.trig[a] }
 
 // genAccounts is a map-backed ledger for the generator's engine.
 type genAccounts struct{ bal map[[40]byte]*genBalance }

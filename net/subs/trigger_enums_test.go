@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
+	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // DecodeTick takes exactly the trigger types and groupings the engine
@@ -16,23 +17,23 @@ import (
 // grouping was any byte, and the type check was "the larger constant".
 func TestDecodeTickTriggerEnums(t *testing.T) {
 	encode := func(typ, grouping uint8, metaTyp, metaGrouping uint8, metaTx clob.Hash) []byte {
-		m := obindex.OrderMeta{ID: orderID(9), Book: perpBook, Owner: addr(1), Signer: addr(1), TxHash: metaTx, Nonce: 9,
+		m := marketdata.OrderMeta{ID: orderID(9), Book: perpBook, Owner: addr(1), Signer: addr(1), TxHash: metaTx, Nonce: 9,
 			Side: clob.Sell, Type: clob.Market, Price: w(1900), Size: w(1), DeadlineUs: 1_000_000, AdmittedUs: 1000,
-			Kind: obindex.KindTriggered, TriggerType: metaTyp, Grouping: metaGrouping}
-		tk := newTick(1000).book(perpBook, false, []obindex.OrderMeta{m}).t
+			Kind: marketdata.KindTriggered, TriggerType: metaTyp, Grouping: metaGrouping}
+		tk := newTick(1000).book(perpBook, false, []marketdata.OrderMeta{m}).t
 		tr := testTrigger(3, addr(1), clob.Sell, typ)
 		tr.Info.Grouping = grouping
-		tk.Triggers = []AccountTriggers{{Account: addr(1), Triggers: []obindex.Trigger{tr}}}
-		return AppendTick(nil, tk)
+		tk.Triggers = []tickrec.AccountTriggers{{Account: addr(1), Triggers: []marketdata.Trigger{tr}}}
+		return tickrec.AppendTick(nil, tk)
 	}
 	f := func(name, wantErr string, b []byte) {
 		t.Helper()
-		got, err := DecodeTick(b)
+		got, err := tickrec.DecodeTick(b)
 		if wantErr == "" {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			if tr := got.Triggers[0].Triggers[0].Info; !obindex.ValidTriggerType(tr.TriggerType) || !obindex.ValidGrouping(tr.Grouping) {
+			if tr := got.Triggers[0].Triggers[0].Info; !marketdata.ValidTriggerType(tr.TriggerType) || !marketdata.ValidGrouping(tr.Grouping) {
 				t.Fatalf("%s: decoded %+v", name, tr)
 			}
 			return

@@ -319,7 +319,7 @@ function renderTrades() {
 
 // ---------------------------------------------------------------- candles
 // History from ob_getCandles, then each clearing folds into its bucket as
-// the node does (net/obindex candleRing.add). The history and the book's
+// the node does (core/marketdata candleRing.add). The history and the book's
 // tick time come in one batch: ticks after that time are folded, earlier
 // ones are already in the history.
 async function loadCandles() {

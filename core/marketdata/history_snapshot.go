@@ -1,10 +1,11 @@
-package obindex
+package marketdata
 
 import (
 	"encoding/binary"
 	"slices"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
 )
 
@@ -83,7 +84,7 @@ func (f *FillRow) appendSnapshot(dst []byte) []byte {
 	}
 	dst = append(dst, byte(f.Side), flags, byte(f.Type))
 	for _, v := range [...]*uint256.Int{&f.Size, &f.Base, &f.Quote, &f.Fee, &f.Price, &f.Position.Abs, &f.Realized.Abs} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	return dst
 }
@@ -105,7 +106,7 @@ func (t *BackstopTransfer) appendSnapshot(dst []byte) []byte {
 	}
 	dst = append(dst, flags)
 	for _, v := range [...]*uint256.Int{&t.Size.Abs, &t.Cash.Abs, &t.Mark, &t.Equity.Abs} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	return dst
 }

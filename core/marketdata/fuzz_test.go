@@ -1,4 +1,4 @@
-package obindex
+package marketdata
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package obindex
+package marketdata
 
 import (
 	"bytes"
@@ -71,7 +71,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 	dst = x.appendArmed(dst)
 	dst = x.appendHistory(dst, fillOwners)
 	if len(dst)-start != size {
-		panic("BUG: obindex: snapshot size miscounted")
+		panic("BUG: marketdata: snapshot size miscounted")
 	}
 	return dst
 }
@@ -104,7 +104,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 	dst = append(dst, c.Quote[:]...)
 	dst = appendI64(dst, c.IntervalUs)
 	for _, v := range [...]*uint256.Int{&c.TickPrecision, &c.LotSize, &c.MakerFee, &c.TakerFee} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	for _, s := range [...]string{c.Name, c.BaseSymbol, c.QuoteSymbol} {
 		dst = appendCount(dst, len(s))
@@ -114,7 +114,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 	dst = appendI64(dst, b.lastTickUs)
 	dst = appendI64(dst, int64(b.newOrders))
 	dst = appendBool(dst, b.hasPrice)
-	dst = appendU256(dst, &b.price)
+	dst = binread.AppendU256(dst, &b.price)
 	for r := range b.candles {
 		ring := &b.candles[r]
 		dst = appendCount(dst, ring.len())
@@ -122,7 +122,7 @@ func (b *book) appendSnapshot(dst []byte) []byte {
 			c := ring.at(i)
 			dst = appendI64(dst, c.StartUs)
 			for _, v := range [...]*uint256.Int{&c.Open, &c.High, &c.Low, &c.Close, &c.Volume} {
-				dst = appendU256(dst, v)
+				dst = binread.AppendU256(dst, v)
 			}
 		}
 	}
@@ -135,7 +135,7 @@ func (o *Order) appendSnapshot(dst []byte) []byte {
 	dst = appendMeta(dst, &o.Meta)
 	dst = append(dst, byte(o.MarketKind), byte(o.Status))
 	for _, v := range [...]*uint256.Int{&o.Price, &o.FilledBase, &o.FilledQuote, &o.Fee} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256(dst, v)
 	}
 	dst = appendI64(dst, o.EnteredUs)
 	dst = appendI64(dst, o.EndUs)
@@ -143,9 +143,9 @@ func (o *Order) appendSnapshot(dst []byte) []byte {
 	for i := range o.Fills {
 		f := &o.Fills[i]
 		dst = appendI64(dst, f.TickUs)
-		dst = appendU256(dst, &f.Base)
-		dst = appendU256(dst, &f.Quote)
-		dst = appendU256(dst, &f.Price)
+		dst = binread.AppendU256(dst, &f.Base)
+		dst = binread.AppendU256(dst, &f.Quote)
+		dst = binread.AppendU256(dst, &f.Price)
 	}
 	return dst
 }
@@ -158,8 +158,8 @@ func appendMeta(dst []byte, m *OrderMeta) []byte {
 	dst = append(dst, m.TxHash[:]...)
 	dst = binary.BigEndian.AppendUint64(dst, m.Nonce)
 	dst = append(dst, byte(m.Side), byte(m.Type), m.Flags, byte(m.Kind), m.TriggerType, m.Grouping)
-	dst = appendU256(dst, &m.Price)
-	dst = appendU256(dst, &m.Size)
+	dst = binread.AppendU256(dst, &m.Price)
+	dst = binread.AppendU256(dst, &m.Size)
 	dst = appendI64(dst, m.DeadlineUs)
 	dst = appendI64(dst, m.TTLUs)
 	return appendI64(dst, m.AdmittedUs)
@@ -185,18 +185,9 @@ func appendI64(dst []byte, v int64) []byte { return binary.BigEndian.AppendUint6
 
 func appendCount(dst []byte, n int) []byte {
 	if n < 0 || uint64(n) > 1<<32-1 {
-		panic("BUG: obindex: snapshot count out of range")
+		panic("BUG: marketdata: snapshot count out of range")
 	}
 	return binary.BigEndian.AppendUint32(dst, uint32(n))
-}
-
-// appendU256 writes v as 32 big-endian bytes (what Bytes32 gives, without
-// the temporary array: BenchmarkAppendSnapshot ran about twice as fast).
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	dst = binary.BigEndian.AppendUint64(dst, v[3])
-	dst = binary.BigEndian.AppendUint64(dst, v[2])
-	dst = binary.BigEndian.AppendUint64(dst, v[1])
-	return binary.BigEndian.AppendUint64(dst, v[0])
 }
 
 func appendBool(dst []byte, v bool) []byte {
@@ -224,7 +215,7 @@ func appendBool(dst []byte, v bool) []byte {
 func Load(live Live, snap []byte) (*Index, error) {
 	d := decoder{binread.Reader{B: snap}}
 	if magic := d.Take(len(snapshotMagic)); string(magic) != snapshotMagic {
-		return nil, errors.New("obindex: cannot load snapshot: not an index snapshot (bad magic)")
+		return nil, errors.New("marketdata: cannot load snapshot: not an index snapshot (bad magic)")
 	}
 	x := New(live)
 	x.nowUs = d.i64()
@@ -256,7 +247,7 @@ func Load(live Live, snap []byte) (*Index, error) {
 		d.Fail("%d trailing bytes", d.Left())
 	}
 	if d.Err != nil {
-		return nil, fmt.Errorf("obindex: cannot load snapshot: %w", d.Err)
+		return nil, fmt.Errorf("marketdata: cannot load snapshot: %w", d.Err)
 	}
 	return x, nil
 }

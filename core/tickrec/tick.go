@@ -1,18 +1,25 @@
-package subs
+// Package tickrec is the tick record: what one auction tick hands the
+// subscription hub (net/subs), as plain data the node fills under its lock
+// (Tick), and the canonical bytes that keep it on disk across a restart
+// (AppendTick, DecodeTick; layout in codec.go). It is pure like the core
+// (core/lint_test.go): no clock, no goroutines, no I/O, so the same tick
+// encodes to the same bytes on every node and every run, and DecodeTick
+// refuses every byte string AppendTick cannot have written.
+package tickrec
 
 import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // Tick is everything the tick-driven channels need from one auction tick,
 // as plain data the node fills under its lock: copies, no encoding.
 //
-// Ownership: PublishTick takes t. From that call on the hub reads t (and
-// every slice it references) from other goroutines for as long as the tick
-// stays in the replay buffer, so the node must build a fresh Tick per tick
-// and never modify one it published. Nothing in it may alias a buffer the
+// Ownership: subs.Hub.PublishTick takes t. From that call on the hub reads
+// t (and every slice it references) from other goroutines for as long as
+// the tick stays in the replay buffer, so the node must build a fresh Tick
+// per tick and never modify one it published. Nothing in it may alias a buffer the
 // engine reuses: use CopyResult for the clob.TickResult, and copy level
 // slices out of the engine (clob.Engine.AppendLevels into a new slice).
 type Tick struct {
@@ -30,10 +37,10 @@ type Tick struct {
 	// Markets holds the ob_getMarkets entry of every market whose entry
 	// changed in this tick (at least each book that ran), after the tick.
 	// Config must point to memory nobody modifies afterwards.
-	Markets []obindex.Market
+	Markets []marketdata.Market
 	// Positions holds the ob_getPositions data of every account the tick
 	// touched (owners of fills, cancels, transfers, liquidations, trigger
-	// events) and of every watched account (Hub.WatchedPositions) holding
+	// events) and of every watched account (subs.Hub.WatchedPositions) holding
 	// a perp position in a market whose mark or funding index moved, after
 	// the tick.
 	Positions []AccountPositions
@@ -50,19 +57,19 @@ type Tick struct {
 // clob.BookTick.
 type BookUpdate struct {
 	// Snapshot is the ob_getOrderbook answer after the tick
-	// (obindex.Index.Orderbook with depth 0): its Buys and Sells are copies
+	// (marketdata.Index.Orderbook with depth 0): its Buys and Sells are copies
 	// of the engine's levels, best first, at most the depth the node is
 	// willing to serve (subscribers' depth slices them further).
-	Snapshot obindex.Snapshot
+	Snapshot marketdata.Snapshot
 	// Kind is the market's kind (spot or perpetual).
 	Kind clob.MarketKind
 	// Created is the metadata of every order created in this book in this
 	// tick (the orders its placed, refused and deadline-missed events name),
 	// in creation order. svc_orders_v2 lists each once in `orders`.
-	Created []obindex.OrderMeta
+	Created []marketdata.OrderMeta
 	// Touched optionally holds the metadata of orders from earlier ticks
 	// that this tick's events name; svc_orders then adds their tx_hash.
-	Touched []obindex.OrderMeta
+	Touched []marketdata.OrderMeta
 	// Modified gives the new price and size of every order an update event
 	// of this book names (svc_orders `modified`, svc_orders_v2 `modify`).
 	Modified []Modification
@@ -78,14 +85,14 @@ type Modification struct {
 // AccountPositions is one account's ob_getPositions data.
 type AccountPositions struct {
 	Account clob.Address
-	Data    obindex.PositionsData
+	Data    marketdata.PositionsData
 }
 
 // AccountTriggers is one account's stored triggers (the ob_getTriggers
 // page), books ascending, then ids ascending.
 type AccountTriggers struct {
 	Account  clob.Address
-	Triggers []obindex.Trigger
+	Triggers []marketdata.Trigger
 }
 
 // Withdrawal is one settled bridge withdrawal: its WithdrawalUpdate object,
@@ -101,48 +108,4 @@ func (t *Tick) CopyResult(r *clob.TickResult) {
 	t.Result.Books = append([]clob.BookTick(nil), r.Books...)
 	t.Result.Events = append([]clob.Event(nil), r.Events...)
 	t.Result.Landed = append([]uint64(nil), r.Landed...)
-}
-
-// Receipt is one attested receipt for the live receipt channels and logs:
-// what filtering needs, and its Body. The node's RPC layer owns the receipt
-// and log encoders; the hub asks Body for JSON only when a subscriber is to
-// get it, so a node nobody subscribes to encodes no receipt at all.
-//
-// Ownership: PublishReceipts takes the receipts and everything they
-// reference; the node must not modify them afterwards.
-type Receipt struct {
-	From clob.Address
-	To   clob.Address
-	// HasTo is false for a contract creation (no `to`).
-	HasTo bool
-	// TimeUs is the receipt's attestation time in microseconds: the
-	// `since` cursor of svc_accountReceipts and svc_confirmedReceipts.
-	TimeUs int64
-	// Attestations is the number of attestations the receipt carries
-	// (compared with a logs filter's minAttestations).
-	Attestations int
-	Body         ReceiptBody
-}
-
-// ReceiptBody encodes one receipt and its logs on demand. The hub calls it
-// from its fan-out (one goroutine at a time, under its lock); every append
-// returns a slice the hub then owns (Conn.Send keeps it).
-type ReceiptBody interface {
-	// AppendReceipt appends the receipt object, svc_metadata included.
-	AppendReceipt(dst []byte) []byte
-	// LogCount is the number of the receipt's logs.
-	LogCount() int
-	// Log returns what a logs filter compares of log i, its topics
-	// appended to topics (scratch the hub reuses).
-	Log(i int, topics []clob.Hash) Log
-	// AppendLog appends log i with its svc_metadata (proof, receipt_root,
-	// signatures), as the logs subscription sends it.
-	AppendLog(dst []byte, i int) []byte
-}
-
-// Log is what a logs filter compares of one log.
-type Log struct {
-	Address     clob.Address
-	Topics      []clob.Hash
-	BlockNumber uint64 // what fromBlock/toBlock compare with
 }

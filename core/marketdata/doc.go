@@ -1,11 +1,23 @@
-// Package obindex is the market-data indexer behind the ob_ JSON-RPC read
-// methods: ob_getMarkets, ob_getOrderbook, ob_getOrders, ob_getCandles,
-// ob_getPositions, ob_getFills and ob_getBackstopTransfers, and the perp
-// reads ob_getTriggers (whose page svc_triggers also sends),
-// ob_getOraclePrices, ob_getFundingRates and ob_getRankedPositions. Result
-// shapes follow the live network's openapi (pod-sdk
-// doc/api-reference/json-rpc/openapi.yaml); decisions where it is silent
-// are listed below.
+// Package marketdata is the market-data read model: the index of orders,
+// statuses, candles, fill and backstop histories and book snapshots that
+// the node feeds from each admitted order and each engine tick, and the
+// JSON of the ob_ read methods answered from it. It lives beside core
+// because it is, like core, a pure function of its inputs: no clock (its
+// "now" is the latest tick it was given), no goroutines, no I/O, and no
+// import from net/. core/lint_test.go holds it to that; its one import
+// from the repository outside core is codec/jsonrpc (JSON writers,
+// parameter parsers, errors), which the lint holds to the same rules.
+// The same inputs in the same order give the same index and the same
+// snapshot bytes, which is what lets the node restore it from a snapshot
+// plus the intent log.
+//
+// It serves the ob_ JSON-RPC read methods: ob_getMarkets, ob_getOrderbook,
+// ob_getOrders, ob_getCandles, ob_getPositions, ob_getFills and
+// ob_getBackstopTransfers, and the perp reads ob_getTriggers (whose page
+// svc_triggers also sends), ob_getOraclePrices, ob_getFundingRates and
+// ob_getRankedPositions. Result shapes follow the live network's openapi
+// (pod-sdk doc/api-reference/json-rpc/openapi.yaml); decisions where it is
+// silent are listed below.
 //
 // # Model
 //
@@ -312,4 +324,4 @@
 // (FuzzLoad checks it). The snapshot carries no checksum of its own: the
 // node stores it zstd-compressed (persist.Snapshot), whose frame checksum
 // catches a damaged value before Load sees it.
-package obindex
+package marketdata

@@ -1,4 +1,4 @@
-package obindex
+package marketdata
 
 import (
 	"math"
@@ -76,7 +76,7 @@ func (c *candleRing) add(widthUs, tickUs int64, price, volume *uint256.Int) {
 			return
 		}
 		if last.StartUs > startUs {
-			panic("BUG: obindex: tick before the newest candle")
+			panic("BUG: marketdata: tick before the newest candle")
 		}
 	}
 	fresh := Candle{StartUs: startUs, Open: *price, High: *price, Low: *price, Close: *price, Volume: *volume}

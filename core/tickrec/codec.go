@@ -1,16 +1,17 @@
-package subs
+package tickrec
 
 import (
 	"encoding/binary"
 	"fmt"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/net/obindex"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // The tick codec: the canonical bytes of a Tick, for keeping the replay
-// buffer on disk across a restart (Hub.Preload). Every field of Tick and of
+// buffer on disk across a restart (subs.Hub.Preload). Every field of Tick and of
 // what it references is encoded, whether or not a channel reads it today,
 // so a decoded tick is the published one (reflect.DeepEqual, up to nil
 // versus empty slices) and every notification made from it is the same.
@@ -61,7 +62,8 @@ import (
 //
 //	uv   = unsigned LEB128 (binary.AppendUvarint), shortest form
 //	vi   = zig-zag signed LEB128 (binary.AppendVarint), shortest form
-//	u256 = len:u8 (0..32) ‖ len big-endian bytes, the first non-zero (zero is the lone byte 0)
+//	u256 = len:u8 (0..32) ‖ len big-endian bytes, the first non-zero (zero is the lone byte 0):
+//	       binread.AppendU256Compact
 //	str  = len:uv ‖ bytes
 //	s256 = neg:u8 (0 or 1; 1 only when the magnitude is not zero) ‖ magnitude:u256
 //
@@ -73,9 +75,9 @@ import (
 // instead of 32, and an event of a real tick about 115 bytes instead of 350. No
 // checksum: the store that keeps the bytes owns integrity.
 
-// tickCodecVersion starts every encoded tick; bump it whenever the layout
+// Version starts every encoded tick; bump it whenever the layout
 // changes: DecodeTick refuses any other.
-const tickCodecVersion = 3
+const Version = 3
 
 // Flag bits of the encoding (see the layout above).
 const (
@@ -117,10 +119,10 @@ const (
 	triggerSizeMin      = 32 + 32 + 20 + 20 + 1 + 1 + 3 + 3 + 3 + 1
 )
 
-// checkTick verifies what the hub relies on to read a tick without
+// Check verifies what the hub relies on to read a tick without
 // panicking: one BookUpdate per BookTick, event ranges inside Events, a
 // Config behind every market.
-func checkTick(t *Tick) error {
+func Check(t *Tick) error {
 	if len(t.Books) != len(t.Result.Books) {
 		return fmt.Errorf("%d book updates for %d books", len(t.Books), len(t.Result.Books))
 	}
@@ -159,10 +161,10 @@ func checkTick(t *Tick) error {
 // len(t.Result.Books), every book's events inside t.Result.Events, every
 // market's Config set.
 func AppendTick(dst []byte, t *Tick) []byte {
-	if err := checkTick(t); err != nil {
-		panic("BUG: subs.AppendTick: " + err.Error())
+	if err := Check(t); err != nil {
+		panic("BUG: tickrec.AppendTick: " + err.Error())
 	}
-	dst = append(dst, tickCodecVersion)
+	dst = append(dst, Version)
 	dst = binary.AppendVarint(dst, t.TickUs)
 	dst = append(dst, t.Hash[:]...)
 	dst = append(dst, t.ParentHash[:]...)
@@ -220,7 +222,7 @@ func appendList[T any](dst []byte, items []T, item func([]byte, *T) []byte) []by
 	return dst
 }
 
-func appendTrigger(dst []byte, t *obindex.Trigger) []byte {
+func appendTrigger(dst []byte, t *marketdata.Trigger) []byte {
 	in := &t.Info
 	dst = append(dst, in.ID[:]...)
 	dst = append(dst, in.Book[:]...)
@@ -228,9 +230,9 @@ func appendTrigger(dst []byte, t *obindex.Trigger) []byte {
 	dst = append(dst, in.Signer[:]...)
 	dst = binary.AppendUvarint(dst, in.Nonce)
 	dst = append(dst, byte(in.Side))
-	dst = appendU256(dst, &in.Size)
-	dst = appendU256(dst, &in.LimitPrice)
-	dst = appendU256(dst, &in.TriggerPrice)
+	dst = binread.AppendU256Compact(dst, &in.Size)
+	dst = binread.AppendU256Compact(dst, &in.LimitPrice)
+	dst = binread.AppendU256Compact(dst, &in.TriggerPrice)
 	dst = append(dst, in.TriggerType, in.Grouping, in.Flags)
 	dst = binary.AppendVarint(dst, in.DeadlineUs)
 	dst = binary.AppendVarint(dst, in.AdmitTickUs)
@@ -244,7 +246,7 @@ func appendTrigger(dst []byte, t *obindex.Trigger) []byte {
 
 // appendS256 appends a signed amount: its sign byte, then its magnitude.
 func appendS256(dst []byte, v *clob.Signed) []byte {
-	return appendU256(appendFlag(dst, v.Neg && !v.Abs.IsZero()), &v.Abs)
+	return binread.AppendU256Compact(appendFlag(dst, v.Neg && !v.Abs.IsZero()), &v.Abs)
 }
 
 func appendEvent(dst []byte, e *clob.Event) []byte {
@@ -274,23 +276,23 @@ func appendEvent(dst []byte, e *clob.Event) []byte {
 	}
 	dst = append(dst, e.OrderID[:]...)
 	dst = append(dst, e.Owner[:]...)
-	dst = appendU256(dst, &e.Base)
-	dst = appendU256(dst, &e.Quote)
-	dst = appendU256(dst, &e.Fee)
-	dst = appendU256(dst, &e.TotalBase)
-	dst = appendU256(dst, &e.TotalQuote)
-	dst = appendU256(dst, &e.TotalFee)
+	dst = binread.AppendU256Compact(dst, &e.Base)
+	dst = binread.AppendU256Compact(dst, &e.Quote)
+	dst = binread.AppendU256Compact(dst, &e.Fee)
+	dst = binread.AppendU256Compact(dst, &e.TotalBase)
+	dst = binread.AppendU256Compact(dst, &e.TotalQuote)
+	dst = binread.AppendU256Compact(dst, &e.TotalFee)
 	if flags&evToken != 0 {
 		dst = append(dst, e.Token[:]...)
 	}
 	if flags&evTo != 0 {
 		dst = append(dst, e.To[:]...)
 	}
-	dst = appendU256(dst, &e.Amount)
+	dst = binread.AppendU256Compact(dst, &e.Amount)
 	if perp {
 		dst = appendS256(dst, &e.Position)
 		dst = appendS256(dst, &e.Realized)
-		dst = appendU256(dst, &e.Price)
+		dst = binread.AppendU256Compact(dst, &e.Price)
 	}
 	return dst
 }
@@ -305,9 +307,9 @@ func appendBook(dst []byte, bt *clob.BookTick, bu *BookUpdate) []byte {
 		flags |= btTraded
 	}
 	dst = append(dst, flags)
-	dst = appendU256(dst, &bt.Price)
-	dst = appendU256(dst, &bt.VolumeBase)
-	dst = appendU256(dst, &bt.VolumeQuote)
+	dst = binread.AppendU256Compact(dst, &bt.Price)
+	dst = binread.AppendU256Compact(dst, &bt.VolumeBase)
+	dst = binread.AppendU256Compact(dst, &bt.VolumeQuote)
 	dst = binary.AppendVarint(dst, int64(bt.NewOrders))
 	dst = binary.AppendUvarint(dst, uint64(bt.FirstEvent))
 	dst = binary.AppendUvarint(dst, uint64(bt.EndEvent))
@@ -316,8 +318,8 @@ func appendBook(dst []byte, bt *clob.BookTick, bu *BookUpdate) []byte {
 	dst = append(dst, s.Book[:]...)
 	dst = appendLevels(dst, s.Buys)
 	dst = appendLevels(dst, s.Sells)
-	dst = appendU256(dst, &s.ClearingPrice)
-	dst = appendU256(dst, &s.GroupingPrice)
+	dst = binread.AppendU256Compact(dst, &s.ClearingPrice)
+	dst = binread.AppendU256Compact(dst, &s.GroupingPrice)
 	dst = binary.AppendVarint(dst, s.TimestampUs)
 	dst = binary.AppendVarint(dst, int64(s.NewOrdersCount))
 	dst = binary.AppendVarint(dst, int64(s.BuysCount))
@@ -332,8 +334,8 @@ func appendBook(dst []byte, bt *clob.BookTick, bu *BookUpdate) []byte {
 	for i := range bu.Modified {
 		m := &bu.Modified[i]
 		dst = append(dst, m.OrderID[:]...)
-		dst = appendU256(dst, &m.Price)
-		dst = appendU256(dst, &m.Size)
+		dst = binread.AppendU256Compact(dst, &m.Price)
+		dst = binread.AppendU256Compact(dst, &m.Size)
 	}
 	return dst
 }
@@ -341,14 +343,14 @@ func appendBook(dst []byte, bt *clob.BookTick, bu *BookUpdate) []byte {
 func appendLevels(dst []byte, ls []clob.Level) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(ls)))
 	for i := range ls {
-		dst = appendU256(dst, &ls[i].Price)
-		dst = appendU256(dst, &ls[i].Volume)
+		dst = binread.AppendU256Compact(dst, &ls[i].Price)
+		dst = binread.AppendU256Compact(dst, &ls[i].Volume)
 		dst = binary.AppendVarint(dst, int64(ls[i].Orders))
 	}
 	return dst
 }
 
-func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
+func appendMetas(dst []byte, ms []marketdata.OrderMeta) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(ms)))
 	for i := range ms {
 		m := &ms[i]
@@ -359,7 +361,7 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 		if m.Signer != m.Owner {
 			flags |= metaSigner
 		}
-		if m.Kind == obindex.KindTriggered {
+		if m.Kind == marketdata.KindTriggered {
 			flags |= metaTriggered
 		}
 		dst = append(dst, flags)
@@ -369,8 +371,8 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 		dst = append(dst, m.TxHash[:]...)
 		dst = binary.AppendUvarint(dst, m.Nonce)
 		dst = append(dst, byte(m.Side), byte(m.Type), m.Flags)
-		dst = appendU256(dst, &m.Price)
-		dst = appendU256(dst, &m.Size)
+		dst = binread.AppendU256Compact(dst, &m.Price)
+		dst = binread.AppendU256Compact(dst, &m.Size)
 		dst = binary.AppendVarint(dst, m.DeadlineUs)
 		dst = binary.AppendVarint(dst, m.TTLUs)
 		dst = binary.AppendVarint(dst, m.AdmittedUs)
@@ -381,7 +383,7 @@ func appendMetas(dst []byte, ms []obindex.OrderMeta) []byte {
 	return dst
 }
 
-func appendMarket(dst []byte, m *obindex.Market) []byte {
+func appendMarket(dst []byte, m *marketdata.Market) []byte {
 	c := m.Config
 	dst = append(dst, c.ID[:]...)
 	dst = appendStr(dst, c.Name)
@@ -391,15 +393,15 @@ func appendMarket(dst []byte, m *obindex.Market) []byte {
 	dst = append(dst, c.Base[:]...)
 	dst = append(dst, c.Quote[:]...)
 	dst = binary.AppendVarint(dst, c.IntervalUs)
-	dst = appendU256(dst, &c.TickPrecision)
-	dst = appendU256(dst, &c.LotSize)
-	dst = appendU256(dst, &c.MakerFee)
-	dst = appendU256(dst, &c.TakerFee)
-	dst = appendU256(dst, &m.LastPrice)
+	dst = binread.AppendU256Compact(dst, &c.TickPrecision)
+	dst = binread.AppendU256Compact(dst, &c.LotSize)
+	dst = binread.AppendU256Compact(dst, &c.MakerFee)
+	dst = binread.AppendU256Compact(dst, &c.TakerFee)
+	dst = binread.AppendU256Compact(dst, &m.LastPrice)
 	dst = appendFlag(dst, m.HasPrice)
-	dst = appendU256(dst, &m.Volume24h)
-	dst = appendU256(dst, &m.High24h)
-	dst = appendU256(dst, &m.Low24h)
+	dst = binread.AppendU256Compact(dst, &m.Volume24h)
+	dst = binread.AppendU256Compact(dst, &m.High24h)
+	dst = binread.AppendU256Compact(dst, &m.Low24h)
 	dst = binary.AppendVarint(dst, m.Change24hBps)
 	if c.Kind != clob.Perp {
 		return dst
@@ -407,7 +409,7 @@ func appendMarket(dst []byte, m *obindex.Market) []byte {
 	pp := &c.Perp
 	dst = binary.AppendUvarint(dst, uint64(pp.MaxLeverage))
 	for _, v := range [...]*uint256.Int{&pp.InterestRate, &pp.MaxFundingRate, &pp.MaxPremium, &pp.MarkClamp, &pp.OraclePrice} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256Compact(dst, v)
 	}
 	dst = binary.AppendUvarint(dst, uint64(pp.WalkBps))
 	dst = binary.AppendUvarint(dst, pp.WalkSeed)
@@ -421,31 +423,31 @@ func appendMarket(dst []byte, m *obindex.Market) []byte {
 // appendPerpState appends a perp market's state but its book (the market's
 // or the snapshot's id).
 func appendPerpState(dst []byte, s *clob.PerpInfo) []byte {
-	dst = appendU256(dst, &s.Oracle)
-	dst = appendU256(dst, &s.Mark)
+	dst = binread.AppendU256Compact(dst, &s.Oracle)
+	dst = binread.AppendU256Compact(dst, &s.Mark)
 	dst = appendS256(dst, &s.FundingRate)
 	dst = appendS256(dst, &s.FundingIndex)
 	dst = binary.AppendVarint(dst, s.FundingLastUs)
-	dst = appendU256(dst, &s.OpenInterest)
+	dst = binread.AppendU256Compact(dst, &s.OpenInterest)
 	return appendFlag(dst, s.WalkFrozen)
 }
 
-func appendPerpPosition(dst []byte, p *obindex.PerpPosition) []byte {
+func appendPerpPosition(dst []byte, p *marketdata.PerpPosition) []byte {
 	dst = append(dst, p.Book[:]...)
 	dst = append(dst, p.Owner[:]...)
 	dst = appendStr(dst, p.BaseSymbol)
 	dst = appendStr(dst, p.QuoteSymbol)
 	dst = appendS256(dst, &p.Size)
 	dst = appendS256(dst, &p.Cost)
-	dst = appendU256(dst, &p.EntryPrice)
-	dst = appendU256(dst, &p.Mark)
-	dst = appendU256(dst, &p.Notional)
+	dst = binread.AppendU256Compact(dst, &p.EntryPrice)
+	dst = binread.AppendU256Compact(dst, &p.Mark)
+	dst = binread.AppendU256Compact(dst, &p.Notional)
 	dst = appendS256(dst, &p.Unrealized)
 	dst = appendS256(dst, &p.Realized)
 	dst = appendS256(dst, &p.Funding)
-	dst = appendU256(dst, &p.InitialMargin)
-	dst = appendU256(dst, &p.Maintenance)
-	dst = appendU256(dst, &p.Liquidation)
+	dst = binread.AppendU256Compact(dst, &p.InitialMargin)
+	dst = binread.AppendU256Compact(dst, &p.Maintenance)
+	dst = binread.AppendU256Compact(dst, &p.Liquidation)
 	dst = binary.AppendVarint(dst, p.OpenedTickUs)
 	return appendS256(dst, &p.EntryFundingIx)
 }
@@ -456,20 +458,20 @@ func appendMargin(dst []byte, m *clob.MarginInfo) []byte {
 		dst = appendS256(dst, v)
 	}
 	for _, v := range [...]*uint256.Int{&m.Notional, &m.InitialMargin, &m.Maintenance, &m.OrderMargin, &m.Withdrawable} {
-		dst = appendU256(dst, v)
+		dst = binread.AppendU256Compact(dst, v)
 	}
 	return binary.AppendVarint(dst, int64(m.Positions))
 }
 
-func appendPosition(dst []byte, p *obindex.Position) []byte {
+func appendPosition(dst []byte, p *marketdata.Position) []byte {
 	dst = append(dst, p.Book[:]...)
 	dst = appendStr(dst, p.BaseSymbol)
 	dst = appendStr(dst, p.QuoteSymbol)
 	dst = appendFlag(dst, p.HasMark)
-	dst = appendU256(dst, &p.Balance)
-	dst = appendU256(dst, &p.Free)
-	dst = appendU256(dst, &p.Locked)
-	return appendU256(dst, &p.MarkPrice)
+	dst = binread.AppendU256Compact(dst, &p.Balance)
+	dst = binread.AppendU256Compact(dst, &p.Free)
+	dst = binread.AppendU256Compact(dst, &p.Locked)
+	return binread.AppendU256Compact(dst, &p.MarkPrice)
 }
 
 func appendFlag(dst []byte, b bool) []byte {
@@ -477,15 +479,6 @@ func appendFlag(dst []byte, b bool) []byte {
 		return append(dst, hasOne)
 	}
 	return append(dst, 0)
-}
-
-// appendU256 appends v's big-endian bytes without leading zeros, after
-// their count.
-func appendU256(dst []byte, v *uint256.Int) []byte {
-	n := (v.BitLen() + 7) / 8
-	b := v.Bytes32()
-	dst = append(dst, byte(n))
-	return append(dst, b[32-n:]...)
 }
 
 func appendStr[S ~string | ~[]byte](dst []byte, s S) []byte {
@@ -499,65 +492,33 @@ func appendStr[S ~string | ~[]byte](dst []byte, s S) []byte {
 // shares no memory with b (b may be reused at once), and each market gets
 // its own Config, which nothing else references.
 func DecodeTick(b []byte) (*Tick, error) {
-	d := tickDecoder{buf: b}
+	d := tickDecoder{binread.Reader{B: b}}
 	t := d.tick()
-	if d.err == nil && d.left() != 0 {
-		d.fail("%d trailing bytes", d.left())
+	if d.Err == nil && d.Left() != 0 {
+		d.Fail("%d trailing bytes", d.Left())
 	}
-	if d.err != nil {
-		return nil, fmt.Errorf("cannot decode tick: %w", d.err)
+	if d.Err != nil {
+		return nil, fmt.Errorf("cannot decode tick: %w", d.Err)
 	}
-	if err := checkTick(t); err != nil {
+	if err := Check(t); err != nil {
 		return nil, fmt.Errorf("cannot decode tick: %w", err)
 	}
 	return t, nil
 }
 
-// tickDecoder reads a tick front to back. Its first error sticks: every
-// later read returns zero values and counts return 0, so loops end and
-// callers check err once. It advances an offset rather than reslicing buf:
-// storing a slice through d costs a GC write barrier, where the profile of
-// the reslicing version spent a quarter of its time.
-type tickDecoder struct {
-	buf []byte // the whole input
-	off int    // the first unread byte
-	err error
-}
-
-func (d *tickDecoder) left() int { return len(d.buf) - d.off }
-
-func (d *tickDecoder) fail(format string, args ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("at byte %d: %s", d.off, fmt.Sprintf(format, args...))
-	}
-}
-
-// take returns the next n bytes, or nil once the input is short.
-func (d *tickDecoder) take(n int) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > d.left() {
-		d.fail("truncated: %d bytes wanted, %d left", n, d.left())
-		return nil
-	}
-	b := d.buf[d.off : d.off+n : d.off+n]
-	d.off += n
-	return b
-}
-
-func (d *tickDecoder) u8() byte {
-	if b := d.take(1); b != nil {
-		return b[0]
-	}
-	return 0
-}
+// tickDecoder reads a tick front to back on binread's sticky-error reader
+// (every read after the first error returns zero and counts return 0, so
+// loops end and callers check Err once), adding the varints, strings and
+// enums of the layout above. The reader advances an offset rather than
+// reslicing its input: storing a slice costs a GC write barrier, where the
+// profile of a reslicing version spent a quarter of its time.
+type tickDecoder struct{ binread.Reader }
 
 // flags reads a flags byte, refusing bits outside known.
 func (d *tickDecoder) flags(known byte) byte {
-	f := d.u8()
+	f := d.U8()
 	if f&^known != 0 {
-		d.fail("flags %#x outside %#x", f, known)
+		d.Fail("flags %#x outside %#x", f, known)
 		return 0
 	}
 	return f
@@ -565,56 +526,56 @@ func (d *tickDecoder) flags(known byte) byte {
 
 // enum reads a byte, refusing a value above maxValue.
 func (d *tickDecoder) enum(what string, maxValue byte) byte {
-	v := d.u8()
+	v := d.U8()
 	if v > maxValue {
-		d.fail("%s %d above %d", what, v, maxValue)
+		d.Fail("%s %d above %d", what, v, maxValue)
 		return 0
 	}
 	return v
 }
 
 // oneOf reads a byte, refusing a value valid does not take: a trigger
-// type (obindex.ValidTriggerType) or grouping (obindex.ValidGrouping), the
+// type (marketdata.ValidTriggerType) or grouping (marketdata.ValidGrouping), the
 // two values of each the engine takes.
 func (d *tickDecoder) oneOf(what string, valid func(uint8) bool) uint8 {
-	v := d.u8()
+	v := d.U8()
 	if !valid(v) {
-		d.fail("unknown %s %d", what, v)
+		d.Fail("unknown %s %d", what, v)
 		return 0
 	}
 	return v
 }
 
 func (d *tickDecoder) hash(h *clob.Hash) {
-	if b := d.take(len(h)); b != nil {
+	if b := d.Take(len(h)); b != nil {
 		copy(h[:], b)
 	}
 }
 
 func (d *tickDecoder) addr(a *clob.Address) {
-	if b := d.take(len(a)); b != nil {
+	if b := d.Take(len(a)); b != nil {
 		copy(a[:], b)
 	}
 }
 
 // uv reads a shortest-form unsigned LEB128.
 func (d *tickDecoder) uv() uint64 {
-	if d.err != nil {
+	if d.Err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(d.buf[d.off:])
+	v, n := binary.Uvarint(d.B[d.Off:])
 	switch {
 	case n == 0:
-		d.fail("truncated varint")
+		d.Fail("truncated varint")
 		return 0
 	case n < 0:
-		d.fail("varint overflows 64 bits")
+		d.Fail("varint overflows 64 bits")
 		return 0
-	case n > 1 && d.buf[d.off+n-1] == 0:
-		d.fail("varint not in shortest form")
+	case n > 1 && d.B[d.Off+n-1] == 0:
+		d.Fail("varint not in shortest form")
 		return 0
 	}
-	d.off += n
+	d.Off += n
 	return v
 }
 
@@ -628,7 +589,7 @@ func (d *tickDecoder) vi() int64 {
 func (d *tickDecoder) int() int {
 	v := d.vi()
 	if int64(int(v)) != v {
-		d.fail("%d does not fit an int", v)
+		d.Fail("%d does not fit an int", v)
 		return 0
 	}
 	return int(v)
@@ -638,7 +599,7 @@ func (d *tickDecoder) int() int {
 func (d *tickDecoder) index() int {
 	v := d.uv()
 	if v > uint64(int(^uint(0)>>1)) {
-		d.fail("%d does not fit an int", v)
+		d.Fail("%d does not fit an int", v)
 		return 0
 	}
 	return int(v)
@@ -648,52 +609,38 @@ func (d *tickDecoder) index() int {
 // hold at minSize bytes a record: no allocation is sized beyond the input.
 func (d *tickDecoder) count(minSize int) int {
 	n := d.uv()
-	if n > uint64(d.left()/minSize) {
-		d.fail("count %d exceeds what the %d bytes left can hold", n, d.left())
+	if n > uint64(d.Left()/minSize) {
+		d.Fail("count %d exceeds what the %d bytes left can hold", n, d.Left())
 		return 0
 	}
 	return int(n)
 }
 
-func (d *tickDecoder) u256(v *uint256.Int) {
-	n := int(d.u8())
-	if n > 32 {
-		d.fail("u256 of %d bytes", n)
-		return
-	}
-	b := d.take(n)
-	if n > 0 && b != nil && b[0] == 0 {
-		d.fail("u256 with a leading zero byte")
-		return
-	}
-	v.SetBytes(b)
-}
-
 // bytes reads a str into fresh memory (nil when empty).
 func (d *tickDecoder) bytes() []byte {
 	n := d.uv()
-	if n > uint64(d.left()) {
-		d.fail("truncated string: %d bytes wanted, %d left", n, d.left())
+	if n > uint64(d.Left()) {
+		d.Fail("truncated string: %d bytes wanted, %d left", n, d.Left())
 		return nil
 	}
 	if n == 0 {
 		return nil
 	}
-	return append([]byte(nil), d.take(int(n))...)
+	return append([]byte(nil), d.Take(int(n))...)
 }
 
 func (d *tickDecoder) str() string {
 	n := d.uv()
-	if n > uint64(d.left()) {
-		d.fail("truncated string: %d bytes wanted, %d left", n, d.left())
+	if n > uint64(d.Left()) {
+		d.Fail("truncated string: %d bytes wanted, %d left", n, d.Left())
 		return ""
 	}
-	return string(d.take(int(n)))
+	return string(d.Take(int(n)))
 }
 
 func (d *tickDecoder) tick() *Tick {
-	if v := d.u8(); d.err == nil && v != tickCodecVersion {
-		d.fail("version %d, want %d", v, tickCodecVersion)
+	if v := d.U8(); d.Err == nil && v != Version {
+		d.Fail("version %d, want %d", v, Version)
 	}
 	t := &Tick{TickUs: d.vi()}
 	d.hash(&t.Hash)
@@ -720,7 +667,7 @@ func (d *tickDecoder) tick() *Tick {
 		}
 	}
 	if n := d.count(marketSizeMin); n > 0 {
-		t.Markets = make([]obindex.Market, n)
+		t.Markets = make([]marketdata.Market, n)
 		cfgs := make([]clob.MarketConfig, n)
 		for i := range t.Markets {
 			t.Markets[i].Config = &cfgs[i]
@@ -771,7 +718,7 @@ func decodeList[T any](d *tickDecoder, minSize int, item func(*T)) []T {
 	return out
 }
 
-func (d *tickDecoder) trigger(t *obindex.Trigger) {
+func (d *tickDecoder) trigger(t *marketdata.Trigger) {
 	in := &t.Info
 	d.hash(&in.ID)
 	d.hash(&in.Book)
@@ -779,11 +726,11 @@ func (d *tickDecoder) trigger(t *obindex.Trigger) {
 	d.addr(&in.Signer)
 	in.Nonce = d.uv()
 	in.Side = clob.Side(d.enum("side", byte(clob.Sell)))
-	d.u256(&in.Size)
-	d.u256(&in.LimitPrice)
-	d.u256(&in.TriggerPrice)
-	in.TriggerType = d.oneOf("trigger type", obindex.ValidTriggerType)
-	in.Grouping = d.oneOf("trigger grouping", obindex.ValidGrouping)
+	d.U256Compact(&in.Size)
+	d.U256Compact(&in.LimitPrice)
+	d.U256Compact(&in.TriggerPrice)
+	in.TriggerType = d.oneOf("trigger type", marketdata.ValidTriggerType)
+	in.Grouping = d.oneOf("trigger grouping", marketdata.ValidGrouping)
 	in.Flags = d.flags(orderFlagsKnown)
 	in.DeadlineUs = d.vi()
 	in.AdmitTickUs = d.vi()
@@ -796,14 +743,14 @@ func (d *tickDecoder) trigger(t *obindex.Trigger) {
 // s256 reads a signed amount, refusing a negative zero.
 func (d *tickDecoder) s256(v *clob.Signed) {
 	v.Neg = d.flags(hasOne) != 0
-	d.u256(&v.Abs)
+	d.U256Compact(&v.Abs)
 	d.present(v.Neg && v.Abs.IsZero(), "negative zero")
 }
 
 func (d *tickDecoder) event(e *clob.Event) {
-	kind := d.u8()
-	if d.err == nil && (kind < byte(clob.EventPlaced) || kind > byte(clob.EventTriggerCancel)) {
-		d.fail("event kind %d", kind)
+	kind := d.U8()
+	if d.Err == nil && (kind < byte(clob.EventPlaced) || kind > byte(clob.EventTriggerCancel)) {
+		d.Fail("event kind %d", kind)
 	}
 	e.Kind = clob.EventKind(kind)
 	e.Side = clob.Side(d.enum("side", byte(clob.Sell)))
@@ -815,12 +762,12 @@ func (d *tickDecoder) event(e *clob.Event) {
 	}
 	d.hash(&e.OrderID)
 	d.addr(&e.Owner)
-	d.u256(&e.Base)
-	d.u256(&e.Quote)
-	d.u256(&e.Fee)
-	d.u256(&e.TotalBase)
-	d.u256(&e.TotalQuote)
-	d.u256(&e.TotalFee)
+	d.U256Compact(&e.Base)
+	d.U256Compact(&e.Quote)
+	d.U256Compact(&e.Fee)
+	d.U256Compact(&e.TotalBase)
+	d.U256Compact(&e.TotalQuote)
+	d.U256Compact(&e.TotalFee)
 	if flags&evToken != 0 {
 		d.addr(&e.Token)
 		d.present(e.Token == clob.Address{}, "event token")
@@ -829,11 +776,11 @@ func (d *tickDecoder) event(e *clob.Event) {
 		d.addr(&e.To)
 		d.present(e.To == clob.Address{}, "event recipient")
 	}
-	d.u256(&e.Amount)
+	d.U256Compact(&e.Amount)
 	if flags&evPerp != 0 {
 		d.s256(&e.Position)
 		d.s256(&e.Realized)
-		d.u256(&e.Price)
+		d.U256Compact(&e.Price)
 		d.present(e.Position.Abs.IsZero() && e.Realized.Abs.IsZero() && e.Price.IsZero(), "event perp fields")
 	}
 }
@@ -841,8 +788,8 @@ func (d *tickDecoder) event(e *clob.Event) {
 // present refuses a field flagged present whose value is zero: AppendTick
 // leaves zero fields out.
 func (d *tickDecoder) present(zero bool, what string) {
-	if zero && d.err == nil {
-		d.fail("%s flagged present but zero", what)
+	if zero && d.Err == nil {
+		d.Fail("%s flagged present but zero", what)
 	}
 }
 
@@ -850,9 +797,9 @@ func (d *tickDecoder) book(bt *clob.BookTick, bu *BookUpdate) {
 	d.hash(&bt.Book)
 	flags := d.flags(btKnown)
 	bt.HasPrice, bt.Traded = flags&btHasPrice != 0, flags&btTraded != 0
-	d.u256(&bt.Price)
-	d.u256(&bt.VolumeBase)
-	d.u256(&bt.VolumeQuote)
+	d.U256Compact(&bt.Price)
+	d.U256Compact(&bt.VolumeBase)
+	d.U256Compact(&bt.VolumeQuote)
 	bt.NewOrders = d.int()
 	bt.FirstEvent = d.index()
 	bt.EndEvent = d.index()
@@ -861,8 +808,8 @@ func (d *tickDecoder) book(bt *clob.BookTick, bu *BookUpdate) {
 	d.hash(&s.Book)
 	s.Buys = d.levels()
 	s.Sells = d.levels()
-	d.u256(&s.ClearingPrice)
-	d.u256(&s.GroupingPrice)
+	d.U256Compact(&s.ClearingPrice)
+	d.U256Compact(&s.GroupingPrice)
 	s.TimestampUs = d.vi()
 	s.NewOrdersCount = d.int()
 	s.BuysCount = d.int()
@@ -878,8 +825,8 @@ func (d *tickDecoder) book(bt *clob.BookTick, bu *BookUpdate) {
 		for i := range bu.Modified {
 			m := &bu.Modified[i]
 			d.hash(&m.OrderID)
-			d.u256(&m.Price)
-			d.u256(&m.Size)
+			d.U256Compact(&m.Price)
+			d.U256Compact(&m.Size)
 		}
 	}
 }
@@ -891,19 +838,19 @@ func (d *tickDecoder) levels() []clob.Level {
 	}
 	ls := make([]clob.Level, n)
 	for i := range ls {
-		d.u256(&ls[i].Price)
-		d.u256(&ls[i].Volume)
+		d.U256Compact(&ls[i].Price)
+		d.U256Compact(&ls[i].Volume)
 		ls[i].Orders = d.int()
 	}
 	return ls
 }
 
-func (d *tickDecoder) metas() []obindex.OrderMeta {
+func (d *tickDecoder) metas() []marketdata.OrderMeta {
 	n := d.count(metaSizeMin)
 	if n == 0 {
 		return nil
 	}
-	ms := make([]obindex.OrderMeta, n)
+	ms := make([]marketdata.OrderMeta, n)
 	for i := range ms {
 		m := &ms[i]
 		d.hash(&m.ID)
@@ -921,24 +868,24 @@ func (d *tickDecoder) metas() []obindex.OrderMeta {
 		m.Side = clob.Side(d.enum("side", byte(clob.Sell)))
 		m.Type = clob.OrderType(d.enum("order type", byte(clob.Market)))
 		m.Flags = d.flags(orderFlagsKnown)
-		d.u256(&m.Price)
-		d.u256(&m.Size)
+		d.U256Compact(&m.Price)
+		d.U256Compact(&m.Size)
 		m.DeadlineUs = d.vi()
 		m.TTLUs = d.vi()
 		m.AdmittedUs = d.vi()
 		if flags&metaTriggered != 0 {
-			m.Kind = obindex.KindTriggered
-			m.TriggerType = d.oneOf("trigger type", obindex.ValidTriggerType)
-			m.Grouping = d.oneOf("trigger grouping", obindex.ValidGrouping)
-			if m.TxHash != (clob.Hash{}) && d.err == nil {
-				d.fail("triggered order %x with a transaction hash", m.ID) // obindex.AdmittedTrigger drops it
+			m.Kind = marketdata.KindTriggered
+			m.TriggerType = d.oneOf("trigger type", marketdata.ValidTriggerType)
+			m.Grouping = d.oneOf("trigger grouping", marketdata.ValidGrouping)
+			if m.TxHash != (clob.Hash{}) && d.Err == nil {
+				d.Fail("triggered order %x with a transaction hash", m.ID) // marketdata.AdmittedTrigger drops it
 			}
 		}
 	}
 	return ms
 }
 
-func (d *tickDecoder) market(m *obindex.Market) {
+func (d *tickDecoder) market(m *marketdata.Market) {
 	c := m.Config
 	d.hash(&c.ID)
 	c.Name = d.str()
@@ -948,15 +895,15 @@ func (d *tickDecoder) market(m *obindex.Market) {
 	d.addr(&c.Base)
 	d.addr(&c.Quote)
 	c.IntervalUs = d.vi()
-	d.u256(&c.TickPrecision)
-	d.u256(&c.LotSize)
-	d.u256(&c.MakerFee)
-	d.u256(&c.TakerFee)
-	d.u256(&m.LastPrice)
+	d.U256Compact(&c.TickPrecision)
+	d.U256Compact(&c.LotSize)
+	d.U256Compact(&c.MakerFee)
+	d.U256Compact(&c.TakerFee)
+	d.U256Compact(&m.LastPrice)
 	m.HasPrice = d.flags(hasOne) != 0
-	d.u256(&m.Volume24h)
-	d.u256(&m.High24h)
-	d.u256(&m.Low24h)
+	d.U256Compact(&m.Volume24h)
+	d.U256Compact(&m.High24h)
+	d.U256Compact(&m.Low24h)
 	m.Change24hBps = d.vi()
 	if c.Kind != clob.Perp {
 		return
@@ -964,15 +911,15 @@ func (d *tickDecoder) market(m *obindex.Market) {
 	pp := &c.Perp
 	lev := d.uv()
 	if lev > uint64(^uint32(0)) {
-		d.fail("max leverage %d above 32 bits", lev)
+		d.Fail("max leverage %d above 32 bits", lev)
 	}
 	pp.MaxLeverage = uint32(lev)
 	for _, v := range [...]*uint256.Int{&pp.InterestRate, &pp.MaxFundingRate, &pp.MaxPremium, &pp.MarkClamp, &pp.OraclePrice} {
-		d.u256(v)
+		d.U256Compact(v)
 	}
 	bps := d.uv()
 	if bps > uint64(^uint32(0)) {
-		d.fail("walk bps %d above 32 bits", bps)
+		d.Fail("walk bps %d above 32 bits", bps)
 	}
 	pp.WalkBps = uint32(bps)
 	pp.WalkSeed = d.uv()
@@ -984,31 +931,31 @@ func (d *tickDecoder) market(m *obindex.Market) {
 }
 
 func (d *tickDecoder) perpState(s *clob.PerpInfo) {
-	d.u256(&s.Oracle)
-	d.u256(&s.Mark)
+	d.U256Compact(&s.Oracle)
+	d.U256Compact(&s.Mark)
 	d.s256(&s.FundingRate)
 	d.s256(&s.FundingIndex)
 	s.FundingLastUs = d.vi()
-	d.u256(&s.OpenInterest)
+	d.U256Compact(&s.OpenInterest)
 	s.WalkFrozen = d.flags(hasOne) != 0
 }
 
-func (d *tickDecoder) perpPosition(p *obindex.PerpPosition) {
+func (d *tickDecoder) perpPosition(p *marketdata.PerpPosition) {
 	d.hash(&p.Book)
 	d.addr(&p.Owner)
 	p.BaseSymbol = d.str()
 	p.QuoteSymbol = d.str()
 	d.s256(&p.Size)
 	d.s256(&p.Cost)
-	d.u256(&p.EntryPrice)
-	d.u256(&p.Mark)
-	d.u256(&p.Notional)
+	d.U256Compact(&p.EntryPrice)
+	d.U256Compact(&p.Mark)
+	d.U256Compact(&p.Notional)
 	d.s256(&p.Unrealized)
 	d.s256(&p.Realized)
 	d.s256(&p.Funding)
-	d.u256(&p.InitialMargin)
-	d.u256(&p.Maintenance)
-	d.u256(&p.Liquidation)
+	d.U256Compact(&p.InitialMargin)
+	d.U256Compact(&p.Maintenance)
+	d.U256Compact(&p.Liquidation)
 	p.OpenedTickUs = d.vi()
 	d.s256(&p.EntryFundingIx)
 }
@@ -1019,18 +966,18 @@ func (d *tickDecoder) margin(m *clob.MarginInfo) {
 		d.s256(v)
 	}
 	for _, v := range [...]*uint256.Int{&m.Notional, &m.InitialMargin, &m.Maintenance, &m.OrderMargin, &m.Withdrawable} {
-		d.u256(v)
+		d.U256Compact(v)
 	}
 	m.Positions = d.int()
 }
 
-func (d *tickDecoder) position(p *obindex.Position) {
+func (d *tickDecoder) position(p *marketdata.Position) {
 	d.hash(&p.Book)
 	p.BaseSymbol = d.str()
 	p.QuoteSymbol = d.str()
 	p.HasMark = d.flags(hasOne) != 0
-	d.u256(&p.Balance)
-	d.u256(&p.Free)
-	d.u256(&p.Locked)
-	d.u256(&p.MarkPrice)
+	d.U256Compact(&p.Balance)
+	d.U256Compact(&p.Free)
+	d.U256Compact(&p.Locked)
+	d.U256Compact(&p.MarkPrice)
 }
