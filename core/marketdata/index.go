@@ -238,7 +238,7 @@ func New(live Live) *Index {
 // REQUIRES: cfg.Kind is clob.Spot or clob.Perp (Load refuses others).
 func (x *Index) AddMarket(cfg *clob.MarketConfig) {
 	if cfg.Kind > clob.Perp {
-		panic("BUG: obindex: unknown market kind")
+		panic("BUG: marketdata: unknown market kind")
 	}
 	if b, ok := x.books[cfg.ID]; ok {
 		b.cfg = *cfg
@@ -268,16 +268,16 @@ func (x *Index) NowUs() int64 { return x.nowUs }
 func (x *Index) Admitted(m *OrderMeta) {
 	b, ok := x.books[m.Book]
 	if !ok {
-		panic("BUG: obindex: order admitted to an unknown market")
+		panic("BUG: marketdata: order admitted to an unknown market")
 	}
 	if m.Side > clob.Sell || m.Type > clob.Market || m.Flags&^flagsKnown != 0 {
-		panic("BUG: obindex: order admitted with an unknown side, type or flag")
+		panic("BUG: marketdata: order admitted with an unknown side, type or flag")
 	}
 	if _, ok := x.orders[m.ID]; ok {
 		return
 	}
 	if m.Kind >= kindCount || m.Kind == KindUserSigned && (m.TriggerType != 0 || m.Grouping != 0) {
-		panic("BUG: obindex: order admitted with an unknown kind or stray trigger fields")
+		panic("BUG: marketdata: order admitted with an unknown kind or stray trigger fields")
 	}
 	o := &Order{Meta: *m, MarketKind: b.cfg.Kind, Status: StatusPending, Price: m.Price}
 	x.orders[m.ID] = o
@@ -302,10 +302,10 @@ func (x *Index) Admitted(m *OrderMeta) {
 // type and grouping.
 func (x *Index) AdmittedTrigger(m *OrderMeta) {
 	if b, ok := x.books[m.Book]; !ok || b.cfg.Kind != clob.Perp || m.Kind != KindTriggered {
-		panic("BUG: obindex: trigger admitted to an unknown or spot market, or not of kind triggered")
+		panic("BUG: marketdata: trigger admitted to an unknown or spot market, or not of kind triggered")
 	}
 	if !ValidTriggerType(m.TriggerType) || !ValidGrouping(m.Grouping) {
-		panic("BUG: obindex: trigger admitted with an unknown type or grouping")
+		panic("BUG: marketdata: trigger admitted with an unknown type or grouping")
 	}
 	if _, ok := x.armed[m.ID]; !ok {
 		a := *m
@@ -340,7 +340,7 @@ func (x *Index) fired(e *clob.Event, tickUs int64) {
 // (the engine's ticks do).
 func (x *Index) Tick(res *clob.TickResult) {
 	if res.TickUs < 0 {
-		panic("BUG: obindex: negative tick time")
+		panic("BUG: marketdata: negative tick time")
 	}
 	if res.TickUs > x.nowUs {
 		x.nowUs = res.TickUs

@@ -126,10 +126,10 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
 		// Sized once: a busy book lists thousands of orders, and growing a
 		// list of OrderMeta (200 bytes each) copied each of them again.
 		if bt.NewOrders > 0 {
-			bu.Created = make([]obindex.OrderMeta, 0, bt.NewOrders)
+			bu.Created = make([]marketdata.OrderMeta, 0, bt.NewOrders)
 		}
 		if n := bt.EndEvent - bt.FirstEvent - bt.NewOrders; n > 0 {
-			bu.Touched = make([]obindex.OrderMeta, 0, n)
+			bu.Touched = make([]marketdata.OrderMeta, 0, n)
 		}
 		buys := ob.AppendLevels(nil, bt.Book, clob.Buy, PublishDepthMax)
 		sells := ob.AppendLevels(nil, bt.Book, clob.Sell, PublishDepthMax)
