@@ -140,7 +140,9 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 			n.awaiting[rec.Seq] = awaitRef{hash: rec.Tx.Hash, e: e}
 		}
 		if rec != nil && in.Tx.To == core.OrderbookAddress {
+			n.idxMu.Lock()
 			n.market.admitted(&rec.Tx, in.TimeUs, n.ledger.LastEnvelope())
+			n.idxMu.Unlock()
 			n.perp.admitted(&rec.Tx, n.ledger.LastEnvelope())
 		}
 	case core.InputTick:
@@ -156,7 +158,9 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 				delete(n.awaiting, tag)
 			}
 		}
+		n.idxMu.Lock()
 		n.market.tick(res)
+		n.idxMu.Unlock()
 		n.perp.tick(res, n.ledger.Orderbook())
 		if e != nil && !e.durable.Load() {
 			// A live tick (a replayed one is durable already) is built and
@@ -170,7 +174,9 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		n.lastTickHash = clob.Hash(rec.Tx.Hash)
 		return links
 	case core.InputCreateMarket:
+		n.idxMu.Lock()
 		n.market.addMarket(&in.Market)
+		n.idxMu.Unlock()
 	}
 	return nil
 }
@@ -228,6 +234,19 @@ type MarketView struct {
 	Engine   *clob.Engine
 	Balances marketdata.Balances
 	n        *Node
+}
+
+// ReadIndex runs fn with the market index under the index's own read lock
+// (Node.idxMu), not the sequencer's: for the answers the index gives alone
+// (orders, candles, fills, backstop transfers), which then do not wait for
+// a tick's auction, only for the index's own update after it. fn must not
+// call into the index's live or balance callbacks (Markets, Orderbook,
+// Positions, PerpMarket(s): ReadMarkets), nor keep anything it returns
+// beyond its own return.
+func (n *Node) ReadIndex(fn func(x *marketdata.Index)) {
+	n.idxMu.RLock()
+	defer n.idxMu.RUnlock()
+	fn(n.market.idx)
 }
 
 // ReadMarkets runs fn under the read lock. fn must not keep the view or

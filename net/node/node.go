@@ -139,6 +139,12 @@ type Node struct {
 	// whoever changes them (the attester, a revert) takes it inside mu,
 	// readers take it alone.
 	recentMu sync.RWMutex
+	// idxMu guards the market index's contents for ReadIndex: the
+	// sequencer takes it inside mu for each change of the index
+	// (applyViews), a revert for its swap; ReadIndex's readers take it
+	// alone, so they wait for the index's own updates, never for an
+	// auction. Readers under mu (ReadMarkets) need not take it.
+	idxMu sync.RWMutex
 	// pastPerfect is the newest past-perfect time reported: it never
 	// decreases either (but across a revert, revert.go).
 	pastPerfect floor

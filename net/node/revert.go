@@ -308,7 +308,9 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			}
 			n.mu.Lock()
 			n.recentMu.Lock()
+			n.idxMu.Lock()
 			n.state = scratch.state
+			n.idxMu.Unlock()
 			n.recentMu.Unlock()
 			n.ppView.lastAtt.Store(scratch.ppView.lastAtt.Load())
 			n.ppView.pending.Store(scratch.ppView.pending.Load())

@@ -9,23 +9,36 @@ import (
 )
 
 // orderbookRead answers the ob_ methods. ob_getOrderbook reads the book
-// the node published after the newest tick (node.Orderbook), without its
-// lock; the others read the node's market index and the engine's live
-// state under the node's read lock, so each answer reflects one
-// consistent state.
+// the node published after the newest tick (node.Orderbook), and the
+// index-only methods (orders, candles, fills, backstop transfers) the
+// market index under its own lock (node.ReadIndex): neither waits for a
+// tick's auction. The others combine the index with the engine's live
+// state and the ledger's margins, under the node's read lock, so each
+// answer reflects one consistent state.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
-	if string(c.req.Method) == "ob_getOrderbook" {
-		return c.getOrderbook(dst)
-	}
 	var err *jsonrpc.Error
+	switch string(c.req.Method) {
+	case "ob_getOrderbook":
+		return c.getOrderbook(dst)
+	case "ob_getOrders", "ob_getCandles", "ob_getFills", "ob_getBackstopTransfers":
+		c.s.node.ReadIndex(func(x *marketdata.Index) {
+			switch string(c.req.Method) {
+			case "ob_getOrders":
+				dst, err = c.getOrders(dst, x)
+			case "ob_getCandles":
+				dst, err = c.getCandles(dst, x)
+			case "ob_getFills":
+				dst, err = c.getFills(dst, x)
+			case "ob_getBackstopTransfers":
+				dst, err = c.getBackstopTransfers(dst, x)
+			}
+		})
+		return dst, err
+	}
 	c.s.node.ReadMarkets(func(v node.MarketView) {
 		switch string(c.req.Method) {
 		case "ob_getMarkets":
 			dst = marketdata.AppendMarkets(dst, v.Index.Markets(nil))
-		case "ob_getOrders":
-			dst, err = c.getOrders(dst, v)
-		case "ob_getCandles":
-			dst, err = c.getCandles(dst, v)
 		case "ob_getPositions":
 			dst, err = c.getPositions(dst, v)
 		case "ob_getTriggers":
@@ -36,10 +49,6 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 			dst, err = c.getPerpMarkets(dst, v, marketdata.AppendFundingRates)
 		case "ob_getRankedPositions":
 			dst, err = c.getRankedPositions(dst, v)
-		case "ob_getFills":
-			dst, err = c.getFills(dst, v)
-		case "ob_getBackstopTransfers":
-			dst, err = c.getBackstopTransfers(dst, v)
 		}
 	})
 	return dst, err
@@ -72,7 +81,7 @@ func (c *call) orderbookID(i int) (clob.Hash, *jsonrpc.Error) {
 	return marketdata.ParseOrderbookID(v)
 }
 
-func (c *call) getOrders(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getOrders(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
 	owner, err := c.address(0)
 	if err != nil {
 		return dst, err
@@ -81,11 +90,11 @@ func (c *call) getOrders(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error)
 	if err != nil {
 		return dst, err
 	}
-	page := v.Index.Orders(nil, clob.Address(owner), &q)
+	page := x.Orders(nil, clob.Address(owner), &q)
 	return marketdata.AppendOrders(dst, &page), nil
 }
 
-func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getCandles(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
 	id, err := c.orderbookID(0)
 	if err != nil {
 		return dst, err
@@ -97,7 +106,7 @@ func (c *call) getCandles(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error
 	if err != nil {
 		return dst, err
 	}
-	candles, ok := v.Index.Candles(nil, id, &q)
+	candles, ok := x.Candles(nil, id, &q)
 	if !ok {
 		return dst, errUnknownOrderbook
 	}
@@ -113,7 +122,7 @@ func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 	return marketdata.AppendPositions(dst, &d), nil
 }
 
-func (c *call) getFills(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getFills(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
 	owner, err := c.address(0)
 	if err != nil {
 		return dst, err
@@ -122,13 +131,13 @@ func (c *call) getFills(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) 
 	if err != nil {
 		return dst, err
 	}
-	page := v.Index.Fills(clob.Address(owner), &q)
-	return v.Index.AppendFills(dst, &page), nil
+	page := x.Fills(clob.Address(owner), &q)
+	return x.AppendFills(dst, &page), nil
 }
 
 // getBackstopTransfers answers [address, query] as the openapi writes it;
 // a null address, or a query alone in first place, lists every account's.
-func (c *call) getBackstopTransfers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getBackstopTransfers(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
 	qi := 1
 	var user clob.Address
 	hasUser := false
@@ -148,6 +157,6 @@ func (c *call) getBackstopTransfers(dst []byte, v node.MarketView) ([]byte, *jso
 		return dst, err
 	}
 	q.User, q.HasUser = user, hasUser
-	page := v.Index.BackstopTransfers(&q)
+	page := x.BackstopTransfers(&q)
 	return marketdata.AppendBackstopTransfers(dst, &page), nil
 }

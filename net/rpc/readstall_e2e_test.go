@@ -173,6 +173,22 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			_, err := eth.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0)})
 			return err
 		}},
+		{"ob_getOrders", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getOrders", a, map[string]any{})
+			if err == nil && !bytes.Contains(raw, []byte(`"orders"`)) {
+				t.Errorf("ob_getOrders answered %s", raw)
+			}
+			return err
+		}},
+		{"ob_getFills", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getFills", a, map[string]any{})
+			if err == nil && len(raw) < 2 {
+				t.Errorf("ob_getFills answered %s", raw)
+			}
+			return err
+		}},
 		{"ob_getOrderbook", func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getOrderbook", wethBook)
