@@ -36,6 +36,26 @@ func (r Resolution) Us() int64 { return resolutionUs[r] }
 
 func (r Resolution) String() string { return resolutionText[r] }
 
+// ResolutionNamed returns the resolution whose name (String) is name.
+func ResolutionNamed(name []byte) (Resolution, bool) {
+	for r := range resolutionCount {
+		if string(name) == resolutionText[r] {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// ResolutionOfSeconds returns the resolution whose width is seconds.
+func ResolutionOfSeconds(seconds uint64) (Resolution, bool) {
+	for r := range resolutionCount {
+		if uint64(resolutionUs[r])/1_000_000 == seconds {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
 // Candle is one OHLCV bucket: the ticks that traded in
 // [StartUs, StartUs+width). Prices are clearing prices, Volume is base wei.
 type Candle struct {

@@ -1,12 +1,11 @@
 // Package marketdata is the market-data read model: the index of orders,
 // statuses, candles, fill and backstop histories and book snapshots that
 // the node feeds from each admitted order and each engine tick, and the
-// JSON of the ob_ read methods answered from it. It lives beside core
-// because it is, like core, a pure function of its inputs: no clock (its
-// "now" is the latest tick it was given), no goroutines, no I/O, and no
-// import from net/. core/lint_test.go holds it to that; its one import
-// from the repository outside core is codec/jsonrpc (JSON writers,
-// parameter parsers, errors), which the lint holds to the same rules.
+// answers of the ob_ read methods as data (their JSON and the decoding of
+// their parameters are codec/obwire's). It lives beside core because it
+// is, like core, a pure function of its inputs: no clock (its "now" is the
+// latest tick it was given), no goroutines, no I/O, and no import from the
+// repository outside core. core/lint_test.go holds it to that.
 // The same inputs in the same order give the same index and the same
 // snapshot bytes, which is what lets the node restore it from a snapshot
 // plus the intent log.
@@ -53,8 +52,9 @@
 //
 // # Queries
 //
-// Each query returns data; an Append function encodes it as JSON, appending
-// to a buffer (no reflection, no encoding/json). uint256 amounts are hex
+// Each query returns data; codec/obwire's Append function of the same name
+// encodes it as JSON, appending to a buffer (no reflection, no
+// encoding/json), and its Parse functions decode the parameters. uint256 amounts are hex
 // quantities ("0x0" for zero) except where the openapi shows decimal strings:
 // order initial_size (signed, "-" for sells) and book level keys.
 //
@@ -90,7 +90,7 @@
 //     first, for candles whose start lies in [from_ts, to_ts]. The query is
 //     the openapi's [id, {resolution, from_ts, to_ts?, limit?}] or, as an
 //     alias answering the same, the live guide's positional [id,
-//     startTimestamp, endTimestamp, interval] (ParseCandlesParams).
+//     startTimestamp, endTimestamp, interval] (obwire.ParseCandlesParams).
 //   - Positions, PerpPositions / AppendPositions (ob_getPositions): the
 //     account's holding of each market's base token, from a Balances
 //     function the caller passes (the ledger's cash and locked), then its
@@ -117,11 +117,6 @@
 //     the liquidations taken over by the backstop, newest first, of one
 //     account or all; total_count counts the matching rows; cursor as
 //     fills.
-//   - ParseOrderbookID, ParseDepth, ParseOrdersQuery, ParseCandlesQuery,
-//     ParseCandlesParams, ParseCursor, ParseTriggersQuery, ParseRankedQuery,
-//     ParseFillsQuery, ParseBackstopQuery decode the parameters from
-//     fastjson values; errors are -32602 jsonrpc errors whose data names
-//     the field (preallocated, except the one naming an unknown member).
 //
 // # Limits
 //
@@ -194,7 +189,7 @@
 //     refuses a triggered order or armed trigger with one), its timestamp
 //     the tick that fired it, its terms the engine's (a market trigger's
 //     price is its slippage cap), plus trigger_type and grouping (named by
-//     TriggerTypeName and GroupingName, the names ob_getTriggers writes;
+//     obwire.TriggerTypeName and GroupingName, the names ob_getTriggers writes;
 //     grouping omitted for the default "none", as the openapi says). The
 //     engine makes no other order on its own: a liquidation moves the
 //     position to the backstop at the mark (docs/perps.md), with no order,

@@ -1,6 +1,8 @@
 package marketdata
 
 import (
+	"encoding/json"
+
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
 )
@@ -101,4 +103,15 @@ func fillEv(id byte, base, quote, totalBase, totalQuote string, terminal bool) c
 		Kind: clob.EventFill, OrderID: hashOf(id), Base: dec(base), Quote: dec(quote),
 		TotalBase: dec(totalBase), TotalQuote: dec(totalQuote), Terminal: terminal,
 	}
+}
+
+// appendDump appends v as encoding/json writes it: every exported field,
+// pointers followed. Tests compare two indexes' answers with it; the wire
+// shapes are codec/obwire's, tested there.
+func appendDump(dst []byte, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return append(dst, b...)
 }

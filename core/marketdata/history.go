@@ -1,13 +1,8 @@
 package marketdata
 
 import (
-	"math"
-	"strconv"
-
 	"github.com/holiman/uint256"
-	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/valyala/fastjson"
 )
 
 // Fills and backstop transfers history (ob_getFills,
@@ -199,6 +194,17 @@ func (x *Index) Fills(owner clob.Address, q *FillsQuery) FillsPage {
 	return p
 }
 
+// MarketTokens returns the base and quote tokens of a market of the index;
+// ok is false for an unknown one. ob_getFills names each row's tokens
+// through it.
+func (x *Index) MarketTokens(book clob.Hash) (base, quote clob.Address, ok bool) {
+	b := x.books[book]
+	if b == nil {
+		return base, quote, false
+	}
+	return b.cfg.Base, b.cfg.Quote, true
+}
+
 // BackstopQuery is the decoded ob_getBackstopTransfers query.
 type BackstopQuery struct {
 	User      clob.Address
@@ -247,70 +253,6 @@ func (x *Index) BackstopTransfers(q *BackstopQuery) BackstopPage {
 	return p
 }
 
-// AppendFills appends the ob_getFills object: {"fills":[…],"next_cursor":…}.
-// A fill carries the openapi FillResponse fields (order_type and
-// initial_size null when the index did not know the order; fee is this
-// fill's fee), plus side and maker, and on perp markets position_before,
-// position_after and realized_pnl (signed decimal strings).
-func (x *Index) AppendFills(dst []byte, p *FillsPage) []byte {
-	dst = append(dst, `{"fills":[`...)
-	for i, f := range p.Fills {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = x.appendFillRow(dst, f)
-	}
-	dst = append(dst, `],"next_cursor":`...)
-	return append(appendSeqCursor(dst, &p.Next, p.HasNext), '}')
-}
-
-func (x *Index) appendFillRow(dst []byte, f *FillRow) []byte {
-	dst = append(dst, `{"orderbook_id":`...)
-	dst = jsonrpc.AppendData(dst, f.Book[:])
-	if b := x.books[f.Book]; b != nil {
-		dst = append(dst, `,"base_token":`...)
-		dst = jsonrpc.AppendData(dst, b.cfg.Base[:])
-		dst = append(dst, `,"quote_token":`...)
-		dst = jsonrpc.AppendData(dst, b.cfg.Quote[:])
-	}
-	dst = append(dst, `,"order_id":`...)
-	dst = jsonrpc.AppendData(dst, f.OrderID[:])
-	switch {
-	case !f.HasOrder:
-		dst = append(dst, `,"order_type":null,"initial_size":null`...)
-	case f.Type == clob.Market:
-		dst = append(dst, `,"order_type":"market","initial_size":`...)
-	default:
-		dst = append(dst, `,"order_type":"limit","initial_size":`...)
-	}
-	if f.HasOrder {
-		dst = AppendSignedDecimal(dst, &f.Size, f.Side == clob.Sell)
-	}
-	dst = appendU256Field(dst, `,"fee":`, &f.Fee)
-	dst = appendU256Field(dst, `,"base_amount":`, &f.Base)
-	dst = appendU256Field(dst, `,"quote_amount":`, &f.Quote)
-	dst = append(dst, `,"timestamp":`...)
-	dst = strconv.AppendInt(dst, f.TickUs, 10)
-	dst = appendU256Field(dst, `,"price":`, &f.Price)
-	dst = append(dst, `,"side":`...)
-	dst = appendSide(dst, f.Side)
-	if f.Maker {
-		dst = append(dst, `,"maker":true`...)
-	} else {
-		dst = append(dst, `,"maker":false`...)
-	}
-	if f.Perp {
-		before := PositionBefore(f.Side, &f.Base, f.Position)
-		dst = append(dst, `,"position_before":`...)
-		dst = AppendSignedDecimal(dst, &before.Abs, before.Neg)
-		dst = append(dst, `,"position_after":`...)
-		dst = AppendSignedDecimal(dst, &f.Position.Abs, f.Position.Neg)
-		dst = append(dst, `,"realized_pnl":`...)
-		dst = AppendSignedDecimal(dst, &f.Realized.Abs, f.Realized.Neg)
-	}
-	return append(dst, '}')
-}
-
 // PositionBefore is the position before a fill of base on side that left
 // it at after: after minus what the fill traded (+base for a buy, −base
 // for a sell).
@@ -340,171 +282,4 @@ func addSigned(a, b clob.Signed) clob.Signed {
 		s.Neg = false
 	}
 	return s
-}
-
-// AppendBackstopTransfers appends the ob_getBackstopTransfers object:
-// {"transfers":[…],"total_count":N,"next_cursor":…}, each transfer the
-// openapi BackstopTransferResponse (size, cash and equity signed decimal
-// strings, mark_price hex).
-func AppendBackstopTransfers(dst []byte, p *BackstopPage) []byte {
-	dst = append(dst, `{"transfers":[`...)
-	for i, t := range p.Transfers {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"user":`...)
-		dst = jsonrpc.AppendData(dst, t.User[:])
-		dst = append(dst, `,"orderbook_id":`...)
-		dst = jsonrpc.AppendData(dst, t.Book[:])
-		dst = append(dst, `,"size":`...)
-		dst = AppendSignedDecimal(dst, &t.Size.Abs, t.Size.Neg)
-		dst = append(dst, `,"cash":`...)
-		dst = AppendSignedDecimal(dst, &t.Cash.Abs, t.Cash.Neg)
-		dst = appendU256Field(dst, `,"mark_price":`, &t.Mark)
-		dst = append(dst, `,"equity":`...)
-		dst = AppendSignedDecimal(dst, &t.Equity.Abs, t.Equity.Neg)
-		dst = append(dst, `,"timestamp":`...)
-		dst = strconv.AppendInt(dst, t.TickUs, 10)
-		dst = append(dst, '}')
-	}
-	dst = append(dst, `],"total_count":`...)
-	dst = strconv.AppendInt(dst, int64(p.Total), 10)
-	dst = append(dst, `,"next_cursor":`...)
-	return append(appendSeqCursor(dst, &p.Next, p.HasNext), '}')
-}
-
-// AppendSignedDecimal appends a quoted decimal string, "-" first when neg
-// and v is not zero (the openapi's signed amounts).
-func AppendSignedDecimal(dst []byte, v *uint256.Int, neg bool) []byte {
-	dst = append(dst, '"')
-	if neg && !v.IsZero() {
-		dst = append(dst, '-')
-	}
-	dst = jsonrpc.AppendDecimalU256(dst, v)
-	return append(dst, '"')
-}
-
-func appendSeqCursor(dst []byte, c *SeqCursor, ok bool) []byte {
-	if !ok {
-		return append(dst, "null"...)
-	}
-	dst = append(dst, '"')
-	dst = strconv.AppendInt(dst, c.TsUs, 10)
-	dst = append(dst, ':')
-	dst = strconv.AppendUint(dst, c.Seq, 10)
-	return append(dst, '"')
-}
-
-var (
-	errFillsQuery    = jsonrpc.InvalidParams("fills query: want an object")
-	errSeqCursor     = jsonrpc.InvalidParams(`cursor: want "{ts}:{seq}" as returned in next_cursor`)
-	errBackstopQuery = jsonrpc.InvalidParams("backstop transfers query: want an object")
-)
-
-// ParseFillsQuery decodes ob_getFills' optional query: from_ts (inclusive,
-// default 0), to_ts (exclusive, default none), orderbook_id, limit
-// (default and maximum FillsLimitMax) and cursor.
-func ParseFillsQuery(v *fastjson.Value) (FillsQuery, *jsonrpc.Error) {
-	q := FillsQuery{ToUs: math.MaxInt64, Limit: FillsLimitMax}
-	if absent(v) {
-		return q, nil
-	}
-	if v.Type() != fastjson.TypeObject {
-		return q, errFillsQuery
-	}
-	if err := checkMembers(v, "fills query", fillsMembers); err != nil {
-		return q, err
-	}
-	var ok bool
-	if f := v.Get("from_ts"); !absent(f) {
-		if q.FromUs, ok = parseTimestamp(f); !ok {
-			return q, errFromTs
-		}
-	}
-	if f := v.Get("to_ts"); !absent(f) {
-		if q.ToUs, ok = parseTimestamp(f); !ok {
-			return q, errToTs
-		}
-		if q.ToUs < q.FromUs {
-			return q, errTimeRange
-		}
-	}
-	var err *jsonrpc.Error
-	if q.Book, q.HasBook, err = parseBookFilter(v); err != nil {
-		return q, err
-	}
-	if q.Limit, err = parseLimit(v, FillsLimitMax, FillsLimitMax); err != nil {
-		return q, err
-	}
-	q.Cursor, q.HasCursor, err = parseSeqCursor(v)
-	return q, err
-}
-
-// ParseBackstopQuery decodes ob_getBackstopTransfers' optional query:
-// orderbook_id, limit (clamped to [1, BackstopLimitMax]) and cursor.
-func ParseBackstopQuery(v *fastjson.Value) (BackstopQuery, *jsonrpc.Error) {
-	q := BackstopQuery{Limit: BackstopLimitDefault}
-	if absent(v) {
-		return q, nil
-	}
-	if v.Type() != fastjson.TypeObject {
-		return q, errBackstopQuery
-	}
-	if err := checkMembers(v, "backstop transfers query", backstopMembers); err != nil {
-		return q, err
-	}
-	var err *jsonrpc.Error
-	if q.Book, q.HasBook, err = parseBookFilter(v); err != nil {
-		return q, err
-	}
-	if q.Limit, err = parseLimit(v, BackstopLimitDefault, BackstopLimitMax); err != nil {
-		return q, err
-	}
-	q.Cursor, q.HasCursor, err = parseSeqCursor(v)
-	return q, err
-}
-
-func parseBookFilter(v *fastjson.Value) (clob.Hash, bool, *jsonrpc.Error) {
-	f := v.Get("orderbook_id")
-	if absent(f) {
-		return clob.Hash{}, false, nil
-	}
-	id, err := ParseOrderbookID(f)
-	if err != nil {
-		return id, false, errOrdersBook
-	}
-	return id, true, nil
-}
-
-func parseLimit(v *fastjson.Value, def, max int) (int, *jsonrpc.Error) {
-	f := v.Get("limit")
-	if absent(f) {
-		return def, nil
-	}
-	n, err := jsonrpc.ParseQuantity(f)
-	if err != nil || n < 1 {
-		return 0, errOrdersLimit
-	}
-	return int(min(n, uint64(max))), nil
-}
-
-func parseSeqCursor(v *fastjson.Value) (SeqCursor, bool, *jsonrpc.Error) {
-	var c SeqCursor
-	f := v.Get("cursor")
-	if absent(f) {
-		return c, false, nil
-	}
-	s, ferr := f.StringBytes()
-	if ferr != nil {
-		return c, false, errSeqCursor
-	}
-	ts, rest, ok := cutDecimal(s)
-	if !ok || ts > math.MaxInt64 || len(rest) == 0 || rest[0] != ':' {
-		return c, false, errSeqCursor
-	}
-	seq, rest, ok := cutDecimal(rest[1:])
-	if !ok || len(rest) > 0 {
-		return c, false, errSeqCursor
-	}
-	return SeqCursor{TsUs: int64(ts), Seq: seq}, true, nil
 }

@@ -75,6 +75,17 @@ func (s Status) String() string {
 	return "unknown"
 }
 
+// StatusNamed returns the status whose name (String) is name, or
+// StatusAny when none is (the empty name included).
+func StatusNamed(name []byte) Status {
+	for s := StatusPending; s < statusCount; s++ {
+		if string(name) == statusText[s] {
+			return s
+		}
+	}
+	return StatusAny
+}
+
 // Terminal reports whether the order has left (or never entered) its book.
 func (s Status) Terminal() bool { return s > StatusActive }
 

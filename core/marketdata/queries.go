@@ -86,6 +86,10 @@ func (x *Index) Orderbook(bookID clob.Hash, buys, sells []clob.Level, depth int)
 	return s, true
 }
 
+// OrdersBooksMax bounds the orderbook list of an ob_getOrders query
+// (clob_ids, alias orderbook_ids), as the subscriptions bound theirs.
+const OrdersBooksMax = 64
+
 // OrdersQuery is the decoded ob_getOrders query.
 type OrdersQuery struct {
 	Book    clob.Hash

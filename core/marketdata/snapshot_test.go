@@ -87,7 +87,15 @@ func checkInvariants(t *testing.T, x *Index) {
 // answers encodes every query the ob_ methods can ask of x, each named.
 func answers(x *Index) map[string]string {
 	out := map[string]string{}
-	out["markets"] = string(AppendMarkets(nil, x.Markets(nil)))
+	ms := x.Markets(nil)
+	for i := range ms {
+		// The snapshot does not carry the perp parameters (the engine's
+		// copy counts), nor did ob_getMarkets show them.
+		c := *ms[i].Config
+		c.Perp = clob.PerpParams{}
+		ms[i].Config = &c
+	}
+	out["markets"] = string(appendDump(nil, ms))
 	levels := []clob.Level{{Price: dec("7"), Volume: dec("3"), Orders: 1}, {Price: dec("6"), Volume: dec("2"), Orders: 2}}
 	books := append([]clob.Hash{hashOf(0xee)}, x.bookIDs...) // an unknown book too
 	var owners []clob.Address
@@ -98,7 +106,7 @@ func answers(x *Index) map[string]string {
 	for _, id := range books {
 		for _, depth := range []int{0, 1} {
 			s, ok := x.Orderbook(id, levels, levels, depth)
-			out[fmt.Sprintf("orderbook %x depth %d", id, depth)] = fmt.Sprint(ok, string(AppendOrderbook(nil, &s)))
+			out[fmt.Sprintf("orderbook %x depth %d", id, depth)] = fmt.Sprint(ok, string(appendDump(nil, &s)))
 		}
 		for r := range resolutionCount {
 			for _, q := range []CandlesQuery{
@@ -107,7 +115,7 @@ func answers(x *Index) map[string]string {
 				{Resolution: r, FromUs: x.nowUs - 3*dayUs, ToUs: x.nowUs - dayUs},
 			} {
 				cs, ok := x.Candles(nil, id, &q)
-				out[fmt.Sprintf("candles %x %+v", id, q)] = fmt.Sprint(ok, string(AppendCandles(nil, cs)))
+				out[fmt.Sprintf("candles %x %+v", id, q)] = fmt.Sprint(ok, string(appendDump(nil, cs)))
 			}
 		}
 	}
@@ -117,7 +125,7 @@ func answers(x *Index) map[string]string {
 		return cash, locked
 	}
 	for _, owner := range owners {
-		out[fmt.Sprintf("positions %x", owner)] = string(AppendPositions(nil, &PositionsData{Spot: x.Positions(nil, owner, balances)}))
+		out[fmt.Sprintf("positions %x", owner)] = string(appendDump(nil, &PositionsData{Spot: x.Positions(nil, owner, balances)}))
 		for _, q := range ordersQueries(books) {
 			out[fmt.Sprintf("orders %x %+v", owner, q)] = allPages(x, owner, q)
 		}
@@ -147,7 +155,7 @@ func allPages(x *Index, owner clob.Address, q OrdersQuery) string {
 	var out []byte
 	for range 1000 {
 		page := x.Orders(nil, owner, &q)
-		out = AppendOrders(out, &page)
+		out = appendDump(out, &page)
 		if !page.HasNext {
 			break
 		}

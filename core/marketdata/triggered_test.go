@@ -7,17 +7,6 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 )
 
-// firedLive answers Order for the orders fired triggers became.
-type firedLive struct {
-	perpLive
-	orders map[clob.Hash]clob.OrderInfo
-}
-
-func (l *firedLive) Order(id clob.Hash) (clob.OrderInfo, bool) {
-	o, ok := l.orders[id]
-	return o, ok
-}
-
 // armedMeta is alice's trigger id on bookP, admitted at tsUs.
 func armedMeta(id byte, tsUs int64, typ, grouping uint8) *OrderMeta {
 	m := meta(id, bookP, alice, uint64(id), tsUs, clob.Sell)
@@ -28,16 +17,16 @@ func armedMeta(id byte, tsUs int64, typ, grouping uint8) *OrderMeta {
 
 // triggeredState has three of alice's triggers: one fired and its order
 // landed and traded, one cancelled, one still armed.
-func triggeredState() (*Index, *firedLive) {
-	live := &firedLive{orders: map[clob.Hash]clob.OrderInfo{}}
-	live.cfg = *marketP()
+// The engine (live) answers Order for the orders fired triggers became.
+func triggeredState() (*Index, fakeLive) {
+	live := fakeLive{}
 	x := New(live)
 	x.AddMarket(marketA())
-	x.AddMarket(marketP())
+	x.AddMarket(marketPH())
 	x.AdmittedTrigger(armedMeta(0x41, 100, clob.TriggerStopLoss, 0))
 	x.AdmittedTrigger(armedMeta(0x42, 200, clob.TriggerTakeProfit, clob.GroupingAsset))
 	x.AdmittedTrigger(armedMeta(0x43, 300, clob.TriggerTakeProfit, clob.GroupingAsset))
-	live.orders[hashOf(0x41)] = clob.OrderInfo{ID: hashOf(0x41), Book: bookP, Owner: alice, Side: clob.Sell,
+	live[hashOf(0x41)] = clob.OrderInfo{ID: hashOf(0x41), Book: bookP, Owner: alice, Side: clob.Sell,
 		Type: clob.Market, Flags: clob.FlagIOC, Price: dec("2700" + e18[1:]), Size: dec("2" + e18[1:]),
 		Pending: true, DeadlineUs: 2_000_000}
 	res := mkTick(1_500_000, bookTick{book: bookP})
@@ -72,14 +61,8 @@ func TestFiredTriggerBecomesOrder(t *testing.T) {
 	if _, ok := x.armed[hashOf(0x42)]; ok || len(x.armed) != 1 {
 		t.Fatalf("armed %v, want only 0x43", x.armed)
 	}
-	js := string(AppendOrder(nil, o, false))
-	for _, want := range []string{`"kind":"triggered"`, `"tx_hash":"0x` + strings.Repeat("00", 32) + `"`, `"nonce":65`, `"trigger_type":"stop_loss"`} {
-		if !strings.Contains(js, want) {
-			t.Fatalf("order JSON %s lacks %s", js, want)
-		}
-	}
-	if strings.Contains(js, `"grouping"`) {
-		t.Fatalf("ungrouped order JSON %s has grouping", js)
+	if m.Grouping != clob.GroupingNone {
+		t.Fatalf("ungrouped trigger's order has grouping %d", m.Grouping)
 	}
 	page := x.Orders(nil, alice, &OrdersQuery{Limit: OrdersLimitMax})
 	if len(page.Orders) != 1 || page.Orders[0].Meta.ID != hashOf(0x41) {
@@ -96,7 +79,7 @@ func TestTriggeredSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	live.orders[hashOf(0x43)] = clob.OrderInfo{ID: hashOf(0x43), Book: bookP, Owner: alice, Side: clob.Sell, Type: clob.Limit,
+	live[hashOf(0x43)] = clob.OrderInfo{ID: hashOf(0x43), Book: bookP, Owner: alice, Side: clob.Sell, Type: clob.Limit,
 		Price: dec("3100" + e18[1:]), Size: dec(e18), Pending: true, DeadlineUs: 3_000_000}
 	res := mkTick(2_500_000, bookTick{book: bookP})
 	res.Events = append(res.Events, clob.Event{Kind: clob.EventTriggerFired, Book: bookP, OrderID: hashOf(0x43), Owner: alice})
@@ -104,8 +87,8 @@ func TestTriggeredSnapshot(t *testing.T) {
 	if o, ok := y.Order(hashOf(0x43)); !ok || o.Meta.Kind != KindTriggered || o.Meta.TriggerType != clob.TriggerTakeProfit || o.Status != StatusPending {
 		t.Fatalf("the armed trigger loaded did not become an order: %v", ok)
 	}
-	if js := string(AppendOrder(nil, o43(y), false)); !strings.Contains(js, `"trigger_type":"take_profit","grouping":"asset"}`) {
-		t.Fatalf("grouped fired order %s", js)
+	if m := o43(y).Meta; m.TriggerType != clob.TriggerTakeProfit || m.Grouping != clob.GroupingAsset {
+		t.Fatalf("grouped fired order %+v", m)
 	}
 	checkRoundTrip(t, y)
 }
@@ -113,4 +96,34 @@ func TestTriggeredSnapshot(t *testing.T) {
 func o43(x *Index) *Order {
 	o, _ := x.Order(hashOf(0x43))
 	return o
+}
+
+// A fired trigger's order has no transaction: ob_getOrders lists it with a
+// zero tx_hash (the openapi: "Zero for engine-generated orders (liquidations,
+// fired-trigger synthetics)"), whatever hash the admitted trigger came
+// with; a snapshot holding one with a hash, armed or listed, is refused.
+func TestTriggeredOrderTxZero(t *testing.T) {
+	x, _ := triggeredState()
+	o, ok := x.Order(hashOf(0x41))
+	if !ok || o.Meta.TxHash != (clob.Hash{}) {
+		t.Fatalf("fired order %v: tx %x", ok, o.Meta.TxHash)
+	}
+	page := x.Orders(nil, alice, &OrdersQuery{Limit: OrdersLimitMax})
+	if len(page.Orders) != 1 || page.Orders[0].Meta.Kind != KindTriggered || page.Orders[0].Meta.TxHash != (clob.Hash{}) {
+		t.Fatalf("ob_getOrders lists %d orders, the first %+v", len(page.Orders), page.Orders[0].Meta)
+	}
+	for _, where := range []string{"order", "armed"} {
+		x, live := triggeredState()
+		if where == "order" {
+			o, _ := x.Order(hashOf(0x41))
+			o.Meta.TxHash = hashOf(0xc1)
+		} else {
+			m := x.armed[hashOf(0x43)]
+			m.TxHash = hashOf(0xc3)
+			x.armed[hashOf(0x43)] = m
+		}
+		if _, err := Load(live, x.AppendSnapshot(nil)); err == nil || !strings.Contains(err.Error(), "a triggered order with a transaction hash") {
+			t.Fatalf("%s with a tx hash: %v", where, err)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
@@ -208,10 +209,10 @@ func ptr[T any](v T) *T { return &v }
 func (n *Node) marketState() string {
 	var out strings.Builder
 	n.ReadMarkets(func(v MarketView) {
-		out.Write(marketdata.AppendMarkets(nil, v.Index.Markets(nil)))
+		out.Write(obwire.AppendMarkets(nil, v.Index.Markets(nil)))
 		for i := range 6 {
 			page := v.Index.Orders(nil, clob.Address(DevAddress(i)), &marketdata.OrdersQuery{Limit: 100})
-			out.Write(marketdata.AppendOrders(nil, &page))
+			out.Write(obwire.AppendOrders(nil, &page))
 		}
 	})
 	for _, m := range DevMarkets() {

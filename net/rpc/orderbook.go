@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/net/node"
@@ -38,15 +39,15 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	c.s.node.ReadMarkets(func(v node.MarketView) {
 		switch string(c.req.Method) {
 		case "ob_getMarkets":
-			dst = marketdata.AppendMarkets(dst, v.Index.Markets(nil))
+			dst = obwire.AppendMarkets(dst, v.Index.Markets(nil))
 		case "ob_getPositions":
 			dst, err = c.getPositions(dst, v)
 		case "ob_getTriggers":
 			dst, err = c.getTriggers(dst, v)
 		case "ob_getOraclePrices":
-			dst, err = c.getPerpMarkets(dst, v, marketdata.AppendOraclePrices)
+			dst, err = c.getPerpMarkets(dst, v, obwire.AppendOraclePrices)
 		case "ob_getFundingRates":
-			dst, err = c.getPerpMarkets(dst, v, marketdata.AppendFundingRates)
+			dst, err = c.getPerpMarkets(dst, v, obwire.AppendFundingRates)
 		case "ob_getRankedPositions":
 			dst, err = c.getRankedPositions(dst, v)
 		}
@@ -59,7 +60,7 @@ func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	depth, err := marketdata.ParseDepth(c.req.Param(1))
+	depth, err := obwire.ParseDepth(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
@@ -67,7 +68,7 @@ func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 	if !ok {
 		return dst, errUnknownOrderbook
 	}
-	return marketdata.AppendOrderbook(dst, &snap), nil
+	return obwire.AppendOrderbook(dst, &snap), nil
 }
 
 var errUnknownOrderbook = jsonrpc.InvalidParams("unknown orderbook")
@@ -78,7 +79,7 @@ func (c *call) orderbookID(i int) (clob.Hash, *jsonrpc.Error) {
 	if v == nil {
 		return clob.Hash{}, missingParam(i)
 	}
-	return marketdata.ParseOrderbookID(v)
+	return obwire.ParseOrderbookID(v)
 }
 
 func (c *call) getOrders(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
@@ -86,12 +87,12 @@ func (c *call) getOrders(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Erro
 	if err != nil {
 		return dst, err
 	}
-	q, err := marketdata.ParseOrdersQuery(c.req.Param(1))
+	q, err := obwire.ParseOrdersQuery(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
 	page := x.Orders(nil, clob.Address(owner), &q)
-	return marketdata.AppendOrders(dst, &page), nil
+	return obwire.AppendOrders(dst, &page), nil
 }
 
 func (c *call) getCandles(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
@@ -102,7 +103,7 @@ func (c *call) getCandles(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Err
 	// Both the openapi's [id, query] and the live guide's positional
 	// [id, startTimestamp, endTimestamp, interval]; orderbookID(0) saw
 	// params[0].
-	q, err := marketdata.ParseCandlesParams(c.req.Params.GetArray()[1:])
+	q, err := obwire.ParseCandlesParams(c.req.Params.GetArray()[1:])
 	if err != nil {
 		return dst, err
 	}
@@ -110,7 +111,7 @@ func (c *call) getCandles(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Err
 	if !ok {
 		return dst, errUnknownOrderbook
 	}
-	return marketdata.AppendCandles(dst, candles), nil
+	return obwire.AppendCandles(dst, candles), nil
 }
 
 func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
@@ -119,7 +120,7 @@ func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Err
 		return dst, err
 	}
 	d := v.Positions(clob.Address(owner))
-	return marketdata.AppendPositions(dst, &d), nil
+	return obwire.AppendPositions(dst, &d), nil
 }
 
 func (c *call) getFills(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
@@ -127,12 +128,12 @@ func (c *call) getFills(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error
 	if err != nil {
 		return dst, err
 	}
-	q, err := marketdata.ParseFillsQuery(c.req.Param(1))
+	q, err := obwire.ParseFillsQuery(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
 	page := x.Fills(clob.Address(owner), &q)
-	return x.AppendFills(dst, &page), nil
+	return obwire.AppendFills(dst, x, &page), nil
 }
 
 // getBackstopTransfers answers [address, query] as the openapi writes it;
@@ -152,11 +153,11 @@ func (c *call) getBackstopTransfers(dst []byte, x *marketdata.Index) ([]byte, *j
 		}
 		user, hasUser = clob.Address(a), true
 	}
-	q, err := marketdata.ParseBackstopQuery(c.req.Param(qi))
+	q, err := obwire.ParseBackstopQuery(c.req.Param(qi))
 	if err != nil {
 		return dst, err
 	}
 	q.User, q.HasUser = user, hasUser
 	page := x.BackstopTransfers(&q)
-	return marketdata.AppendBackstopTransfers(dst, &page), nil
+	return obwire.AppendBackstopTransfers(dst, &page), nil
 }

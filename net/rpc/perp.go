@@ -6,6 +6,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
@@ -148,7 +149,7 @@ func (c *call) getPerpMarkets(dst []byte, v node.MarketView, appendAll func([]by
 	if p == nil || p.Type() == fastjson.TypeNull {
 		return appendAll(dst, v.Index.PerpMarkets(nil)), nil
 	}
-	id, err := marketdata.ParseOrderbookID(p)
+	id, err := obwire.ParseOrderbookID(p)
 	if err != nil {
 		return dst, err
 	}
@@ -169,19 +170,19 @@ func (c *call) getTriggers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Erro
 	if err != nil {
 		return dst, err
 	}
-	q, err := marketdata.ParseTriggersQuery(c.req.Param(1))
+	q, err := obwire.ParseTriggersQuery(c.req.Param(1))
 	if err != nil {
 		return dst, err
 	}
 	page := marketdata.PageTriggers(nil, c.s.node.Triggers(clob.Address(owner)), &q)
-	return marketdata.AppendTriggers(dst, &page), nil
+	return obwire.AppendTriggers(dst, &page), nil
 }
 
 // getRankedPositions answers ob_getRankedPositions [limit?, offset?,
 // address?]: the accounts with open perp positions closest to liquidation
 // first (node.MarketView.AtRisk), each with its positions object.
 func (c *call) getRankedPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
-	q, err := marketdata.ParseRankedQuery(c.req.Param(0), c.req.Param(1), c.req.Param(2))
+	q, err := obwire.ParseRankedQuery(c.req.Param(0), c.req.Param(1), c.req.Param(2))
 	if err != nil {
 		return dst, err
 	}
@@ -200,5 +201,5 @@ func (c *call) getRankedPositions(dst []byte, v node.MarketView) ([]byte, *jsonr
 			}
 		}
 	}
-	return marketdata.AppendRanked(dst, &page), nil
+	return obwire.AppendRanked(dst, &page), nil
 }

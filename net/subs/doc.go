@@ -63,7 +63,7 @@
 // # Channels
 //
 //   - svc_orderbook (delta): per book that ran, the ob_getOrderbook object
-//     (marketdata.AppendOrderbook) cut to depth.
+//     (obwire.AppendOrderbook) cut to depth.
 //   - svc_orders (delta): per book, the array of OrderUpdate of the
 //     subscription's events (type new/invalid with the ob_getOrders order
 //     fields, fill, expired, canceled, modified); nothing when empty.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/core/tickrec"
@@ -48,7 +49,7 @@ func appendOrderbook(dst []byte, s *marketdata.Snapshot, depth int) []byte {
 		snap.Buys = snap.Buys[:min(depth, len(snap.Buys))]
 		snap.Sells = snap.Sells[:min(depth, len(snap.Sells))]
 	}
-	return marketdata.AppendOrderbook(dst, &snap)
+	return obwire.AppendOrderbook(dst, &snap)
 }
 
 // appendCandleTick appends one CandleTick:
@@ -80,7 +81,7 @@ func appendMarketEntry(dst []byte, m *marketdata.Market) []byte {
 	dst = jsonrpc.AppendData(dst, m.Config.ID[:])
 	dst = append(dst, ',')
 	start := len(dst)
-	dst = marketdata.AppendMarkets(dst, []marketdata.Market{*m}) // [{…}]
+	dst = obwire.AppendMarkets(dst, []marketdata.Market{*m}) // [{…}]
 	// Drop "[{" and "]": the entry's members follow ours.
 	n := copy(dst[start:], dst[start+2:len(dst)-1])
 	return dst[:start+n]
@@ -91,19 +92,19 @@ func appendPositionsUpdate(dst []byte, account *clob.Address, ps *marketdata.Pos
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
 	dst = append(dst, `,"data":`...)
-	dst = marketdata.AppendPositions(dst, ps)
+	dst = obwire.AppendPositions(dst, ps)
 	return append(dst, '}')
 }
 
 // appendTriggersUpdate appends a TriggersUpdate: "account" in front of the
-// ob_getTriggers page's members (marketdata.AppendTriggers).
+// ob_getTriggers page's members (obwire.AppendTriggers).
 func appendTriggersUpdate(dst []byte, account *clob.Address, ts []marketdata.Trigger) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, account[:])
 	dst = append(dst, ',')
 	start := len(dst)
 	page := marketdata.TriggersPage{Triggers: ts, Total: len(ts)}
-	dst = marketdata.AppendTriggers(dst, &page) // {…}
+	dst = obwire.AppendTriggers(dst, &page) // {…}
 	// Drop the page's "{": its members follow ours.
 	n := copy(dst[start:], dst[start+1:])
 	return dst[:start+n]

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/core/tickrec"
@@ -55,7 +56,7 @@ func TestOrderbookEncodeOnceAndDepth(t *testing.T) {
 		t.Fatalf("depth not applied: %v", shallow)
 	}
 	// Same shape as ob_getOrderbook.
-	var snap = marketdata.AppendOrderbook(nil, &marketdata.Snapshot{})
+	var snap = obwire.AppendOrderbook(nil, &marketdata.Snapshot{})
 	var a, b map[string]any
 	_ = json.Unmarshal(snap, &a)
 	_ = json.Unmarshal([]byte(rawResults(t, conns[0], ids[0])[0]), &b)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/core/tickrec"
@@ -73,7 +74,7 @@ func (b *bookRec) modification(id clob.Hash) *tickrec.Modification {
 // when single (the subscription names exactly one account). A triggered
 // order's tx is zero (engine-made: marketdata.AdmittedTrigger drops the
 // trigger's transaction), its trigger and grouping are named by
-// marketdata.TriggerTypeName and marketdata.AppendGrouping, as in ob_getOrders.
+// obwire.TriggerTypeName and obwire.AppendGrouping, as in ob_getOrders.
 func (b *bookRec) appendOrdersV2(dst []byte, tickUs int64, f accountFilter, single bool, sc *scratch) []byte {
 	sc.reset()
 	for i := range b.upd.Created {
@@ -141,7 +142,7 @@ func appendEntityV2(dst []byte, tickUs int64, m *marketdata.OrderMeta, sc *scrat
 	dst = append(dst, `,"px":`...)
 	dst = appendDecimal(dst, &m.Price)
 	dst = append(dst, `,"sz":`...)
-	dst = marketdata.AppendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
+	dst = obwire.AppendSignedDecimal(dst, &m.Size, m.Side == clob.Sell)
 	if m.TTLUs > 0 {
 		dst = append(dst, `,"end":`...)
 		dst = strconv.AppendInt(dst, tickUs+m.TTLUs, 10)
@@ -162,9 +163,9 @@ func appendEntityV2(dst []byte, tickUs int64, m *marketdata.OrderMeta, sc *scrat
 		dst = append(dst, `,"kind":"`...)
 		dst = append(dst, m.Kind.String()...)
 		dst = append(dst, `","trigger":"`...)
-		dst = append(dst, marketdata.TriggerTypeName(m.TriggerType)...)
+		dst = append(dst, obwire.TriggerTypeName(m.TriggerType)...)
 		dst = append(dst, '"')
-		dst = marketdata.AppendGrouping(dst, m.Grouping)
+		dst = obwire.AppendGrouping(dst, m.Grouping)
 	}
 	return append(dst, '}')
 }
@@ -227,11 +228,11 @@ func (b *bookRec) appendEventV2(dst []byte, e *clob.Event, sc *scratch, single b
 		}
 		if b.upd.Kind == clob.Perp {
 			dst = append(dst, `,"pa":`...)
-			dst = marketdata.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+			dst = obwire.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
 		}
 	case clob.EventLiquidation:
 		dst = append(dst, `,"sz":`...)
-		dst = marketdata.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+		dst = obwire.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
 		dst = append(dst, `,"px":`...)
 		dst = appendDecimal(dst, &e.Price)
 	case clob.EventTriggerFired:
@@ -334,7 +335,7 @@ func (b *bookRec) appendOrderV1(dst []byte, head string, tickUs int64, e *clob.E
 		o.EndUs = tickUs + m.TTLUs
 	}
 	at := len(dst)
-	dst = marketdata.AppendOrder(dst, &o, false)
+	dst = obwire.AppendOrder(dst, &o, false)
 	n := copy(dst[at:], dst[at+1:])
 	return dst[:at+n]
 }
@@ -374,9 +375,9 @@ func (b *bookRec) appendFillV1(dst []byte, e *clob.Event) []byte {
 	if b.upd.Kind == clob.Perp {
 		before := marketdata.PositionBefore(e.Side, &e.Base, e.Position)
 		dst = append(dst, `,"position_before":`...)
-		dst = marketdata.AppendSignedDecimal(dst, &before.Abs, before.Neg)
+		dst = obwire.AppendSignedDecimal(dst, &before.Abs, before.Neg)
 		dst = append(dst, `,"position_after":`...)
-		dst = marketdata.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
+		dst = obwire.AppendSignedDecimal(dst, &e.Position.Abs, e.Position.Neg)
 	}
 	return append(dst, '}')
 }

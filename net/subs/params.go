@@ -6,8 +6,8 @@ import (
 	"strconv"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/valyala/fastjson"
 )
 
@@ -342,7 +342,7 @@ func parseBooksParam(s *spec, v *fastjson.Value) *jsonrpc.Error {
 		return nil
 	}
 	var err *jsonrpc.Error
-	s.books, err = marketdata.ParseBookList(ids, BooksFilterMax, errBooks, errBooksCount)
+	s.books, err = obwire.ParseBookList(ids, BooksFilterMax, errBooks, errBooksCount)
 	return err
 }
 

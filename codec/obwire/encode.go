@@ -1,4 +1,4 @@
-package marketdata
+package obwire
 
 import (
 	"strconv"
@@ -6,6 +6,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 )
 
 // JSON encoders of the ob_ results. Each appends one JSON value to dst and
@@ -14,7 +15,7 @@ import (
 // decimal string (order sizes, book level keys).
 
 // AppendMarkets appends the ob_getMarkets array.
-func AppendMarkets(dst []byte, ms []Market) []byte {
+func AppendMarkets(dst []byte, ms []marketdata.Market) []byte {
 	dst = append(dst, '[')
 	for i := range ms {
 		if i > 0 {
@@ -25,7 +26,7 @@ func AppendMarkets(dst []byte, ms []Market) []byte {
 	return append(dst, ']')
 }
 
-func appendMarket(dst []byte, m *Market) []byte {
+func appendMarket(dst []byte, m *marketdata.Market) []byte {
 	c := m.Config
 	dst = append(dst, `{"id":`...)
 	dst = jsonrpc.AppendData(dst, c.ID[:])
@@ -71,7 +72,7 @@ func appendMarketType(dst []byte, k clob.MarketKind) []byte {
 // AppendOrderbook appends the ob_getOrderbook object. Levels are keyed by
 // their price as a decimal string, buys best (highest) first and sells best
 // (lowest) first, as the openapi example writes them.
-func AppendOrderbook(dst []byte, s *Snapshot) []byte {
+func AppendOrderbook(dst []byte, s *marketdata.Snapshot) []byte {
 	dst = append(dst, `{"orderbook_id":`...)
 	dst = jsonrpc.AppendData(dst, s.Book[:])
 	dst = append(dst, `,"buys":`...)
@@ -108,7 +109,7 @@ func appendLevels(dst []byte, levels []clob.Level) []byte {
 
 // AppendOrders appends the ob_getOrders object: orders, total_count (only
 // when the query asked with_total) and next_cursor (null on the last page).
-func AppendOrders(dst []byte, p *OrdersPage) []byte {
+func AppendOrders(dst []byte, p *marketdata.OrdersPage) []byte {
 	dst = append(dst, `{"orders":[`...)
 	for i, o := range p.Orders {
 		if i > 0 {
@@ -134,7 +135,7 @@ func AppendOrders(dst []byte, p *OrdersPage) []byte {
 
 // AppendCursor appends the cursor's wire text (unquoted):
 // "{ts}:{nonce}:{order_id_hex}", the id as 64 lowercase hex digits without 0x.
-func AppendCursor(dst []byte, c *Cursor) []byte {
+func AppendCursor(dst []byte, c *marketdata.Cursor) []byte {
 	dst = strconv.AppendInt(dst, c.TsUs, 10)
 	dst = append(dst, ':')
 	dst = strconv.AppendUint(dst, c.Nonce, 10)
@@ -148,7 +149,7 @@ func AppendCursor(dst []byte, c *Cursor) []byte {
 const hexDigits = "0123456789abcdef"
 
 // AppendOrder appends one Order object. fills is [] unless withFills.
-func AppendOrder(dst []byte, o *Order, withFills bool) []byte {
+func AppendOrder(dst []byte, o *marketdata.Order, withFills bool) []byte {
 	m := &o.Meta
 	dst = append(dst, `{"orderbook_id":`...)
 	dst = jsonrpc.AppendData(dst, m.Book[:])
@@ -184,7 +185,7 @@ func AppendOrder(dst []byte, o *Order, withFills bool) []byte {
 	return appendOrderTail(dst, o, withFills)
 }
 
-func appendOrderTail(dst []byte, o *Order, withFills bool) []byte {
+func appendOrderTail(dst []byte, o *marketdata.Order, withFills bool) []byte {
 	m := &o.Meta
 	dst = appendU256Field(dst, `,"filled_base_amount":`, &o.FilledBase)
 	dst = appendU256Field(dst, `,"filled_quote_amount":`, &o.FilledQuote)
@@ -221,7 +222,7 @@ func appendOrderTail(dst []byte, o *Order, withFills bool) []byte {
 	if m.Flags&clob.FlagPostOnly != 0 {
 		dst = append(dst, `,"post_only":true`...) // both kinds; omitted when false
 	}
-	if m.Kind == KindTriggered {
+	if m.Kind == marketdata.KindTriggered {
 		dst = append(dst, `,"trigger_type":"`...)
 		dst = append(dst, TriggerTypeName(m.TriggerType)...)
 		dst = append(dst, '"')
@@ -230,21 +231,9 @@ func appendOrderTail(dst []byte, o *Order, withFills bool) []byte {
 	return append(dst, '}')
 }
 
-// ValidTriggerType reports whether t is a trigger type the engine takes:
-// clob.TriggerTakeProfit or clob.TriggerStopLoss.
-func ValidTriggerType(t uint8) bool {
-	return t == clob.TriggerTakeProfit || t == clob.TriggerStopLoss
-}
-
-// ValidGrouping reports whether g is a trigger grouping the engine takes:
-// clob.GroupingNone or clob.GroupingAsset.
-func ValidGrouping(g uint8) bool {
-	return g == clob.GroupingNone || g == clob.GroupingAsset
-}
-
 // TriggerTypeName is the wire name of a trigger type (the openapi
 // TriggerType): "take_profit" or "stop_loss".
-// REQUIRES: ValidTriggerType(t).
+// REQUIRES: marketdata.ValidTriggerType(t).
 func TriggerTypeName(t uint8) string {
 	if t == clob.TriggerTakeProfit {
 		return "take_profit"
@@ -256,7 +245,7 @@ func TriggerTypeName(t uint8) string {
 // TriggerGrouping): "none" or "asset". Every encoder names a grouping
 // through it: ob_getTriggers always, an order (ob_getOrders, svc_orders,
 // svc_orders_v2) through AppendGrouping.
-// REQUIRES: ValidGrouping(g).
+// REQUIRES: marketdata.ValidGrouping(g).
 func GroupingName(g uint8) string {
 	if g == clob.GroupingAsset {
 		return "asset"
@@ -275,7 +264,7 @@ func AppendGrouping(dst []byte, grouping uint8) []byte {
 	return append(dst, '"')
 }
 
-func appendFill(dst []byte, f *Fill) []byte {
+func appendFill(dst []byte, f *marketdata.Fill) []byte {
 	dst = appendU256Field(dst, `{"base_amount":`, &f.Base)
 	dst = appendU256Field(dst, `,"quote_amount":`, &f.Quote)
 	dst = append(dst, `,"timestamp":`...)
@@ -302,7 +291,7 @@ func effectivePrice(z, quote, base *uint256.Int) {
 }
 
 // AppendCandles appends the ob_getCandles array.
-func AppendCandles(dst []byte, cs []Candle) []byte {
+func AppendCandles(dst []byte, cs []marketdata.Candle) []byte {
 	dst = append(dst, '[')
 	for i := range cs {
 		c := &cs[i]
@@ -325,7 +314,7 @@ func AppendCandles(dst []byte, cs []Candle) []byte {
 // perp positions, then the account totals (null without a margin summary).
 // The index sees neither deposits nor withdrawals, so a spot holding's cost
 // basis and PnL, and net_deposits, are null rather than guessed.
-func AppendPositions(dst []byte, d *PositionsData) []byte {
+func AppendPositions(dst []byte, d *marketdata.PositionsData) []byte {
 	dst = append(dst, `{"positions":[`...)
 	for i := range d.Spot {
 		p := &d.Spot[i]

@@ -1,4 +1,4 @@
-package marketdata
+package obwire
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/valyala/fastjson"
 )
 
@@ -44,7 +45,7 @@ func marketP() *clob.MarketConfig {
 func neg(s string) clob.Signed { return clob.Signed{Neg: true, Abs: dec(s)} }
 func pos(s string) clob.Signed { return clob.Signed{Abs: dec(s)} }
 
-func newPerpIndex() (*Index, *perpLive) {
+func newPerpIndex() (*marketdata.Index, *perpLive) {
 	live := &perpLive{cfg: *marketP(), info: clob.PerpInfo{
 		Book: bookP, Oracle: dec("3000" + e18[1:]), Mark: dec("3001" + e18[1:]), FundingRate: neg("25"),
 		FundingIndex: pos("7"), FundingLastUs: 1_500_000, OpenInterest: dec("6002" + e18[1:]),
@@ -55,7 +56,7 @@ func newPerpIndex() (*Index, *perpLive) {
 		Realized: pos("5"), Funding: neg("3"), InitialMargin: dec("300100000000000000000"),
 		Maintenance: dec("150050000000000000000"), Liquidation: dec("4000" + e18[1:]), EntryFundingIx: pos("1"),
 	}}
-	x := New(live)
+	x := marketdata.New(live)
 	x.AddMarket(marketA())
 	cfg := *marketP()
 	cfg.Perp = clob.PerpParams{} // as after a snapshot load: the engine's copy counts
@@ -126,7 +127,7 @@ func TestPerpPositionsJSON(t *testing.T) {
 		}
 		return
 	}
-	d := PositionsData{Spot: x.Positions(nil, alice, balances), Perps: x.PerpPositions(nil, live.AppendPositions(nil, alice)), HasMargin: true,
+	d := marketdata.PositionsData{Spot: x.Positions(nil, alice, balances), Perps: x.PerpPositions(nil, live.AppendPositions(nil, alice)), HasMargin: true,
 		Margin: clob.MarginInfo{Owner: alice, Cash: neg("1" + e18[1:]), Equity: neg("3" + e18[1:]), Unrealized: neg("2" + e18[1:]),
 			Realized: pos("5"), Withdrawable: dec("0")}}
 	got := string(AppendPositions(nil, &d))
@@ -144,7 +145,7 @@ func TestPerpPositionsJSON(t *testing.T) {
 		t.Fatalf("positions:\ngot  %s\nwant %s", got, want)
 	}
 	// Perp positions alone, no margin summary: no leading comma, null totals.
-	d = PositionsData{Perps: x.PerpPositions(nil, live.AppendPositions(nil, alice))}
+	d = marketdata.PositionsData{Perps: x.PerpPositions(nil, live.AppendPositions(nil, alice))}
 	if got := string(AppendPositions(nil, &d)); !strings.HasPrefix(got, `{"positions":[{"kind":"perp"`) ||
 		!strings.Contains(got, `],"total_unrealized_pnl":null,`) {
 		t.Fatalf("perp only: %s", got)
@@ -175,8 +176,8 @@ func TestAddUnsigned(t *testing.T) {
 	}
 }
 
-func trigger(book clob.Hash, id byte) Trigger {
-	return Trigger{TxHash: hashOf(id + 100), HasTx: id != 1, Info: clob.TriggerInfo{ID: hashOf(id), Book: book, Owner: alice, Nonce: uint64(id), Side: clob.Sell, Size: dec(e18),
+func trigger(book clob.Hash, id byte) marketdata.Trigger {
+	return marketdata.Trigger{TxHash: hashOf(id + 100), HasTx: id != 1, Info: clob.TriggerInfo{ID: hashOf(id), Book: book, Owner: alice, Nonce: uint64(id), Side: clob.Sell, Size: dec(e18),
 		LimitPrice: dec("0"), TriggerPrice: dec("2900" + e18[1:]), TriggerType: clob.TriggerStopLoss, Grouping: clob.GroupingAsset,
 		Flags: clob.FlagReduceOnly, DeadlineUs: 1_000_000}}
 }
@@ -184,7 +185,7 @@ func trigger(book clob.Hash, id byte) Trigger {
 // TestPageTriggers: pages of a filter neither skip nor repeat, the total
 // counts the filter before pagination, and the cursor round-trips.
 func TestPageTriggers(t *testing.T) {
-	var all []Trigger
+	var all []marketdata.Trigger
 	for i := byte(1); i <= 5; i++ {
 		all = append(all, trigger(bookA, i))
 	}
@@ -203,7 +204,7 @@ func TestPageTriggers(t *testing.T) {
 		}
 		var seen []byte
 		for pages := 0; ; pages++ {
-			p := PageTriggers(nil, all, &q)
+			p := marketdata.PageTriggers(nil, all, &q)
 			if p.Total != c.total || len(p.Triggers) > q.Limit || pages > 20 {
 				t.Fatalf("%s: total %d, page of %d", c.query, p.Total, len(p.Triggers))
 			}
@@ -234,7 +235,7 @@ func TestPageTriggers(t *testing.T) {
 			t.Fatalf("%s: saw %v, want %v", c.query, seen, c.want)
 		}
 	}
-	p := PageTriggers(nil, all[:1], &TriggersQuery{Limit: 1})
+	p := marketdata.PageTriggers(nil, all[:1], &marketdata.TriggersQuery{Limit: 1})
 	got := string(AppendTriggers(nil, &p))
 	want := `{"triggers":[{"orderbook_id":"` + idA + `","order_id":"` + idA + `","tx_hash":null` +
 		`,"bidder":"0x00000000000000000000000000000000000000a1","nonce":1,"size":"-1000000000000000000","limit_price":"0x0",` +
@@ -257,10 +258,10 @@ func TestParsePerpQueries(t *testing.T) {
 		}
 	}
 	q, err := ParseTriggersQuery(fastjson.MustParse(`{"limit":100000,"orderbook_id":null}`))
-	if err != nil || q.Limit != TriggersLimitMax || q.HasBook {
+	if err != nil || q.Limit != marketdata.TriggersLimitMax || q.HasBook {
 		t.Fatalf("clamp: %+v %v", q, err)
 	}
-	if q, err := ParseTriggersQuery(nil); err != nil || q.Limit != TriggersLimitMax {
+	if q, err := ParseTriggersQuery(nil); err != nil || q.Limit != marketdata.TriggersLimitMax {
 		t.Fatalf("absent query: %+v %v", q, err)
 	}
 
@@ -280,17 +281,17 @@ func TestParsePerpQueries(t *testing.T) {
 		}
 	}
 	q2, err := ParseRankedQuery(p("1000"), p("null"), p(`"0x00000000000000000000000000000000000000a1"`))
-	if err != nil || q2.Limit != RankedLimitMax || q2.Offset != 0 || !q2.HasAccount || q2.Account != alice {
+	if err != nil || q2.Limit != marketdata.RankedLimitMax || q2.Offset != 0 || !q2.HasAccount || q2.Account != alice {
 		t.Fatalf("ranked: %+v %v", q2, err)
 	}
-	if q2, err = ParseRankedQuery(nil, nil, nil); err != nil || q2.Limit != RankedLimitDefault || q2.HasAccount {
+	if q2, err = ParseRankedQuery(nil, nil, nil); err != nil || q2.Limit != marketdata.RankedLimitDefault || q2.HasAccount {
 		t.Fatalf("ranked defaults: %+v %v", q2, err)
 	}
 }
 
 func TestAppendRanked(t *testing.T) {
-	page := RankedPage{Total: 3, Ranked: []RankedAccount{{Account: bob, Rank: 1}}, HasQueried: true,
-		Queried: RankedAccount{Account: alice, Rank: 2}}
+	page := marketdata.RankedPage{Total: 3, Ranked: []marketdata.RankedAccount{{Account: bob, Rank: 1}}, HasQueried: true,
+		Queried: marketdata.RankedAccount{Account: alice, Rank: 2}}
 	got := string(AppendRanked(nil, &page))
 	empty := `{"positions":[],"total_unrealized_pnl":null,"total_realized_pnl":null,"perps_equity":null,"account_value":null,` +
 		`"cash":null,"withdrawable_cash":null,"net_deposits":null}`
@@ -299,7 +300,7 @@ func TestAppendRanked(t *testing.T) {
 	if got != want {
 		t.Fatalf("ranked:\ngot  %s\nwant %s", got, want)
 	}
-	if got := string(AppendRanked(nil, &RankedPage{})); got != `{"ranked":[],"total":0,"queried":null}` {
+	if got := string(AppendRanked(nil, &marketdata.RankedPage{})); got != `{"ranked":[],"total":0,"queried":null}` {
 		t.Fatalf("empty ranked: %s", got)
 	}
 }

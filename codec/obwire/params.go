@@ -1,6 +1,7 @@
-package marketdata
+package obwire
 
 import (
+	"bytes"
 	"math"
 	"slices"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/valyala/fastjson"
 )
 
@@ -40,10 +42,6 @@ var (
 	errBooksAlias    = jsonrpc.InvalidParams("clob_ids and orderbook_ids are aliases: give one")
 	errBooksAndBook  = jsonrpc.InvalidParams("orderbook_id and clob_ids (alias orderbook_ids) exclude each other: give one")
 )
-
-// OrdersBooksMax bounds the orderbook list of an ob_getOrders query
-// (clob_ids, alias orderbook_ids), as the subscriptions bound theirs.
-const OrdersBooksMax = 64
 
 // The members each query object takes: the live openapi's (OrdersQuery,
 // CandlesQuery, TriggersQuery, FillsQuery, BackstopTransfersQuery) plus
@@ -111,8 +109,8 @@ func ParseDepth(v *fastjson.Value) (int, *jsonrpc.Error) {
 
 // ParseOrdersQuery decodes ob_getOrders' optional query object. Limit is
 // OrdersLimitDefault when absent and clamped to OrdersLimitMax.
-func ParseOrdersQuery(v *fastjson.Value) (OrdersQuery, *jsonrpc.Error) {
-	q := OrdersQuery{Limit: OrdersLimitDefault}
+func ParseOrdersQuery(v *fastjson.Value) (marketdata.OrdersQuery, *jsonrpc.Error) {
+	q := marketdata.OrdersQuery{Limit: marketdata.OrdersLimitDefault}
 	if absent(v) {
 		return q, nil
 	}
@@ -137,7 +135,7 @@ func ParseOrdersQuery(v *fastjson.Value) (OrdersQuery, *jsonrpc.Error) {
 		if err != nil || n < 1 {
 			return q, errOrdersLimit
 		}
-		q.Limit = int(min(n, OrdersLimitMax))
+		q.Limit = int(min(n, marketdata.OrdersLimitMax))
 	}
 	if f := v.Get("cursor"); !absent(f) {
 		s, ferr := f.StringBytes()
@@ -148,7 +146,7 @@ func ParseOrdersQuery(v *fastjson.Value) (OrdersQuery, *jsonrpc.Error) {
 	}
 	if f := v.Get("status"); !absent(f) {
 		s, ferr := f.StringBytes()
-		if q.Status = parseStatus(s); ferr != nil || q.Status == StatusAny {
+		if q.Status = marketdata.StatusNamed(s); ferr != nil || q.Status == marketdata.StatusAny {
 			return q, errStatus
 		}
 	}
@@ -177,7 +175,7 @@ func parseBooks(v *fastjson.Value, hasBook bool) ([]clob.Hash, *jsonrpc.Error) {
 	if hasBook {
 		return nil, errBooksAndBook
 	}
-	return ParseBookList(ids, OrdersBooksMax, errBooks, errBooks)
+	return ParseBookList(ids, marketdata.OrdersBooksMax, errBooks, errBooks)
 }
 
 // ParseBookList decodes a list of orderbook ids (an orders query's
@@ -207,10 +205,14 @@ func ParseBookList(v *fastjson.Value, max int, errList, errCount *jsonrpc.Error)
 	return slices.Compact(books), nil
 }
 
+// compareHash orders ids by their bytes, the order the index searches
+// OrdersQuery.Books in.
+func compareHash(a, b clob.Hash) int { return bytes.Compare(a[:], b[:]) }
+
 // ParseCandlesQuery decodes ob_getCandles' query object: resolution and
 // from_ts required; to_ts unbounded and limit CandlesLimitMax when absent.
-func ParseCandlesQuery(v *fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
-	q := CandlesQuery{ToUs: math.MaxInt64, Limit: CandlesLimitMax}
+func ParseCandlesQuery(v *fastjson.Value) (marketdata.CandlesQuery, *jsonrpc.Error) {
+	q := marketdata.CandlesQuery{ToUs: math.MaxInt64, Limit: marketdata.CandlesLimitMax}
 	if absent(v) || v.Type() != fastjson.TypeObject {
 		return q, errCandlesQuery
 	}
@@ -223,7 +225,7 @@ func ParseCandlesQuery(v *fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
 	}
 	s, ferr := f.StringBytes()
 	var ok bool
-	if q.Resolution, ok = parseResolution(s); ferr != nil || !ok {
+	if q.Resolution, ok = marketdata.ResolutionNamed(s); ferr != nil || !ok {
 		return q, errResolution
 	}
 	f = v.Get("from_ts")
@@ -246,7 +248,7 @@ func ParseCandlesQuery(v *fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
 		if err != nil || n < 1 {
 			return q, errCandlesLimit
 		}
-		q.Limit = int(min(n, CandlesLimitMax))
+		q.Limit = int(min(n, marketdata.CandlesLimitMax))
 	}
 	return q, nil
 }
@@ -276,34 +278,16 @@ func parseTimestamp(v *fastjson.Value) (int64, bool) {
 	return int64(n), true
 }
 
-func parseStatus(s []byte) Status {
-	for st := StatusPending; st < statusCount; st++ {
-		if string(s) == statusText[st] {
-			return st
-		}
-	}
-	return StatusAny
-}
-
-func parseResolution(s []byte) (Resolution, bool) {
-	for r := range resolutionCount {
-		if string(s) == resolutionText[r] {
-			return r, true
-		}
-	}
-	return 0, false
-}
-
 // ParseCursor decodes a cursor's wire text "{ts}:{nonce}:{order_id_hex}":
 // decimal ts (int64) and nonce (uint64) without signs, and the order id as
 // 64 hex digits, with or without 0x.
-func ParseCursor(s []byte) (Cursor, bool) {
-	var c Cursor
+func ParseCursor(s []byte) (marketdata.Cursor, bool) {
+	var c marketdata.Cursor
 	ok := parseCursor(&c, s)
 	return c, ok
 }
 
-func parseCursor(c *Cursor, s []byte) bool {
+func parseCursor(c *marketdata.Cursor, s []byte) bool {
 	ts, rest, ok := cutDecimal(s)
 	if !ok || ts > math.MaxInt64 || len(rest) == 0 || rest[0] != ':' {
 		return false
@@ -381,7 +365,7 @@ var (
 // seconds (an integer: 60 is "1m", ..., 86400 is "1d"), and the limit is
 // the object form's default; the answer is the object form's. Trailing
 // nulls count as absent; a parameter beyond either form is refused.
-func ParseCandlesParams(args []*fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
+func ParseCandlesParams(args []*fastjson.Value) (marketdata.CandlesQuery, *jsonrpc.Error) {
 	for len(args) > 0 && absent(args[len(args)-1]) {
 		args = args[:len(args)-1]
 	}
@@ -392,11 +376,11 @@ func ParseCandlesParams(args []*fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
 	case fastjson.TypeNumber, fastjson.TypeString:
 	default:
 		if len(args) > 1 {
-			return CandlesQuery{}, errCandlesArgs
+			return marketdata.CandlesQuery{}, errCandlesArgs
 		}
 		return ParseCandlesQuery(args[0])
 	}
-	q := CandlesQuery{ToUs: math.MaxInt64, Limit: CandlesLimitMax}
+	q := marketdata.CandlesQuery{ToUs: math.MaxInt64, Limit: marketdata.CandlesLimitMax}
 	if len(args) > 3 {
 		return q, errCandlesArgs
 	}
@@ -423,9 +407,9 @@ func ParseCandlesParams(args []*fastjson.Value) (CandlesQuery, *jsonrpc.Error) {
 
 // parseInterval reads a candle interval: a resolution's name, or its width
 // in whole seconds (a JSON integer or 0x quantity).
-func parseInterval(v *fastjson.Value) (Resolution, bool) {
+func parseInterval(v *fastjson.Value) (marketdata.Resolution, bool) {
 	if v.Type() == fastjson.TypeString {
-		if r, ok := parseResolution(v.GetStringBytes()); ok {
+		if r, ok := marketdata.ResolutionNamed(v.GetStringBytes()); ok {
 			return r, true
 		}
 	}
@@ -433,10 +417,5 @@ func parseInterval(v *fastjson.Value) (Resolution, bool) {
 	if err != nil {
 		return 0, false
 	}
-	for r := range resolutionCount {
-		if uint64(resolutionUs[r])/1_000_000 == seconds {
-			return r, true
-		}
-	}
-	return 0, false
+	return marketdata.ResolutionOfSeconds(seconds)
 }

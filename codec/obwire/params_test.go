@@ -1,4 +1,4 @@
-package marketdata
+package obwire
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/valyala/fastjson"
 )
 
@@ -58,7 +59,7 @@ func TestParseDepth(t *testing.T) {
 }
 
 func TestParseOrdersQuery(t *testing.T) {
-	f := func(input string, want OrdersQuery, wantError string) {
+	f := func(input string, want marketdata.OrdersQuery, wantError string) {
 		t.Helper()
 		got, err := ParseOrdersQuery(param(t, input))
 		if wantError != "" {
@@ -69,21 +70,21 @@ func TestParseOrdersQuery(t *testing.T) {
 			t.Fatalf("%s:\ngot  %+v %v\nwant %+v", input, got, err, want)
 		}
 	}
-	def := OrdersQuery{Limit: OrdersLimitDefault}
+	def := marketdata.OrdersQuery{Limit: marketdata.OrdersLimitDefault}
 	f("", def, "")
 	f("null", def, "")
 	f("{}", def, "")
 	f(`{"orderbook_id":null,"clob_ids":null,"limit":null,"cursor":null,"status":null,"with_total":null,"with_fills":null}`, def, "")
 	f(`{"orderbook_id":"`+idA+`","limit":10,"status":"active","with_total":true,"with_fills":false}`,
-		OrdersQuery{Book: bookA, HasBook: true, Limit: 10, Status: StatusActive, WithTotal: true}, "")
-	f(`{"limit":100000}`, OrdersQuery{Limit: OrdersLimitMax}, "")
-	f(`{"status":"post_only_refused","with_fills":true}`, OrdersQuery{Limit: OrdersLimitDefault, Status: StatusPostOnlyRefused, WithFills: true}, "")
+		marketdata.OrdersQuery{Book: bookA, HasBook: true, Limit: 10, Status: marketdata.StatusActive, WithTotal: true}, "")
+	f(`{"limit":100000}`, marketdata.OrdersQuery{Limit: marketdata.OrdersLimitMax}, "")
+	f(`{"status":"post_only_refused","with_fills":true}`, marketdata.OrdersQuery{Limit: marketdata.OrdersLimitDefault, Status: marketdata.StatusPostOnlyRefused, WithFills: true}, "")
 	var id clob.Hash
 	id[0], id[31] = 0xab, 0xcd
 	f(`{"cursor":"1704153600000000:42:ab000000000000000000000000000000000000000000000000000000000000cd"}`,
-		OrdersQuery{Limit: OrdersLimitDefault, HasCursor: true, Cursor: Cursor{TsUs: 1704153600000000, Nonce: 42, ID: id}}, "")
+		marketdata.OrdersQuery{Limit: marketdata.OrdersLimitDefault, HasCursor: true, Cursor: marketdata.Cursor{TsUs: 1704153600000000, Nonce: 42, ID: id}}, "")
 	f(`{"cursor":"0:0:0xAB000000000000000000000000000000000000000000000000000000000000CD"}`,
-		OrdersQuery{Limit: OrdersLimitDefault, HasCursor: true, Cursor: Cursor{ID: id}}, "")
+		marketdata.OrdersQuery{Limit: marketdata.OrdersLimitDefault, HasCursor: true, Cursor: marketdata.Cursor{ID: id}}, "")
 
 	f(`[]`, def, "orders query: want an object")
 	f(`"x"`, def, "orders query: want an object")
@@ -106,7 +107,7 @@ func TestParseOrdersQuery(t *testing.T) {
 }
 
 func TestParseCandlesQuery(t *testing.T) {
-	f := func(input string, want CandlesQuery, wantError string) {
+	f := func(input string, want marketdata.CandlesQuery, wantError string) {
 		t.Helper()
 		got, err := ParseCandlesQuery(param(t, input))
 		if wantError != "" {
@@ -118,16 +119,16 @@ func TestParseCandlesQuery(t *testing.T) {
 		}
 	}
 	f(`{"resolution":"1h","from_ts":1704067200000000,"to_ts":1704153600000000,"limit":100}`,
-		CandlesQuery{Resolution: Res1h, FromUs: 1704067200000000, ToUs: 1704153600000000, Limit: 100}, "")
-	f(`{"resolution":"1m","from_ts":0}`, CandlesQuery{Resolution: Res1m, ToUs: math.MaxInt64, Limit: CandlesLimitMax}, "")
+		marketdata.CandlesQuery{Resolution: marketdata.Res1h, FromUs: 1704067200000000, ToUs: 1704153600000000, Limit: 100}, "")
+	f(`{"resolution":"1m","from_ts":0}`, marketdata.CandlesQuery{Resolution: marketdata.Res1m, ToUs: math.MaxInt64, Limit: marketdata.CandlesLimitMax}, "")
 	f(`{"resolution":"1d","from_ts":"0x10","to_ts":null,"limit":1000000}`,
-		CandlesQuery{Resolution: Res1d, FromUs: 16, ToUs: math.MaxInt64, Limit: CandlesLimitMax}, "")
-	f(`{"resolution":"5m","from_ts":5,"to_ts":5}`, CandlesQuery{Resolution: Res5m, FromUs: 5, ToUs: 5, Limit: CandlesLimitMax}, "")
-	for r := range resolutionCount {
-		f(`{"resolution":"`+r.String()+`","from_ts":1}`, CandlesQuery{Resolution: r, FromUs: 1, ToUs: math.MaxInt64, Limit: CandlesLimitMax}, "")
+		marketdata.CandlesQuery{Resolution: marketdata.Res1d, FromUs: 16, ToUs: math.MaxInt64, Limit: marketdata.CandlesLimitMax}, "")
+	f(`{"resolution":"5m","from_ts":5,"to_ts":5}`, marketdata.CandlesQuery{Resolution: marketdata.Res5m, FromUs: 5, ToUs: 5, Limit: marketdata.CandlesLimitMax}, "")
+	for r := marketdata.Res1m; r <= marketdata.Res1d; r++ {
+		f(`{"resolution":"`+r.String()+`","from_ts":1}`, marketdata.CandlesQuery{Resolution: r, FromUs: 1, ToUs: math.MaxInt64, Limit: marketdata.CandlesLimitMax}, "")
 	}
 
-	var zero CandlesQuery
+	var zero marketdata.CandlesQuery
 	f(``, zero, "candles query: want an object with resolution and from_ts")
 	f(`null`, zero, "candles query: want an object with resolution and from_ts")
 	f(`[]`, zero, "candles query: want an object with resolution and from_ts")

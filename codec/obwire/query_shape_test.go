@@ -1,4 +1,4 @@
-package marketdata
+package obwire
 
 import (
 	"math"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/valyala/fastjson"
 )
 
@@ -84,7 +85,7 @@ func TestParseOrdersBooks(t *testing.T) {
 	f(`{"orderbook_ids":["`+idA+`"]}`, []clob.Hash{bookA}, "")
 	f(`{"clob_ids":[]}`, nil, "")
 	f(`{"clob_ids":null,"orderbook_ids":["`+idA+`"]}`, []clob.Hash{bookA}, "")
-	many := make([]string, OrdersBooksMax)
+	many := make([]string, marketdata.OrdersBooksMax)
 	for i := range many {
 		many[i] = `"` + idA + `"`
 	}
@@ -97,48 +98,6 @@ func TestParseOrdersBooks(t *testing.T) {
 	f(`{"clob_ids":["`+idA+`"],"orderbook_ids":["`+idA+`"]}`, nil, "clob_ids and orderbook_ids are aliases: give one")
 	f(`{"orderbook_id":"`+idA+`","clob_ids":["`+idA+`"]}`, nil, "orderbook_id and clob_ids (alias orderbook_ids) exclude each other: give one")
 	f(`{"orderbook_id":"`+idA+`","orderbook_ids":[]}`, nil, "orderbook_id and clob_ids (alias orderbook_ids) exclude each other: give one")
-}
-
-// The list filter holds on every page: cursor pagination over one book of
-// three (or two of three) lists exactly that book's orders, newest first,
-// none twice, as one unpaged query would.
-func TestOrdersBooksFilterPaged(t *testing.T) {
-	x := newTestIndex()
-	bookC := hashOf(4)
-	c := marketA()
-	c.ID, c.Name = bookC, "WXYZ/USD"
-	x.AddMarket(c)
-	books := []clob.Hash{bookA, bookB, bookC}
-	for i := range 40 {
-		x.Admitted(meta(byte(10+i), books[i%3], alice, uint64(i/2), int64(i/3)*1000, clob.Side(i%2)))
-	}
-	for _, filter := range [][]clob.Hash{{bookA}, {bookB, bookC}, nil} {
-		want := x.Orders(nil, alice, &OrdersQuery{Books: filter, Limit: OrdersLimitMax}).Orders
-		q := OrdersQuery{Books: filter, Limit: 3, WithTotal: true}
-		var got []*Order
-		for {
-			page := x.Orders(nil, alice, &q)
-			if page.Total != len(want) {
-				t.Fatalf("filter %x: total %d, want %d", filter, page.Total, len(want))
-			}
-			got = append(got, page.Orders...)
-			if !page.HasNext {
-				break
-			}
-			q.Cursor, q.HasCursor = page.Next, true
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("filter %x: paged %d orders, unpaged %d", filter, len(got), len(want))
-		}
-		for _, o := range got {
-			if len(filter) > 0 && o.Meta.Book != filter[0] && (len(filter) < 2 || o.Meta.Book != filter[1]) {
-				t.Fatalf("filter %x lists an order of %x", filter, o.Meta.Book)
-			}
-		}
-		if n := map[int]int{1: 14, 2: 26, 0: 40}[len(filter)]; len(got) != n {
-			t.Fatalf("filter %x: %d orders, want %d", filter, len(got), n)
-		}
-	}
 }
 
 // ob_getCandles' positional form [id, startTimestamp, endTimestamp,
@@ -161,7 +120,7 @@ func TestParseCandlesParams(t *testing.T) {
 	f(`[1704067200000000, 1704153600000000, 3600]`, `{"resolution":"1h","from_ts":1704067200000000,"to_ts":1704153600000000}`)
 	f(`["0x10", null, "0x3c"]`, `{"resolution":"1m","from_ts":16}`)
 	f(`[0, 5, 86400, null]`, `{"resolution":"1d","from_ts":0,"to_ts":5}`)
-	for r := range resolutionCount {
+	for r := marketdata.Res1m; r <= marketdata.Res1d; r++ {
 		f(`[1, 2, "`+r.String()+`"]`, `{"resolution":"`+r.String()+`","from_ts":1,"to_ts":2}`)
 		f(`[1, 2, `+strconv.FormatInt(r.Us()/1_000_000, 10)+`]`, `{"resolution":"`+r.String()+`","from_ts":1,"to_ts":2}`)
 	}
@@ -190,7 +149,7 @@ func TestParseCandlesParams(t *testing.T) {
 	e(`[]`, "candles query: want an object with resolution and from_ts")
 	e(`[null]`, "candles query: want an object with resolution and from_ts")
 	e(`[[]]`, "candles query: want an object with resolution and from_ts")
-	if q, err := ParseCandlesParams(args(`[0, null, "1m"]`)); err != nil || q.ToUs != math.MaxInt64 || q.Limit != CandlesLimitMax {
+	if q, err := ParseCandlesParams(args(`[0, null, "1m"]`)); err != nil || q.ToUs != math.MaxInt64 || q.Limit != marketdata.CandlesLimitMax {
 		t.Fatalf("defaults: %+v %v", q, err)
 	}
 }
@@ -203,7 +162,7 @@ func TestAppendOrderFlags(t *testing.T) {
 		t.Helper()
 		m := meta(1, bookA, alice, 1, 1000, clob.Buy)
 		m.Flags = flags
-		js := string(AppendOrder(nil, &Order{Meta: *m, MarketKind: kind, Status: StatusActive}, false))
+		js := string(AppendOrder(nil, &marketdata.Order{Meta: *m, MarketKind: kind, Status: marketdata.StatusActive}, false))
 		for _, w := range want {
 			if !strings.Contains(js, w) {
 				t.Fatalf("kind %d flags %#x: %s lacks %s", kind, flags, js, w)
@@ -236,40 +195,9 @@ func TestGroupingNames(t *testing.T) {
 		t.Fatalf("asset: %q", got)
 	}
 	for v := range 256 {
-		if ValidTriggerType(uint8(v)) != (uint8(v) == clob.TriggerTakeProfit || uint8(v) == clob.TriggerStopLoss) ||
-			ValidGrouping(uint8(v)) != (uint8(v) == clob.GroupingNone || uint8(v) == clob.GroupingAsset) {
+		if marketdata.ValidTriggerType(uint8(v)) != (uint8(v) == clob.TriggerTakeProfit || uint8(v) == clob.TriggerStopLoss) ||
+			marketdata.ValidGrouping(uint8(v)) != (uint8(v) == clob.GroupingNone || uint8(v) == clob.GroupingAsset) {
 			t.Fatalf("validity of %d", v)
-		}
-	}
-}
-
-// A fired trigger's order has no transaction: ob_getOrders writes a zero
-// tx_hash (the openapi: "Zero for engine-generated orders (liquidations,
-// fired-trigger synthetics)"), whatever hash the admitted trigger came
-// with; a snapshot holding one with a hash, armed or listed, is refused.
-func TestTriggeredOrderTxZero(t *testing.T) {
-	x, _ := triggeredState()
-	o, ok := x.Order(hashOf(0x41))
-	if !ok || o.Meta.TxHash != (clob.Hash{}) {
-		t.Fatalf("fired order %v: tx %x", ok, o.Meta.TxHash)
-	}
-	page := x.Orders(nil, alice, &OrdersQuery{Limit: OrdersLimitMax})
-	js := string(AppendOrders(nil, &page))
-	if !strings.Contains(js, `"kind":"triggered","order_id":"0x`+strings.Repeat("00", 31)+`41","tx_hash":"0x`+strings.Repeat("00", 32)+`"`) {
-		t.Fatalf("ob_getOrders: %s", js)
-	}
-	for _, where := range []string{"order", "armed"} {
-		x, live := triggeredState()
-		if where == "order" {
-			o, _ := x.Order(hashOf(0x41))
-			o.Meta.TxHash = hashOf(0xc1)
-		} else {
-			m := x.armed[hashOf(0x43)]
-			m.TxHash = hashOf(0xc3)
-			x.armed[hashOf(0x43)] = m
-		}
-		if _, err := Load(live, x.AppendSnapshot(nil)); err == nil || !strings.Contains(err.Error(), "a triggered order with a transaction hash") {
-			t.Fatalf("%s with a tx hash: %v", where, err)
 		}
 	}
 }
