@@ -6,21 +6,12 @@ import (
 	"github.com/ledgervenue/node/core/marketdata"
 )
 
-func hashOf(b byte) clob.Hash {
-	var h clob.Hash
-	h[31] = b
-	return h
-}
+// Fixtures: spot markets A and B quoted in one token, orders and one-book
+// ticks as the index takes them, so the encoders see what the index gives.
 
-func addrOf(b byte) clob.Address {
-	var a clob.Address
-	a[19] = b
-	return a
-}
-
-func dec(s string) uint256.Int {
-	return *uint256.MustFromDecimal(s)
-}
+func hashOf(b byte) (h clob.Hash)    { h[31] = b; return h }
+func addrOf(b byte) (a clob.Address) { a[19] = b; return a }
+func dec(s string) uint256.Int       { return *uint256.MustFromDecimal(s) }
 
 const (
 	e18 = "1000000000000000000"
@@ -28,78 +19,58 @@ const (
 )
 
 var (
-	bookA  = hashOf(1)
-	bookB  = hashOf(2)
-	baseA  = addrOf(0x11)
-	quoteA = addrOf(0x22)
-	alice  = addrOf(0xa1)
-	bob    = addrOf(0xb0)
+	bookA, bookB  = hashOf(1), hashOf(2)
+	baseA, quoteA = addrOf(0x11), addrOf(0x22)
+	alice, bob    = addrOf(0xa1), addrOf(0xb0)
 )
 
-func marketA() *clob.MarketConfig {
-	return &clob.MarketConfig{
-		ID: bookA, Name: "WETH/USD", BaseSymbol: "WETH", QuoteSymbol: "USD",
-		Kind: clob.Spot, Base: baseA, Quote: quoteA, IntervalUs: 500_000,
-		TickPrecision: dec("1000000000000000"), LotSize: dec(e17),
-		MakerFee: dec("0"), TakerFee: dec("1000000000000000"),
-	}
+// spotMarket is a market of base against quoteA: half-second auctions,
+// tick 1e15, lot 1e17, taker fee 1e15.
+func spotMarket(id clob.Hash, name, symbol string, base clob.Address) *clob.MarketConfig {
+	return &clob.MarketConfig{ID: id, Name: name, BaseSymbol: symbol, QuoteSymbol: "USD", Kind: clob.Spot, Base: base, Quote: quoteA,
+		IntervalUs: 500_000, TickPrecision: dec("1" + e18[4:]), LotSize: dec(e17), MakerFee: dec("0"), TakerFee: dec("1" + e18[4:])}
 }
 
-func marketB() *clob.MarketConfig {
-	c := marketA()
-	c.ID, c.Name, c.BaseSymbol, c.Base = bookB, "WBTC/USD", "WBTC", addrOf(0x33)
-	return c
-}
+func marketA() *clob.MarketConfig { return spotMarket(bookA, "WETH/USD", "WETH", baseA) }
+func marketB() *clob.MarketConfig { return spotMarket(bookB, "WBTC/USD", "WBTC", addrOf(0x33)) }
 
+// newTestIndex indexes markets A and B, B added first.
 func newTestIndex() *marketdata.Index {
 	x := marketdata.New(nil)
-	x.AddMarket(marketB()) // out of order on purpose
+	x.AddMarket(marketB())
 	x.AddMarket(marketA())
 	return x
 }
 
-// meta is an order admitted at tsUs by owner with the given nonce.
+// meta is owner's limit order of one at price five, admitted at tsUs.
 func meta(id byte, book clob.Hash, owner clob.Address, nonce uint64, tsUs int64, side clob.Side) *marketdata.OrderMeta {
-	return &marketdata.OrderMeta{
-		ID: hashOf(id), Book: book, Owner: owner, Signer: owner, TxHash: hashOf(0x80 | id),
-		Nonce: nonce, Side: side, Type: clob.Limit, Price: dec("5" + e18[1:]), Size: dec(e18),
-		DeadlineUs: 1_000_000, AdmittedUs: tsUs,
-	}
+	return &marketdata.OrderMeta{ID: hashOf(id), Book: book, Owner: owner, Signer: owner, TxHash: hashOf(0x80 | id), Nonce: nonce,
+		Side: side, Type: clob.Limit, Price: dec("5" + e18[1:]), Size: dec(e18), DeadlineUs: 1_000_000, AdmittedUs: tsUs}
 }
 
-// bookTick describes one book's part of a tick.
+// bookTick is the one book of a tick: its clearing price ("" when it never
+// cleared), the base volume it traded ("" when none), and its events.
 type bookTick struct {
-	book      clob.Hash
-	price     string // "" when the book never cleared
-	volume    string // "" when nothing traded
-	newOrders int
-	events    []clob.Event
+	book          clob.Hash
+	price, volume string
+	newOrders     int
+	events        []clob.Event
 }
 
-func mkTick(tickUs int64, bts ...bookTick) *clob.TickResult {
-	res := &clob.TickResult{TickUs: tickUs}
-	for _, bt := range bts {
-		t := clob.BookTick{Book: bt.book, NewOrders: bt.newOrders, FirstEvent: len(res.Events)}
-		if bt.price != "" {
-			t.Price, t.HasPrice = dec(bt.price), true
-		}
-		if bt.volume != "" {
-			t.VolumeBase, t.Traded = dec(bt.volume), true
-		}
-		res.Events = append(res.Events, bt.events...)
-		t.EndEvent = len(res.Events)
-		res.Books = append(res.Books, t)
+// mkTick is a tick at tickUs of one book.
+func mkTick(tickUs int64, bt bookTick) *clob.TickResult {
+	b := clob.BookTick{Book: bt.book, NewOrders: bt.newOrders, EndEvent: len(bt.events)}
+	b.Price, b.HasPrice = amount(bt.price)
+	b.VolumeBase, b.Traded = amount(bt.volume)
+	return &clob.TickResult{TickUs: tickUs, Books: []clob.BookTick{b}, Events: bt.events}
+}
+
+// amount is dec(s), and false for "".
+func amount(s string) (uint256.Int, bool) {
+	if s == "" {
+		return uint256.Int{}, false
 	}
-	return res
+	return dec(s), true
 }
 
-func ev(kind clob.EventKind, id byte) clob.Event {
-	return clob.Event{Kind: kind, OrderID: hashOf(id)}
-}
-
-func fillEv(id byte, base, quote, totalBase, totalQuote string, terminal bool) clob.Event {
-	return clob.Event{
-		Kind: clob.EventFill, OrderID: hashOf(id), Base: dec(base), Quote: dec(quote),
-		TotalBase: dec(totalBase), TotalQuote: dec(totalQuote), Terminal: terminal,
-	}
-}
+func ev(kind clob.EventKind, id byte) clob.Event { return clob.Event{Kind: kind, OrderID: hashOf(id)} }

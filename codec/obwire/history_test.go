@@ -12,104 +12,19 @@ import (
 	"github.com/valyala/fastjson"
 )
 
-func marketPH() *clob.MarketConfig {
-	c := marketA()
-	c.ID, c.Name, c.Kind, c.BaseSymbol, c.Base = bookP, "ETH-PERP", clob.Perp, "ETH", addrOf(0x44)
-	c.Perp.MaxLeverage = 10
-	return c
-}
-
-// historyIndex has alice's fills: order 1 (limit buy of 1 on book A) in
-// ticks 1000 and 2000, order 2 (unknown to the index) on book B in tick
-// 2000, and a perp fill of order 3 (sell 1, from long 3 to long 2) in tick
-// 3000; bob's fill of order 4 in tick 3000; and two liquidations in tick
-// 3000 (alice on the perp book, bob on book A).
-func historyIndex() *marketdata.Index {
+// ob_getFills' shape: the openapi FillResponse fields, order_type and
+// initial_size null for an order the index did not know, the perp fields
+// on perp markets only, and the cursor of the page's last row.
+func TestFillsJSON(t *testing.T) {
 	x := newTestIndex()
-	x.AddMarket(marketPH())
-	x.SetEquity(func(a clob.Address) clob.Signed {
-		if a == alice {
-			return clob.Signed{Abs: dec("42")}
-		}
-		return clob.Signed{Neg: true, Abs: dec("7")}
-	})
-	x.Admitted(meta(1, bookA, alice, 1, 100, clob.Buy))
-	m := meta(3, bookP, alice, 3, 200, clob.Sell)
-	m.Type = clob.Market
-	x.Admitted(m)
-	x.Admitted(meta(4, bookP, bob, 1, 200, clob.Buy))
-	fill := func(id byte, owner clob.Address, side clob.Side, base string) clob.Event {
-		e := fillEv(id, base, "5"+base[1:], base, base, false)
-		e.Owner, e.Side = owner, side
-		return e
-	}
-	x.Tick(mkTick(1000, bookTick{book: bookA, price: "5" + e18[1:], volume: e17, events: []clob.Event{fill(1, alice, clob.Buy, e17)}}))
-	x.Tick(mkTick(2000,
-		bookTick{book: bookA, price: "5" + e18[1:], volume: e17, events: []clob.Event{fill(1, alice, clob.Buy, e17)}},
-		bookTick{book: bookB, price: "6" + e18[1:], volume: e17, events: []clob.Event{fill(2, alice, clob.Sell, e17)}}))
-	perp := fill(3, alice, clob.Sell, e18)
-	perp.Position, perp.Realized, perp.Maker = clob.Signed{Abs: dec("2" + e18[1:])}, clob.Signed{Neg: true, Abs: dec("12")}, true
-	res := mkTick(3000, bookTick{book: bookP, price: "5" + e18[1:], volume: e18, events: []clob.Event{perp, fill(4, bob, clob.Buy, e18)}})
-	res.Events = append(res.Events,
-		clob.Event{Kind: clob.EventLiquidation, Book: bookP, Owner: alice, Position: clob.Signed{Abs: dec("2" + e18[1:])},
-			Realized: clob.Signed{Neg: true, Abs: dec("3")}, Price: dec("4" + e18[1:])},
-		clob.Event{Kind: clob.EventLiquidation, Book: bookA, Owner: bob, Position: clob.Signed{Neg: true, Abs: dec(e17)}, Price: dec("9")},
-		clob.Event{Kind: clob.EventLiquidation, Book: hashOf(0x99), Owner: bob}) // not a market of the index
-	x.Tick(res)
-	return x
-}
-
-func fillsQuery(t *testing.T, q string) marketdata.FillsQuery {
-	t.Helper()
-	fq, err := ParseFillsQuery(fastjson.MustParse(q))
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	return fq
-}
-
-func fillTimes(p marketdata.FillsPage) string {
-	var s []string
-	for _, f := range p.Fills {
-		s = append(s, fmt.Sprintf("%d/%x", f.TickUs, f.OrderID[31]))
-	}
-	return strings.Join(s, " ")
-}
-
-func TestFillsPages(t *testing.T) {
-	x := historyIndex()
-	all := x.Fills(alice, &marketdata.FillsQuery{ToUs: math.MaxInt64, Limit: marketdata.FillsLimitMax})
-	if got := fillTimes(all); got != "3000/3 2000/2 2000/1 1000/1" || all.HasNext {
-		t.Fatalf("all fills %s (next %v)", got, all.HasNext)
-	}
-	// Pages of one, through the cursor's wire text: neither skip nor repeat.
-	var walked []string
-	q := fillsQuery(t, `{"limit":1}`)
-	for range 10 {
-		p := x.Fills(alice, &q)
-		walked = append(walked, fillTimes(p))
-		if !p.HasNext {
-			break
-		}
-		cur := appendSeqCursor(nil, &p.Next, true)
-		q = fillsQuery(t, `{"limit":1,"cursor":`+string(cur)+`}`)
-	}
-	if got := strings.Join(walked, " "); got != fillTimes(all) {
-		t.Fatalf("pages %q, want %q", got, fillTimes(all))
-	}
-	for _, c := range []struct{ q, want string }{
-		{`{"orderbook_id":"` + fmt.Sprintf("0x%x", bookA) + `"}`, "2000/1 1000/1"},
-		{`{"from_ts":2000,"to_ts":3000}`, "2000/2 2000/1"},
-		{`{"from_ts":2001}`, "3000/3"},
-		{`{"to_ts":1000}`, ""},
-		{`{"cursor":"0:2"}`, "1000/1"}, // seq 1 is the only older row; ts is not checked
-	} {
-		q := fillsQuery(t, c.q)
-		if got := fillTimes(x.Fills(alice, &q)); got != c.want {
-			t.Fatalf("%s: %q, want %q", c.q, got, c.want)
-		}
-	}
-	p := x.Fills(alice, &marketdata.FillsQuery{ToUs: math.MaxInt64, Limit: 2})
+	x.AddMarket(marketP()) // the index names each row's market tokens
+	p := marketdata.FillsPage{Fills: []*marketdata.FillRow{
+		{Seq: 4, TickUs: 3000, Book: bookP, OrderID: hashOf(3), Side: clob.Sell, Maker: true, HasOrder: true, Type: clob.Market,
+			Size: dec(e18), Base: dec(e18), Quote: dec("5" + e18[1:]), Price: dec("5" + e18[1:]),
+			Perp: true, Position: pos("2" + e18[1:]), Realized: neg("12")},
+		{Seq: 3, TickUs: 2000, Book: bookB, OrderID: hashOf(2), Side: clob.Sell, Base: dec(e17), Quote: dec("5" + e17[1:]),
+			Price: dec("6" + e18[1:])},
+	}, Next: marketdata.SeqCursor{TsUs: 2000, Seq: 3}, HasNext: true}
 	got := string(AppendFills(nil, x, &p))
 	want := `{"fills":[{"orderbook_id":"0x` + fmt.Sprintf("%x", bookP) + `","base_token":"0x0000000000000000000000000000000000000044",` +
 		`"quote_token":"0x0000000000000000000000000000000000000022","order_id":"0x` + fmt.Sprintf("%x", hashOf(3)) + `",` +
@@ -128,6 +43,53 @@ func TestFillsPages(t *testing.T) {
 	}
 }
 
+// The fills query's filters and cursor decode to the query the index
+// pages by; a cursor's wire text reads back as the cursor.
+func TestFillsQueryDecodes(t *testing.T) {
+	all := marketdata.FillsQuery{ToUs: math.MaxInt64, Limit: marketdata.FillsLimitMax}
+	with := func(edit func(q *marketdata.FillsQuery)) marketdata.FillsQuery {
+		q := all
+		edit(&q)
+		return q
+	}
+	for _, c := range []struct {
+		q    string
+		want marketdata.FillsQuery
+	}{
+		{`{"orderbook_id":"` + fmt.Sprintf("0x%x", bookA) + `"}`, with(func(q *marketdata.FillsQuery) { q.Book, q.HasBook = bookA, true })},
+		{`{"from_ts":2000,"to_ts":3000}`, with(func(q *marketdata.FillsQuery) { q.FromUs, q.ToUs = 2000, 3000 })},
+		{`{"from_ts":2001}`, with(func(q *marketdata.FillsQuery) { q.FromUs = 2001 })},
+		{`{"to_ts":1000}`, with(func(q *marketdata.FillsQuery) { q.ToUs = 1000 })},
+		{`{"limit":1}`, with(func(q *marketdata.FillsQuery) { q.Limit = 1 })},
+		{`{"cursor":"0:2"}`, with(func(q *marketdata.FillsQuery) { q.Cursor, q.HasCursor = marketdata.SeqCursor{Seq: 2}, true })},
+	} {
+		if got, err := ParseFillsQuery(fastjson.MustParse(c.q)); err != nil || got != c.want {
+			t.Fatalf("%s: %+v %v, want %+v", c.q, got, err, c.want)
+		}
+	}
+	for _, c := range []marketdata.SeqCursor{{}, {TsUs: 2000, Seq: 3}, {TsUs: math.MaxInt64, Seq: math.MaxUint64}} {
+		text := appendSeqCursor(nil, &c, true)
+		q, err := ParseFillsQuery(fastjson.MustParse(`{"cursor":` + string(text) + `}`))
+		if err != nil || !q.HasCursor || q.Cursor != c {
+			t.Fatalf("cursor %s: %+v %v", text, q.Cursor, err)
+		}
+	}
+}
+
+// ob_getBackstopTransfers' shape: the openapi BackstopTransferResponse,
+// signed amounts as decimal strings.
+func TestBackstopTransfersJSON(t *testing.T) {
+	p := marketdata.BackstopPage{Total: 1, Transfers: []*marketdata.BackstopTransfer{{Seq: 6, TickUs: 3000, User: alice, Book: bookP,
+		Size: pos("2" + e18[1:]), Cash: neg("3"), Mark: dec("4" + e18[1:]), Equity: pos("42")}}}
+	got := string(AppendBackstopTransfers(nil, &p))
+	want := `{"transfers":[{"user":"0x00000000000000000000000000000000000000a1","orderbook_id":"0x` + fmt.Sprintf("%x", bookP) +
+		`","size":"2000000000000000000","cash":"-3","mark_price":"0x3782dace9d900000","equity":"42","timestamp":3000}],` +
+		`"total_count":1,"next_cursor":null}`
+	if got != want {
+		t.Fatalf("JSON\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestHistoryParams(t *testing.T) {
 	for _, c := range []struct{ q, err string }{
 		{`[]`, "fills query: want an object"},
@@ -142,7 +104,7 @@ func TestHistoryParams(t *testing.T) {
 			t.Fatalf("%s: %v, want %q", c.q, err, c.err)
 		}
 	}
-	q := fillsQuery(t, `{"limit":100000}`)
+	q, _ := ParseFillsQuery(fastjson.MustParse(`{"limit":100000}`))
 	if q.Limit != marketdata.FillsLimitMax || q.ToUs != math.MaxInt64 {
 		t.Fatalf("defaults %+v", q)
 	}
@@ -152,17 +114,5 @@ func TestHistoryParams(t *testing.T) {
 	}
 	if b, _ := ParseBackstopQuery(nil); b.Limit != marketdata.BackstopLimitDefault {
 		t.Fatalf("backstop default %+v", b)
-	}
-}
-
-func TestBackstopTransfersJSON(t *testing.T) {
-	x := historyIndex()
-	mine := x.BackstopTransfers(&marketdata.BackstopQuery{User: alice, HasUser: true, Limit: 1})
-	got := string(AppendBackstopTransfers(nil, &mine))
-	want := `{"transfers":[{"user":"0x00000000000000000000000000000000000000a1","orderbook_id":"0x` + fmt.Sprintf("%x", bookP) +
-		`","size":"2000000000000000000","cash":"-3","mark_price":"0x3782dace9d900000","equity":"42","timestamp":3000}],` +
-		`"total_count":1,"next_cursor":null}`
-	if got != want {
-		t.Fatalf("JSON\n got %s\nwant %s", got, want)
 	}
 }

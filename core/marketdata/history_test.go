@@ -3,6 +3,7 @@ package marketdata
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -57,6 +58,59 @@ func historyIndex() *Index {
 		clob.Event{Kind: clob.EventLiquidation, Book: hashOf(0x99), Owner: bob}) // not a market of the index
 	x.Tick(res)
 	return x
+}
+
+func fillTimes(p FillsPage) string {
+	var s []string
+	for _, f := range p.Fills {
+		s = append(s, fmt.Sprintf("%d/%x", f.TickUs, f.OrderID[31]))
+	}
+	return strings.Join(s, " ")
+}
+
+func TestFillsPages(t *testing.T) {
+	x := historyIndex()
+	all := FillsQuery{ToUs: math.MaxInt64, Limit: FillsLimitMax}
+	every := x.Fills(alice, &all)
+	if got := fillTimes(every); got != "3000/3 2000/2 2000/1 1000/1" || every.HasNext {
+		t.Fatalf("all fills %s (next %v)", got, every.HasNext)
+	}
+	// Pages of one, through the cursors: neither skip nor repeat.
+	var walked []string
+	q := FillsQuery{ToUs: math.MaxInt64, Limit: 1}
+	for range 10 {
+		p := x.Fills(alice, &q)
+		walked = append(walked, fillTimes(p))
+		if !p.HasNext {
+			break
+		}
+		q.Cursor, q.HasCursor = p.Next, true
+	}
+	if got := strings.Join(walked, " "); got != fillTimes(every) {
+		t.Fatalf("pages %q, want %q", got, fillTimes(every))
+	}
+	for _, c := range []struct {
+		name string
+		edit func(q *FillsQuery)
+		want string
+	}{
+		{"book A", func(q *FillsQuery) { q.Book, q.HasBook = bookA, true }, "2000/1 1000/1"},
+		{"[2000, 3000)", func(q *FillsQuery) { q.FromUs, q.ToUs = 2000, 3000 }, "2000/2 2000/1"},
+		{"from 2001", func(q *FillsQuery) { q.FromUs = 2001 }, "3000/3"},
+		{"to 1000", func(q *FillsQuery) { q.ToUs = 1000 }, ""},
+		// seq 1 is the only older row; ts is not checked
+		{"cursor 0:2", func(q *FillsQuery) { q.Cursor, q.HasCursor = SeqCursor{Seq: 2}, true }, "1000/1"},
+	} {
+		q := all
+		c.edit(&q)
+		if got := fillTimes(x.Fills(alice, &q)); got != c.want {
+			t.Fatalf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	p := x.Fills(alice, &FillsQuery{ToUs: math.MaxInt64, Limit: 2})
+	if len(p.Fills) != 2 || !p.HasNext || p.Next != (SeqCursor{TsUs: 2000, Seq: 3}) || !p.Fills[0].Perp || p.Fills[1].HasOrder {
+		t.Fatalf("first page of two %+v", p)
+	}
 }
 
 func TestPositionBefore(t *testing.T) {
