@@ -39,6 +39,7 @@ const (
 	FlagIOC        uint8 = 0x02
 	FlagPostOnly   uint8 = 0x04
 	flagsKnown           = FlagReduceOnly | FlagIOC | FlagPostOnly
+	FlagsKnown           = flagsKnown // every flag an order may carry; the readers of stored orders check against it
 )
 
 // Limits of the envelope, fixed by the live network.

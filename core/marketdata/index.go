@@ -281,7 +281,7 @@ func (x *Index) Admitted(m *OrderMeta) {
 	if !ok {
 		panic("BUG: marketdata: order admitted to an unknown market")
 	}
-	if m.Side > clob.Sell || m.Type > clob.Market || m.Flags&^flagsKnown != 0 {
+	if m.Side > clob.Sell || m.Type > clob.Market || m.Flags&^clob.FlagsKnown != 0 {
 		panic("BUG: marketdata: order admitted with an unknown side, type or flag")
 	}
 	if _, ok := x.orders[m.ID]; ok {

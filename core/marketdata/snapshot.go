@@ -30,10 +30,6 @@ const (
 	armedSize        = 20 + metaSize
 )
 
-// flagsKnown are the order flags the engine admits (clob's own mask is
-// unexported).
-const flagsKnown = clob.FlagReduceOnly | clob.FlagIOC | clob.FlagPostOnly
-
 // AppendSnapshot appends the canonical encoding of everything the index
 // holds: the bytes depend only on the state, never on map order, pointers
 // or ring positions (books ascending by id, accounts ascending by address,
@@ -428,7 +424,7 @@ func loadMeta(d *decoder, m *OrderMeta) {
 		d.Fail("order %x: unknown side %d", m.ID, m.Side)
 	case m.Type > clob.Market:
 		d.Fail("order %x: unknown order type %d", m.ID, m.Type)
-	case m.Flags&^flagsKnown != 0:
+	case m.Flags&^clob.FlagsKnown != 0:
 		d.Fail("order %x: unknown flags %#x", m.ID, m.Flags)
 	case m.Kind >= kindCount:
 		d.Fail("order %x: unknown kind %d", m.ID, m.Kind)

@@ -96,8 +96,6 @@ const (
 	metaSigner    = 0x01
 	metaTriggered = 0x02
 	hasOne        = 0x01 // market hasPrice, position hasMark
-
-	orderFlagsKnown = clob.FlagReduceOnly | clob.FlagIOC | clob.FlagPostOnly
 )
 
 // Smallest encodings of the repeated records: a count is refused when the
@@ -731,7 +729,7 @@ func (d *tickDecoder) trigger(t *marketdata.Trigger) {
 	d.U256Compact(&in.TriggerPrice)
 	in.TriggerType = d.oneOf("trigger type", marketdata.ValidTriggerType)
 	in.Grouping = d.oneOf("trigger grouping", marketdata.ValidGrouping)
-	in.Flags = d.flags(orderFlagsKnown)
+	in.Flags = d.flags(clob.FlagsKnown)
 	in.DeadlineUs = d.vi()
 	in.AdmitTickUs = d.vi()
 	in.ExpiresUs = d.vi()
@@ -867,7 +865,7 @@ func (d *tickDecoder) metas() []marketdata.OrderMeta {
 		m.Nonce = d.uv()
 		m.Side = clob.Side(d.enum("side", byte(clob.Sell)))
 		m.Type = clob.OrderType(d.enum("order type", byte(clob.Market)))
-		m.Flags = d.flags(orderFlagsKnown)
+		m.Flags = d.flags(clob.FlagsKnown)
 		d.U256Compact(&m.Price)
 		d.U256Compact(&m.Size)
 		m.DeadlineUs = d.vi()
