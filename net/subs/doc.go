@@ -234,7 +234,7 @@
 //     and its events name them by o. svc_orders' "new" carries the same
 //     Order as ob_getOrders (kind, zero tx_hash, trigger_type, grouping;
 //     reduce_only and ioc on perp books). Trigger types and groupings are
-//     named once, in marketdata (TriggerTypeName, GroupingName,
+//     named once, in codec/obwire (TriggerTypeName, GroupingName,
 //     AppendGrouping); the stored tick refuses any value but the two the
 //     engine takes (marketdata.ValidTriggerType, ValidGrouping) and a
 //     triggered order with a transaction hash.
