@@ -90,6 +90,17 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 	s := &e.adm
 	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.trig.n = 0, 0, 0, 0, 0, 0
 	s.prepared = env.preparedFor(a.Signer, a.Nonce)
+	if s.prepared {
+		// A new order's id probes a random line of its book's index:
+		// fetch it while the intents are checked.
+		for i := range env.Intents {
+			if in := &env.Intents[i]; in.Kind == IntentSubmit {
+				if b := e.book(in.Book); b != nil {
+					b.index.prefetch(&in.ID)
+				}
+			}
+		}
+	}
 	for i := range env.Intents {
 		if r := e.check(a, &env.Intents[i], i, acc); r != OK {
 			return r

@@ -2,6 +2,7 @@ package clob
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/holiman/uint256"
 )
@@ -164,12 +165,45 @@ func takeSlot[X, Y any](free *[]uint32, x *[]X, y *[]Y) uint32 {
 // REQUIRES: live() < OrdersMax.
 func (b *book) alloc() orderRef {
 	s := takeSlot(&b.free, &b.nodes, &b.ords)
+	if k := len(b.free); k > 0 {
+		b.prefetchSlot(b.free[k-1], orderAll) // the next admission's slot, long evicted since its release
+	}
 	n := &b.nodes[s]
 	gen := n.gen
 	*n = node{gen: gen, heapPos: -1}
 	b.ords[s] = order{}
 	return makeRef(s, gen)
 }
+
+// prefetchDist is how many orders ahead the tick's loops prefetch: far
+// enough for a line to arrive from memory while the orders before it are
+// worked on, near enough for it to stay in the cache until then.
+const prefetchDist = 8
+
+// prefetchSlot prefetches slot s's node and the first end bytes of its
+// order (the hot fields come first).
+func (b *book) prefetchSlot(s uint32, end uintptr) {
+	if int(s) < len(b.nodes) {
+		prefetch(unsafe.Pointer(&b.nodes[s]), unsafe.Sizeof(node{}))
+		prefetch(unsafe.Pointer(&b.ords[s]), end)
+	}
+}
+
+// prefetchRemoval prefetches what removing slot s touches beyond its order:
+// the index line of its id (the order's first line is already cached by
+// the time its id is read here, or the caller's loop had prefetched it).
+func (b *book) prefetchRemoval(s uint32) {
+	if s != 0 && int(s) < len(b.nodes) {
+		b.index.prefetch(&b.ords[s].id)
+	}
+}
+
+// orderAll and orderHot are prefetchSlot's ends: the whole order (alloc
+// writes it all), and the fields a tick reads and writes.
+const (
+	orderAll = unsafe.Sizeof(order{})
+	orderHot = unsafe.Offsetof(order{}.sizeBase)
+)
 
 // release frees a slot: its handles go stale.
 func (b *book) release(s uint32) {

@@ -1,6 +1,9 @@
 package clob
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // idIndex maps the ids of live orders to their slots. It is an open
 // addressing table with linear probing, kept at most half full: it starts
@@ -46,6 +49,11 @@ func (x *idIndex) find(id *Hash, ords []order) uint32 {
 			return e.slot
 		}
 	}
+}
+
+// prefetch prefetches the line where id's probe starts.
+func (x *idIndex) prefetch(id *Hash) {
+	prefetch(unsafe.Pointer(&x.entries[idKey(id)&x.mask]), unsafe.Sizeof(indexEntry{}))
 }
 
 // insert adds id → slot, doubling the table first if it would be more

@@ -15,6 +15,14 @@ type chunk struct {
 	lots               int64
 }
 
+// of returns the chunk's order of side.
+func (c *chunk) of(side Side) uint32 {
+	if side == Buy {
+		return c.bid
+	}
+	return c.ask
+}
+
 // walkResult is what the walk learns about prices, in steps (0 = none).
 type walkResult struct {
 	pb, ps          int64 // lowest matched limit buy, highest matched limit sell
@@ -182,8 +190,13 @@ func (e *Engine) refusePostOnly(b *book, tickUs int64, acc Accounts, out *TickRe
 // completely (a prefix of each side's walk order) from their levels.
 func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult, bt *BookTick) {
 	base, cost := &e.tmp[0], &e.tmp[1]
-	for i := range e.tk.chunks {
-		c := &e.tk.chunks[i]
+	chunks := e.tk.chunks
+	for i := range chunks {
+		if j := i + prefetchDist; j < len(chunks) {
+			b.prefetchSlot(chunks[j].bid, orderHot)
+			b.prefetchSlot(chunks[j].ask, orderHot)
+		}
+		c := &chunks[i]
 		b.u.baseOf(base, c.lots)
 		b.u.quoteOf(cost, c.lots, p)
 		if b.perp != nil {
@@ -198,10 +211,20 @@ func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult,
 	}
 	bt.Traded = true
 	for _, side := range [2]Side{Buy, Sell} {
-		for {
+		// The filled orders are a prefix of the side's chunks, long evicted
+		// since their fills: prefetch their orders, and once those arrived
+		// their index lines (an order of several chunks is prefetched more
+		// than once, which costs little).
+		for k := 0; ; k++ {
 			c := b.first(side)
 			if c.slot == 0 || b.nodes[c.slot].remLots != 0 {
 				break
+			}
+			if j := k + 2*prefetchDist; j < len(chunks) {
+				b.prefetchSlot(chunks[j].of(side), orderHot)
+			}
+			if j := k + prefetchDist; j < len(chunks) {
+				b.prefetchRemoval(chunks[j].of(side))
 			}
 			e.discard(b, c.slot, acc)
 		}

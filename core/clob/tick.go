@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // tickScratch holds buffers reused by every tick.
@@ -235,7 +236,10 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 		e.clipReduceOnly(b, acc, out)
 	}
 	e.match(b, tickUs, acc, out, &bt)
-	for _, r := range b.tickNew {
+	for i, r := range b.tickNew {
+		if i+prefetchDist < len(b.tickNew) {
+			b.prefetchRemoval(b.tickNew[i+prefetchDist].slot())
+		}
 		s := b.deref(r)
 		if s != 0 && (b.nodes[s].typ == Market || b.nodes[s].flags&FlagIOC != 0) {
 			e.removeOrder(b, s, EventCancel, acc, out)
@@ -250,12 +254,20 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 	out.Books = append(out.Books, bt)
 }
 
+// eventAhead is how many events ahead of the one it writes event
+// prefetches the tick's event buffer.
+const eventAhead = 4
+
 // event appends an event for the order at slot s, with its running totals.
 func (b *book) event(out *TickResult, s uint32, kind EventKind, terminal bool) *Event {
 	o := &b.ords[s]
 	// Zeroed and filled in place: the composite literal was built on the
 	// stack and then copied, twice the stores of an Event (472 bytes).
 	out.Events = append(out.Events, Event{})
+	if k := len(out.Events) + eventAhead; k < cap(out.Events) {
+		// the buffer is written once per tick, from cold: fetch ahead
+		prefetch(unsafe.Pointer(&out.Events[:k+1][k]), unsafe.Sizeof(Event{}))
+	}
 	ev := &out.Events[len(out.Events)-1]
 	ev.Kind, ev.Book, ev.OrderID, ev.Owner, ev.Side = kind, b.cfg.ID, o.id, o.owner, b.nodes[s].side
 	ev.TotalBase, ev.TotalQuote, ev.TotalFee, ev.Terminal = o.filledBase, o.filledQuote, o.fee, terminal
@@ -292,6 +304,9 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 	placed := 0
 	lastSeq := uint64(math.MaxUint64)
 	for b.pending.len() > 0 {
+		if b.pending.len() > prefetchDist {
+			b.prefetchSlot(b.pending.at(prefetchDist).ref.slot(), orderHot)
+		}
 		p := b.pending.pop()
 		if p.seq != lastSeq && p.kind != intentFired { // a fired trigger's order has no transaction
 			e.tk.landed = append(e.tk.landed, landedTag{p.seq, p.tag})
@@ -390,7 +405,10 @@ func (e *Engine) reconcile(b *book, s uint32, acc Accounts, out *TickResult) {
 // orders at their cap), also by ascending id.
 func (e *Engine) queueNew(b *book) {
 	sorted := e.tk.sorted[:0]
-	for _, r := range b.tickNew {
+	for i, r := range b.tickNew {
+		if i+prefetchDist < len(b.tickNew) {
+			b.prefetchSlot(b.tickNew[i+prefetchDist].slot(), unsafe.Sizeof(Hash{}))
+		}
 		if s := b.deref(r); s != 0 && b.nodes[s].state == stateNew {
 			b.nodes[s].state = stateResting // dedupe: an order can be listed twice
 			sorted = append(sorted, newEntry{binary.BigEndian.Uint64(b.ords[s].id[:8]), s})

@@ -101,6 +101,11 @@ func feeOf(dst, quote, rate *uint256.Int) {
 	w1, c := bits.Add64(h0, l1, 0)
 	w2 := h1 + c
 	const d = 1_000_000_000_000_000_000
+	if w2 == 0 && w1 < d { // the product fits the last step: one division, not three
+		q0, _ := bits.Div64(w1, w0, d)
+		*dst = uint256.Int{q0, 0, 0, 0}
+		return
+	}
 	q2, r := bits.Div64(0, w2, d)
 	q1, r := bits.Div64(r, w1, d)
 	q0, _ := bits.Div64(r, w0, d)
