@@ -23,7 +23,10 @@ const (
 	stateResting       // queued in a level
 )
 
-// node is the hot part of an order: what the matching walk touches.
+// node is the hot part of an order: what the matching walk touches. It is
+// padded to one cache line, and order to five: the arenas are large
+// allocations, page-aligned, so a slot never straddles a line it does not
+// need (a 48-byte node spanned two lines in a quarter of the slots).
 type node struct {
 	next, prev uint32 // queue neighbours in its level; 0 = none
 	gen        uint32
@@ -35,12 +38,18 @@ type node struct {
 	remLots    int64
 	priceSteps int64 // limit, or a market order's cap
 	queueTick  int64 // the tick it (re-)entered its level: taker iff == the current tick
+	_          [16]byte
 }
 
-// order is the cold part of an order. The fields a tick touches (placing,
-// filling and discarding an order) come first, so that they span as few
-// cache lines as the struct allows; the rest follow.
+// order is the cold part of an order: orderHot, the fields a tick touches
+// (placing, filling and discarding an order), in four cache lines, then
+// orderUpd, what only updates use.
 type order struct {
+	orderHot
+	orderUpd
+}
+
+type orderHot struct {
 	id    Hash
 	owner Address
 	// pendingUpdates counts updates admitted and not yet drained. While it
@@ -53,15 +62,21 @@ type order struct {
 	assetBound                   bool
 	admitTickUs, expiresUs       int64 // expiresUs 0 = never
 	ttlUs                        uint64
+	deadlineUs                   uint64
 	reserved                     uint256.Int // what it still holds locked
 	filledBase, filledQuote, fee uint256.Int
-	deadlineUs                   uint64
 	sizeBase                     uint256.Int // filled + remaining, base wei (for OrderInfo)
-	settled                      uint256.Int
+}
+
+// orderUpd is meaningful only while pendingUpdates > 0: alloc leaves it as
+// the slot's last order left it.
+type orderUpd struct {
+	settled uint256.Int
 	// projLots is, while pendingUpdates > 0, the remaining size the last
 	// admitted update sets: what a perp order counts in its owner's B or A
 	// (docs/perps.md, "Accounts"). Derived from the pending ring on load.
 	projLots int64
+	_        [24]byte
 }
 
 // level is one price of one side: a FIFO of orders linked through node.
@@ -166,12 +181,12 @@ func takeSlot[X, Y any](free *[]uint32, x *[]X, y *[]Y) uint32 {
 func (b *book) alloc() orderRef {
 	s := takeSlot(&b.free, &b.nodes, &b.ords)
 	if k := len(b.free); k > 0 {
-		b.prefetchSlot(b.free[k-1], orderAll) // the next admission's slot, long evicted since its release
+		b.prefetchSlot(b.free[k-1], orderHotSize) // the next admission's slot, long evicted since its release
 	}
 	n := &b.nodes[s]
 	gen := n.gen
 	*n = node{gen: gen, heapPos: -1}
-	b.ords[s] = order{}
+	b.ords[s].orderHot = orderHot{}
 	return makeRef(s, gen)
 }
 
@@ -198,12 +213,8 @@ func (b *book) prefetchRemoval(s uint32) {
 	}
 }
 
-// orderAll and orderHot are prefetchSlot's ends: the whole order (alloc
-// writes it all), and the fields a tick reads and writes.
-const (
-	orderAll = unsafe.Sizeof(order{})
-	orderHot = unsafe.Offsetof(order{}.sizeBase)
-)
+// orderHotSize is prefetchSlot's end for the fields a tick reads and writes.
+const orderHotSize = unsafe.Sizeof(orderHot{})
 
 // release frees a slot: its handles go stale.
 func (b *book) release(s uint32) {

@@ -34,7 +34,8 @@
 // order slots (arenaCapMin of them allocated at CreateMarket, the rest by
 // append as live orders first need them) split into a hot half (node:
 // queue links, remaining lots, price, flags — what the walk touches) and a
-// cold half (order: id, owner, money), addressed by uint32 index with 0 as
+// cold half (order: id, owner, money; one and five cache lines, the lines
+// updates alone use last), addressed by uint32 index with 0 as
 // nil and a generation per slot (orderRef packs both, so a handle to a freed
 // slot is detected); a free list; an open-addressing id index (index.go); a
 // pending ring of PendingMax; an expiry min-heap on (ExpiresUs, id) with

@@ -193,8 +193,8 @@ func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult,
 	chunks := e.tk.chunks
 	for i := range chunks {
 		if j := i + prefetchDist; j < len(chunks) {
-			b.prefetchSlot(chunks[j].bid, orderHot)
-			b.prefetchSlot(chunks[j].ask, orderHot)
+			b.prefetchSlot(chunks[j].bid, orderHotSize)
+			b.prefetchSlot(chunks[j].ask, orderHotSize)
 		}
 		c := &chunks[i]
 		b.u.baseOf(base, c.lots)
@@ -221,7 +221,7 @@ func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult,
 				break
 			}
 			if j := k + 2*prefetchDist; j < len(chunks) {
-				b.prefetchSlot(chunks[j].of(side), orderHot)
+				b.prefetchSlot(chunks[j].of(side), orderHotSize)
 			}
 			if j := k + prefetchDist; j < len(chunks) {
 				b.prefetchRemoval(chunks[j].of(side))

@@ -305,7 +305,7 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 	lastSeq := uint64(math.MaxUint64)
 	for b.pending.len() > 0 {
 		if b.pending.len() > prefetchDist {
-			b.prefetchSlot(b.pending.at(prefetchDist).ref.slot(), orderHot)
+			b.prefetchSlot(b.pending.at(prefetchDist).ref.slot(), orderHotSize)
 		}
 		p := b.pending.pop()
 		if p.seq != lastSeq && p.kind != intentFired { // a fired trigger's order has no transaction
