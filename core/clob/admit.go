@@ -233,10 +233,7 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 	}
 	c := &e.adm.created[e.adm.nCreated]
 	*c = createdOrder{b: b, side: in.Side, flags: in.Flags, lots: p.lots, reserved: p.amount}
-	e.newID(&c.id, a, in, i)
-	if b.index.find(&c.id, b.ords) != 0 {
-		panic("BUG: order id already live: (signer, nonce) admitted twice")
-	}
+	e.newID(&c.id, a, in, i) // newOrder's index insert panics if it is live
 	p.created = e.adm.nCreated
 	e.adm.nCreated++
 	return OK
@@ -454,7 +451,7 @@ func (b *book) newOrder(id *Hash, owner Address, side Side, typ OrderType, flags
 	o.id, o.owner, o.reserved = *id, owner, *reserved
 	b.u.baseOf(&o.sizeBase, lots) // a reduce-only order's is the cut size
 	o.deadlineUs, o.ttlUs = deadlineUs, ttlUs
-	b.index.insert(id, s)
+	b.index.insert(id, s, b.ords)
 	return r
 }
 
