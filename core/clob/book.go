@@ -200,7 +200,9 @@ const prefetchDist = 8
 func (b *book) prefetchSlot(s uint32, end uintptr) {
 	if int(s) < len(b.nodes) {
 		prefetch(unsafe.Pointer(&b.nodes[s]), unsafe.Sizeof(node{}))
-		prefetch(unsafe.Pointer(&b.ords[s]), end)
+		if end > 0 {
+			prefetch(unsafe.Pointer(&b.ords[s]), end)
+		}
 	}
 }
 
@@ -213,8 +215,12 @@ func (b *book) prefetchRemoval(s uint32) {
 	}
 }
 
-// orderHotSize is prefetchSlot's end for the fields a tick reads and writes.
-const orderHotSize = unsafe.Sizeof(orderHot{})
+// prefetchSlot's ends: the fields a tick reads and writes, and the first of
+// them, what placing and removing an order touch (not the fill totals).
+const (
+	orderHotSize  = unsafe.Sizeof(orderHot{})
+	orderHeadSize = unsafe.Offsetof(orderHot{}.filledBase)
+)
 
 // release frees a slot: its handles go stale.
 func (b *book) release(s uint32) {

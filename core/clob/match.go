@@ -221,7 +221,7 @@ func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult,
 				break
 			}
 			if j := k + 2*prefetchDist; j < len(chunks) {
-				b.prefetchSlot(chunks[j].of(side), orderHotSize)
+				b.prefetchSlot(chunks[j].of(side), orderHeadSize)
 			}
 			if j := k + prefetchDist; j < len(chunks) {
 				b.prefetchRemoval(chunks[j].of(side))

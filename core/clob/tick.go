@@ -237,8 +237,20 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 	}
 	e.match(b, tickUs, acc, out, &bt)
 	for i, r := range b.tickNew {
-		if i+prefetchDist < len(b.tickNew) {
-			b.prefetchRemoval(b.tickNew[i+prefetchDist].slot())
+		// Most of an idle book's new orders are IOC remainders: fetch
+		// their nodes, then the orders still live, then their index lines.
+		if j := i + 3*prefetchDist; j < len(b.tickNew) {
+			b.prefetchSlot(b.tickNew[j].slot(), 0)
+		}
+		if j := i + 2*prefetchDist; j < len(b.tickNew) {
+			if s := b.deref(b.tickNew[j]); s != 0 {
+				b.prefetchSlot(s, orderHotSize)
+			}
+		}
+		if j := i + prefetchDist; j < len(b.tickNew) {
+			if s := b.deref(b.tickNew[j]); s != 0 {
+				b.prefetchRemoval(s)
+			}
 		}
 		s := b.deref(r)
 		if s != 0 && (b.nodes[s].typ == Market || b.nodes[s].flags&FlagIOC != 0) {
@@ -270,7 +282,10 @@ func (b *book) event(out *TickResult, s uint32, kind EventKind, terminal bool) *
 	}
 	ev := &out.Events[len(out.Events)-1]
 	ev.Kind, ev.Book, ev.OrderID, ev.Owner, ev.Side = kind, b.cfg.ID, o.id, o.owner, b.nodes[s].side
-	ev.TotalBase, ev.TotalQuote, ev.TotalFee, ev.Terminal = o.filledBase, o.filledQuote, o.fee, terminal
+	if kind != EventPlaced { // an order enters its book unfilled: its totals are zero
+		ev.TotalBase, ev.TotalQuote, ev.TotalFee = o.filledBase, o.filledQuote, o.fee
+	}
+	ev.Terminal = terminal
 	return ev
 }
 
@@ -305,7 +320,11 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 	lastSeq := uint64(math.MaxUint64)
 	for b.pending.len() > 0 {
 		if b.pending.len() > prefetchDist {
-			b.prefetchSlot(b.pending.at(prefetchDist).ref.slot(), orderHotSize)
+			end := orderHotSize
+			if q := b.pending.at(prefetchDist); q.submits() {
+				end = orderHeadSize
+			}
+			b.prefetchSlot(b.pending.at(prefetchDist).ref.slot(), end)
 		}
 		p := b.pending.pop()
 		if p.seq != lastSeq && p.kind != intentFired { // a fired trigger's order has no transaction
