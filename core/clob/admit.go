@@ -129,7 +129,7 @@ func (e *Engine) check(a *Admission, in *Intent, i int, acc Accounts) Reason {
 		return ReasonUnknownBook
 	}
 	p.b = b
-	if r := checkDeadline(in.Deadline, a.NowUs, b.cfg.IntervalUs, b.lastTickUs); r != OK {
+	if r := checkDeadline(in.Deadline, a.NowUs, &b.u.ivDiv, b.lastTickUs); r != OK {
 		return r
 	}
 	var r Reason
@@ -149,13 +149,15 @@ func (e *Engine) check(a *Admission, in *Intent, i int, acc Accounts) Reason {
 	return e.checkCapacity(b, in.Kind == IntentSubmit)
 }
 
-// checkDeadline applies admission rule 2 for a grid of intervalUs whose last
+// checkDeadline applies admission rule 2 for a grid of interval whose last
 // executed tick is lastUs.
-func checkDeadline(d uint64, nowUs, intervalUs, lastUs int64) Reason {
+func checkDeadline(d uint64, nowUs int64, interval *divisor, lastUs int64) Reason {
+	q, rem := interval.divRem(0, d)
+	nq, _ := interval.divRem(0, uint64(nowUs))
 	switch {
-	case d%uint64(intervalUs) != 0:
+	case rem != 0:
 		return ReasonDeadlineAlign
-	case d <= uint64(lastUs) || d < uint64(landing(nowUs, intervalUs)):
+	case d <= uint64(lastUs) || q <= nq: // d < landing(nowUs), d being aligned
 		return ReasonDeadlinePast
 	case d-uint64(nowUs) > DeadlineAheadMaxUs:
 		return ReasonDeadlineFar
@@ -213,10 +215,10 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 		return ReasonReduceOnlySpot
 	}
 	var r Reason
-	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
+	if p.lots, r = b.u.toLots(&in.Size, ReasonSizeZero, ReasonSizeLot); r != OK {
 		return r
 	}
-	if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
+	if p.steps, r = b.u.toSteps(&in.Price, ReasonPriceZero, ReasonPriceStep); r != OK {
 		return r
 	}
 	p.side, p.token = in.Side, b.u.backing(in.Side)
@@ -278,10 +280,10 @@ func (e *Engine) checkTarget(a *Admission, in *Intent, p *plan) Reason {
 func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Reason {
 	b := p.b
 	var r Reason
-	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
+	if p.lots, r = b.u.toLots(&in.Size, ReasonSizeZero, ReasonSizeLot); r != OK {
 		return r
 	}
-	if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
+	if p.steps, r = b.u.toSteps(&in.Price, ReasonPriceZero, ReasonPriceStep); r != OK {
 		return r
 	}
 	// The resting order's side decides the token; update's token argument
@@ -372,7 +374,7 @@ func (e *Engine) release(a *Admission, token Address, amount *uint256.Int, acc A
 
 // checkTransfer applies rules 2, 5 and 6 to a transfer.
 func (e *Engine) checkTransfer(a *Admission, in *Intent, p *plan, acc Accounts) Reason {
-	if r := checkDeadline(in.Deadline, a.NowUs, TransferIntervalUs, e.transferLastUs); r != OK {
+	if r := checkDeadline(in.Deadline, a.NowUs, &transferDiv, e.transferLastUs); r != OK {
 		return r
 	}
 	if in.Amount.IsZero() {
@@ -402,7 +404,7 @@ func (e *Engine) apply(a *Admission, env *Envelope, acc Accounts) {
 			continue
 		}
 		b := p.b
-		q := pendingIntent{kind: in.Kind, deadlineUs: in.Deadline, landUs: landing(a.NowUs, b.cfg.IntervalUs), seq: seq, tag: a.Tag}
+		q := pendingIntent{kind: in.Kind, deadlineUs: in.Deadline, landUs: b.u.landing(a.NowUs), seq: seq, tag: a.Tag}
 		switch in.Kind {
 		case IntentSubmitTrigger, IntentCancelTrigger, IntentUpdateTrigger:
 			e.applyTrigger(a, in, p, &q, acc)
