@@ -11,6 +11,7 @@ import (
 // tickScratch holds buffers reused by every tick.
 type tickScratch struct {
 	chunks []chunk
+	held   [2][]uint32 // settle: filled spot orders whose discard unlocks money, per side
 	sorted []newEntry
 	radix  []newEntry // sortNew's second buffer, as long as sorted
 	landed []landedTag
@@ -38,6 +39,7 @@ type landedTag struct{ seq, tag uint64 }
 
 func (t *tickScratch) init(l *Limits) {
 	t.chunks = make([]chunk, 0, preallocated(l.OrdersMax))
+	t.held = [2][]uint32{make([]uint32, 0, 64), make([]uint32, 0, 64)}
 	t.sorted = make([]newEntry, 0, l.PendingMax)
 	t.landed = make([]landedTag, 0, l.PendingMax)
 }
