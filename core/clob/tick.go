@@ -2,7 +2,6 @@ package clob
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"slices"
 	"unsafe"
@@ -365,6 +364,7 @@ func (e *Engine) place(b *book, s uint32, r orderRef, tickUs int64, out *TickRes
 	}
 	b.event(out, s, EventPlaced, false)
 	b.tickNew = append(b.tickNew, r)
+	e.tk.sorted = append(e.tk.sorted, newEntry{idKey(&o.id), s})
 }
 
 // drainUpdate applies (or, late, drops) an update. Repricing or growing a
@@ -382,6 +382,7 @@ func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, 
 				b.unlink(s)
 				n.state, n.queueTick = stateNew, tickUs
 				b.tickNew = append(b.tickNew, p.ref)
+				e.tk.sorted = append(e.tk.sorted, newEntry{idKey(&o.id), s})
 			} else {
 				li, _ := b.findLevel(n.side, n.priceSteps)
 				b.sides[n.side][li].vol.sub(n.remLots - p.newLots)
@@ -423,26 +424,22 @@ func (e *Engine) reconcile(b *book, s uint32, acc Accounts, out *TickResult) {
 
 // queueNew enqueues this tick's new orders: limit orders at the back of
 // their level by ascending id, market orders at the front (ahead of limit
-// orders at their cap), also by ascending id.
+// orders at their cap), also by ascending id. The drain listed them in
+// e.tk.sorted as it placed or re-queued them, while their ids were cached;
+// an order may be listed twice (enqueue makes it resting, so its second
+// entry is skipped), or have left the book since (its slot is free).
 func (e *Engine) queueNew(b *book) {
-	sorted := e.tk.sorted[:0]
-	for i, r := range b.tickNew {
-		if i+prefetchDist < len(b.tickNew) {
-			b.prefetchSlot(b.tickNew[i+prefetchDist].slot(), unsafe.Sizeof(Hash{}))
+	sorted := e.tk.sortNew(b, e.tk.sorted)
+	for i, ne := range sorted {
+		if j := i + prefetchDist; j < len(sorted) { // id order is slot order shuffled
+			b.prefetchSlot(sorted[j].slot, 0)
 		}
-		if s := b.deref(r); s != 0 && b.nodes[s].state == stateNew {
-			b.nodes[s].state = stateResting // dedupe: an order can be listed twice
-			sorted = append(sorted, newEntry{binary.BigEndian.Uint64(b.ords[s].id[:8]), s})
-		}
-	}
-	sorted = e.tk.sortNew(b, sorted)
-	for _, ne := range sorted {
-		if b.nodes[ne.slot].typ == Limit {
+		if n := &b.nodes[ne.slot]; n.state == stateNew && n.typ == Limit {
 			b.enqueue(ne.slot, false)
 		}
 	}
 	for i := len(sorted) - 1; i >= 0; i-- {
-		if b.nodes[sorted[i].slot].typ == Market {
+		if n := &b.nodes[sorted[i].slot]; n.state == stateNew && n.typ == Market {
 			b.enqueue(sorted[i].slot, true)
 		}
 	}
