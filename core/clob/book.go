@@ -112,10 +112,13 @@ type book struct {
 	ordersMax int
 	// Invariant: sides[s] is sorted by key(s, price) ascending, best last,
 	// and holds no empty level.
-	sides      [2][]level
-	pending    ring[pendingIntent]
-	expiry     []uint32 // min-heap on (expiresUs, id)
-	tickNew    []orderRef
+	sides   [2][]level
+	pending ring[pendingIntent]
+	expiry  []uint32 // min-heap on (expiresUs, id)
+	// tickIOC lists the IOC and market orders placed in this tick, which
+	// its end cancels if still live (an update re-queues only resting
+	// limit orders, never one of them).
+	tickIOC    []orderRef
 	lastTickUs int64
 	hasPrice   bool
 	priceHalf  int64
@@ -131,7 +134,7 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 		nodes: make([]node, 1, c+1), ords: make([]order, 1, c+1), free: make([]uint32, 0, c),
 		index:   newIDIndex(c),
 		pending: newRing[pendingIntent](l.PendingMax),
-		expiry:  make([]uint32, 0, c), tickNew: make([]orderRef, 0, l.PendingMax),
+		expiry:  make([]uint32, 0, c), tickIOC: make([]orderRef, 0, l.PendingMax),
 	}
 	b.sides[Buy] = make([]level, 0, c)
 	b.sides[Sell] = make([]level, 0, c)

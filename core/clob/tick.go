@@ -237,28 +237,28 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 		e.clipReduceOnly(b, acc, out)
 	}
 	e.match(b, tickUs, acc, out, &bt)
-	for i, r := range b.tickNew {
+	ioc := b.tickIOC
+	for i, r := range ioc {
 		// Most of an idle book's new orders are IOC remainders: fetch
 		// their nodes, then the orders still live, then their index lines.
-		if j := i + 3*prefetchDist; j < len(b.tickNew) {
-			b.prefetchSlot(b.tickNew[j].slot(), 0)
+		if j := i + 3*prefetchDist; j < len(ioc) {
+			b.prefetchSlot(ioc[j].slot(), 0)
 		}
-		if j := i + 2*prefetchDist; j < len(b.tickNew) {
-			if s := b.deref(b.tickNew[j]); s != 0 {
+		if j := i + 2*prefetchDist; j < len(ioc) {
+			if s := b.deref(ioc[j]); s != 0 {
 				b.prefetchSlot(s, orderHotSize)
 			}
 		}
-		if j := i + prefetchDist; j < len(b.tickNew) {
-			if s := b.deref(b.tickNew[j]); s != 0 {
+		if j := i + prefetchDist; j < len(ioc) {
+			if s := b.deref(ioc[j]); s != 0 {
 				b.prefetchRemoval(s)
 			}
 		}
-		s := b.deref(r)
-		if s != 0 && (b.nodes[s].typ == Market || b.nodes[s].flags&FlagIOC != 0) {
+		if s := b.deref(r); s != 0 {
 			e.removeOrder(b, s, EventCancel, acc, out)
 		}
 	}
-	b.tickNew = b.tickNew[:0]
+	b.tickIOC = ioc[:0]
 	bt.HasPrice = b.hasPrice
 	if b.hasPrice {
 		b.u.priceWei(&bt.Price, b.priceHalf)
@@ -363,7 +363,9 @@ func (e *Engine) place(b *book, s uint32, r orderRef, tickUs int64, out *TickRes
 		b.expiryPush(s)
 	}
 	b.event(out, s, EventPlaced, false)
-	b.tickNew = append(b.tickNew, r)
+	if n.typ == Market || n.flags&FlagIOC != 0 {
+		b.tickIOC = append(b.tickIOC, r)
+	}
 	e.tk.sorted = append(e.tk.sorted, newEntry{idKey(&o.id), s})
 }
 
@@ -381,7 +383,6 @@ func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, 
 			if p.newSteps != n.priceSteps || p.newLots > n.remLots {
 				b.unlink(s)
 				n.state, n.queueTick = stateNew, tickUs
-				b.tickNew = append(b.tickNew, p.ref)
 				e.tk.sorted = append(e.tk.sorted, newEntry{idKey(&o.id), s})
 			} else {
 				li, _ := b.findLevel(n.side, n.priceSteps)
