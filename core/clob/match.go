@@ -193,8 +193,9 @@ func (e *Engine) refusePostOnly(b *book, tickUs int64, acc Accounts, out *TickRe
 // an update left behind): those are dropped after every fill, in the
 // order the prefix gives, so that the ledger sees the same calls in the
 // same order. Only the free list's order differs, which no output
-// depends on. Levels dropped early are the best ones, the last of their
-// side, so the chunks' level indexes stay valid.
+// depends on. The chunks' level indexes stay valid: chunks go from a
+// side's best level (its last) down, and dropping a level moves only the
+// levels above it, which no later chunk refers to.
 func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult, bt *BookTick) {
 	base, cost := &e.tmp[0], &e.tmp[1]
 	chunks := e.tk.chunks
