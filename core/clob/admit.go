@@ -90,6 +90,17 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 	s := &e.adm
 	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.trig.n = 0, 0, 0, 0, 0, 0
 	s.prepared = env.preparedFor(a.Signer, a.Nonce)
+	if s.prepared {
+		// A new order's id probes a random line of its book's index:
+		// fetch it while the intents are checked.
+		for i := range env.Intents {
+			if in := &env.Intents[i]; in.Kind == IntentSubmit {
+				if b := e.book(in.Book); b != nil {
+					b.index.prefetch(&in.ID)
+				}
+			}
+		}
+	}
 	for i := range env.Intents {
 		if r := e.check(a, &env.Intents[i], i, acc); r != OK {
 			return r
@@ -118,7 +129,7 @@ func (e *Engine) check(a *Admission, in *Intent, i int, acc Accounts) Reason {
 		return ReasonUnknownBook
 	}
 	p.b = b
-	if r := checkDeadline(in.Deadline, a.NowUs, b.cfg.IntervalUs, b.lastTickUs); r != OK {
+	if r := checkDeadline(in.Deadline, a.NowUs, &b.u.ivDiv, b.lastTickUs); r != OK {
 		return r
 	}
 	var r Reason
@@ -138,13 +149,15 @@ func (e *Engine) check(a *Admission, in *Intent, i int, acc Accounts) Reason {
 	return e.checkCapacity(b, in.Kind == IntentSubmit)
 }
 
-// checkDeadline applies admission rule 2 for a grid of intervalUs whose last
+// checkDeadline applies admission rule 2 for a grid of interval whose last
 // executed tick is lastUs.
-func checkDeadline(d uint64, nowUs, intervalUs, lastUs int64) Reason {
+func checkDeadline(d uint64, nowUs int64, interval *divisor, lastUs int64) Reason {
+	q, rem := interval.divRem(0, d)
+	nq, _ := interval.divRem(0, uint64(nowUs))
 	switch {
-	case d%uint64(intervalUs) != 0:
+	case rem != 0:
 		return ReasonDeadlineAlign
-	case d <= uint64(lastUs) || d < uint64(landing(nowUs, intervalUs)):
+	case d <= uint64(lastUs) || q <= nq: // d < landing(nowUs), d being aligned
 		return ReasonDeadlinePast
 	case d-uint64(nowUs) > DeadlineAheadMaxUs:
 		return ReasonDeadlineFar
@@ -202,10 +215,10 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 		return ReasonReduceOnlySpot
 	}
 	var r Reason
-	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
+	if p.lots, r = b.u.toLots(&in.Size, ReasonSizeZero, ReasonSizeLot); r != OK {
 		return r
 	}
-	if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
+	if p.steps, r = b.u.toSteps(&in.Price, ReasonPriceZero, ReasonPriceStep); r != OK {
 		return r
 	}
 	p.side, p.token = in.Side, b.u.backing(in.Side)
@@ -222,10 +235,7 @@ func (e *Engine) checkSubmit(a *Admission, in *Intent, i int, p *plan, acc Accou
 	}
 	c := &e.adm.created[e.adm.nCreated]
 	*c = createdOrder{b: b, side: in.Side, flags: in.Flags, lots: p.lots, reserved: p.amount}
-	e.newID(&c.id, a, in, i)
-	if b.index.find(&c.id, b.ords) != 0 {
-		panic("BUG: order id already live: (signer, nonce) admitted twice")
-	}
+	e.newID(&c.id, a, in, i) // newOrder's index insert panics if it is live
 	p.created = e.adm.nCreated
 	e.adm.nCreated++
 	return OK
@@ -270,10 +280,10 @@ func (e *Engine) checkTarget(a *Admission, in *Intent, p *plan) Reason {
 func (e *Engine) checkUpdate(a *Admission, in *Intent, p *plan, acc Accounts) Reason {
 	b := p.b
 	var r Reason
-	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
+	if p.lots, r = b.u.toLots(&in.Size, ReasonSizeZero, ReasonSizeLot); r != OK {
 		return r
 	}
-	if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
+	if p.steps, r = b.u.toSteps(&in.Price, ReasonPriceZero, ReasonPriceStep); r != OK {
 		return r
 	}
 	// The resting order's side decides the token; update's token argument
@@ -364,7 +374,7 @@ func (e *Engine) release(a *Admission, token Address, amount *uint256.Int, acc A
 
 // checkTransfer applies rules 2, 5 and 6 to a transfer.
 func (e *Engine) checkTransfer(a *Admission, in *Intent, p *plan, acc Accounts) Reason {
-	if r := checkDeadline(in.Deadline, a.NowUs, TransferIntervalUs, e.transferLastUs); r != OK {
+	if r := checkDeadline(in.Deadline, a.NowUs, &transferDiv, e.transferLastUs); r != OK {
 		return r
 	}
 	if in.Amount.IsZero() {
@@ -394,7 +404,7 @@ func (e *Engine) apply(a *Admission, env *Envelope, acc Accounts) {
 			continue
 		}
 		b := p.b
-		q := pendingIntent{kind: in.Kind, deadlineUs: in.Deadline, landUs: landing(a.NowUs, b.cfg.IntervalUs), seq: seq, tag: a.Tag}
+		q := pendingIntent{kind: in.Kind, deadlineUs: in.Deadline, landUs: b.u.landing(a.NowUs), seq: seq, tag: a.Tag}
 		switch in.Kind {
 		case IntentSubmitTrigger, IntentCancelTrigger, IntentUpdateTrigger:
 			e.applyTrigger(a, in, p, &q, acc)
@@ -443,7 +453,7 @@ func (b *book) newOrder(id *Hash, owner Address, side Side, typ OrderType, flags
 	o.id, o.owner, o.reserved = *id, owner, *reserved
 	b.u.baseOf(&o.sizeBase, lots) // a reduce-only order's is the cut size
 	o.deadlineUs, o.ttlUs = deadlineUs, ttlUs
-	b.index.insert(id, s)
+	b.index.insert(id, s, b.ords)
 	return r
 }
 

@@ -3,6 +3,7 @@ package clob
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/holiman/uint256"
 )
@@ -64,5 +65,19 @@ func TestArenaGrowsInPreloadedOrder(t *testing.T) {
 	}
 	if b.index.n != len(live) || b.live() != len(live) {
 		t.Fatalf("index holds %d, book counts %d live, want %d", b.index.n, b.live(), len(live))
+	}
+}
+
+// TestSlotLayout: a node is one cache line, an order whole lines with its
+// hot fields first, so that no slot straddles a line it does not use.
+func TestSlotLayout(t *testing.T) {
+	if n := unsafe.Sizeof(node{}); n != 64 {
+		t.Errorf("node is %d bytes, want 64", n)
+	}
+	if n := unsafe.Sizeof(order{}); n%64 != 0 {
+		t.Errorf("order is %d bytes, not whole cache lines", n)
+	}
+	if n := unsafe.Sizeof(orderHot{}); n%64 != 0 {
+		t.Errorf("orderHot is %d bytes, not whole cache lines", n)
 	}
 }

@@ -2,6 +2,7 @@ package clob
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/holiman/uint256"
 )
@@ -22,7 +23,10 @@ const (
 	stateResting       // queued in a level
 )
 
-// node is the hot part of an order: what the matching walk touches.
+// node is the hot part of an order: what the matching walk touches. It is
+// padded to one cache line, and order to five: the arenas are large
+// allocations, page-aligned, so a slot never straddles a line it does not
+// need (a 48-byte node spanned two lines in a quarter of the slots).
 type node struct {
 	next, prev uint32 // queue neighbours in its level; 0 = none
 	gen        uint32
@@ -34,12 +38,18 @@ type node struct {
 	remLots    int64
 	priceSteps int64 // limit, or a market order's cap
 	queueTick  int64 // the tick it (re-)entered its level: taker iff == the current tick
+	_          [16]byte
 }
 
-// order is the cold part of an order. The fields a tick touches (placing,
-// filling and discarding an order) come first, so that they span as few
-// cache lines as the struct allows; the rest follow.
+// order is the cold part of an order: orderHot, the fields a tick touches
+// (placing, filling and discarding an order), in four cache lines, then
+// orderUpd, what only updates use.
 type order struct {
+	orderHot
+	orderUpd
+}
+
+type orderHot struct {
 	id    Hash
 	owner Address
 	// pendingUpdates counts updates admitted and not yet drained. While it
@@ -52,15 +62,21 @@ type order struct {
 	assetBound                   bool
 	admitTickUs, expiresUs       int64 // expiresUs 0 = never
 	ttlUs                        uint64
+	deadlineUs                   uint64
 	reserved                     uint256.Int // what it still holds locked
 	filledBase, filledQuote, fee uint256.Int
-	deadlineUs                   uint64
 	sizeBase                     uint256.Int // filled + remaining, base wei (for OrderInfo)
-	settled                      uint256.Int
+}
+
+// orderUpd is meaningful only while pendingUpdates > 0: alloc leaves it as
+// the slot's last order left it.
+type orderUpd struct {
+	settled uint256.Int
 	// projLots is, while pendingUpdates > 0, the remaining size the last
 	// admitted update sets: what a perp order counts in its owner's B or A
 	// (docs/perps.md, "Accounts"). Derived from the pending ring on load.
 	projLots int64
+	_        [24]byte
 }
 
 // level is one price of one side: a FIFO of orders linked through node.
@@ -96,10 +112,13 @@ type book struct {
 	ordersMax int
 	// Invariant: sides[s] is sorted by key(s, price) ascending, best last,
 	// and holds no empty level.
-	sides      [2][]level
-	pending    ring[pendingIntent]
-	expiry     []uint32 // min-heap on (expiresUs, id)
-	tickNew    []orderRef
+	sides   [2][]level
+	pending ring[pendingIntent]
+	expiry  []uint32 // min-heap on (expiresUs, id)
+	// tickIOC lists the IOC and market orders placed in this tick, which
+	// its end cancels if still live (an update re-queues only resting
+	// limit orders, never one of them).
+	tickIOC    []orderRef
 	lastTickUs int64
 	hasPrice   bool
 	priceHalf  int64
@@ -115,7 +134,7 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 		nodes: make([]node, 1, c+1), ords: make([]order, 1, c+1), free: make([]uint32, 0, c),
 		index:   newIDIndex(c),
 		pending: newRing[pendingIntent](l.PendingMax),
-		expiry:  make([]uint32, 0, c), tickNew: make([]orderRef, 0, l.PendingMax),
+		expiry:  make([]uint32, 0, c), tickIOC: make([]orderRef, 0, l.PendingMax),
 	}
 	b.sides[Buy] = make([]level, 0, c)
 	b.sides[Sell] = make([]level, 0, c)
@@ -164,12 +183,47 @@ func takeSlot[X, Y any](free *[]uint32, x *[]X, y *[]Y) uint32 {
 // REQUIRES: live() < OrdersMax.
 func (b *book) alloc() orderRef {
 	s := takeSlot(&b.free, &b.nodes, &b.ords)
+	if k := len(b.free); k > 0 {
+		b.prefetchSlot(b.free[k-1], orderHotSize) // the next admission's slot, long evicted since its release
+	}
 	n := &b.nodes[s]
 	gen := n.gen
 	*n = node{gen: gen, heapPos: -1}
-	b.ords[s] = order{}
+	b.ords[s].orderHot = orderHot{}
 	return makeRef(s, gen)
 }
+
+// prefetchDist is how many orders ahead the tick's loops prefetch: far
+// enough for a line to arrive from memory while the orders before it are
+// worked on, near enough for it to stay in the cache until then.
+const prefetchDist = 8
+
+// prefetchSlot prefetches slot s's node and the first end bytes of its
+// order (the hot fields come first).
+func (b *book) prefetchSlot(s uint32, end uintptr) {
+	if int(s) < len(b.nodes) {
+		prefetch(unsafe.Pointer(&b.nodes[s]), unsafe.Sizeof(node{}))
+		if end > 0 {
+			prefetch(unsafe.Pointer(&b.ords[s]), end)
+		}
+	}
+}
+
+// prefetchRemoval prefetches what removing slot s touches beyond its order:
+// the index line of its id (the order's first line is already cached by
+// the time its id is read here, or the caller's loop had prefetched it).
+func (b *book) prefetchRemoval(s uint32) {
+	if s != 0 && int(s) < len(b.nodes) {
+		b.index.prefetch(&b.ords[s].id)
+	}
+}
+
+// prefetchSlot's ends: the fields a tick reads and writes, and the first of
+// them, what placing and removing an order touch (not the fill totals).
+const (
+	orderHotSize  = unsafe.Sizeof(orderHot{})
+	orderHeadSize = unsafe.Offsetof(orderHot{}.filledBase)
+)
 
 // release frees a slot: its handles go stale.
 func (b *book) release(s uint32) {

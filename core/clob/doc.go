@@ -34,7 +34,8 @@
 // order slots (arenaCapMin of them allocated at CreateMarket, the rest by
 // append as live orders first need them) split into a hot half (node:
 // queue links, remaining lots, price, flags — what the walk touches) and a
-// cold half (order: id, owner, money), addressed by uint32 index with 0 as
+// cold half (order: id, owner, money; one and five cache lines, the lines
+// updates alone use last), addressed by uint32 index with 0 as
 // nil and a generation per slot (orderRef packs both, so a handle to a freed
 // slot is detected); a free list; an open-addressing id index (index.go); a
 // pending ring of PendingMax; an expiry min-heap on (ExpiresUs, id) with
@@ -45,7 +46,12 @@
 // reuses (chunks, the sort of new orders — an LSD radix sort of the ids'
 // first 8 bytes once there are radixSortMin of them —, landed envelopes).
 // In steady state, once the arena has reached the book's high-water mark of
-// live orders, nothing allocates (alloc_test.go).
+// live orders, nothing allocates (alloc_test.go). A large book's slots,
+// index lines and the tick's event buffer are mostly out of cache when
+// touched, so the loops that know their next orders ahead (admission's
+// next free slot, the drain, the settlement of chunks, the removal of
+// filled orders) prefetch them a few orders in advance (prefetch_amd64.s;
+// a no-op elsewhere). Prefetching changes no result.
 //
 // Queue priority: new orders (and re-queued updates) are appended to their
 // level at the end of the drain in ascending id order, behind every order

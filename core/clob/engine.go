@@ -120,6 +120,7 @@ func marketUnits(cfg *MarketConfig) (units, error) {
 	case cfg.Kind == Perp && cfg.Quote != NativeToken:
 		return u, errors.New("a perp market's quote must be the native token")
 	}
+	u.lotDiv, u.tickDiv, u.ivDiv = newDivisor(cfg.LotSize[0]), newDivisor(cfg.TickPrecision[0]), newDivisor(uint64(cfg.IntervalUs))
 	var prod, den, rem uint256.Int
 	if _, overflow := prod.MulOverflow(&cfg.LotSize, &cfg.TickPrecision); overflow {
 		return u, errors.New("lot size × tick precision overflows 256 bits")

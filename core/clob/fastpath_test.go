@@ -36,7 +36,8 @@ func TestFastArithmetic(t *testing.T) {
 			unit[0]++
 			v[0] -= v[0] % unit[0]
 		}
-		gq, gr := toUnits(&v, &unit, ReasonSizeZero, ReasonSizeLot)
+		div := newDivisor(unit[0])
+		gq, gr := toUnits(&v, &unit, &div, ReasonSizeZero, ReasonSizeLot)
 		var wq, wr uint256.Int
 		wq.DivMod(&v, &unit, &wr)
 		switch {
@@ -61,7 +62,8 @@ func TestFastArithmetic(t *testing.T) {
 		q, unit := r.Uint64N(1<<53+2), uint256.Int{1 + r.Uint64N(1<<(1+r.IntN(63)))}
 		var v uint256.Int
 		v.Mul(uint256.NewInt(q), &unit)
-		got, reason := toUnits(&v, &unit, ReasonPriceZero, ReasonPriceStep)
+		div := newDivisor(unit[0])
+		got, reason := toUnits(&v, &unit, &div, ReasonPriceZero, ReasonPriceStep)
 		switch {
 		case q == 0 && reason != ReasonPriceZero, q > unitsMax && reason != ReasonValueRange,
 			q > 0 && q <= unitsMax && (reason != OK || uint64(got) != q):

@@ -15,6 +15,14 @@ type chunk struct {
 	lots               int64
 }
 
+// of returns the chunk's order of side.
+func (c *chunk) of(side Side) uint32 {
+	if side == Buy {
+		return c.bid
+	}
+	return c.ask
+}
+
 // walkResult is what the walk learns about prices, in steps (0 = none).
 type walkResult struct {
 	pb, ps          int64 // lowest matched limit buy, highest matched limit sell
@@ -179,32 +187,84 @@ func (e *Engine) refusePostOnly(b *book, tickUs int64, acc Accounts, out *TickRe
 }
 
 // settle books every chunk at p half-steps, then drops the orders it filled
-// completely (a prefix of each side's walk order) from their levels.
+// completely (a prefix of each side's walk order) from their levels. On a
+// spot book it drops each such order right after its last fill, while its
+// lines are still cached, unless dropping it unlocks money (a reservation
+// an update left behind): those are dropped after every fill, in the
+// order the prefix gives, so that the ledger sees the same calls in the
+// same order. Only the free list's order differs, which no output
+// depends on. The chunks' level indexes stay valid: chunks go from a
+// side's best level (its last) down, and dropping a level moves only the
+// levels above it, which no later chunk refers to.
 func (e *Engine) settle(b *book, p, tickUs int64, acc Accounts, out *TickResult, bt *BookTick) {
 	base, cost := &e.tmp[0], &e.tmp[1]
-	for i := range e.tk.chunks {
-		c := &e.tk.chunks[i]
+	chunks := e.tk.chunks
+	held := &e.tk.held
+	held[Buy], held[Sell] = held[Buy][:0], held[Sell][:0]
+	for i := range chunks {
+		if j := i + prefetchDist; j < len(chunks) {
+			b.prefetchSlot(chunks[j].bid, orderHotSize)
+			b.prefetchSlot(chunks[j].ask, orderHotSize)
+		}
+		c := &chunks[i]
 		b.u.baseOf(base, c.lots)
 		b.u.quoteOf(cost, c.lots, p)
 		if b.perp != nil {
 			e.perpFill(b, c.bid, c.bidLevel, c.lots, p, base, cost, tickUs, acc, out)
 			e.perpFill(b, c.ask, c.askLevel, c.lots, p, base, cost, tickUs, acc, out)
 		} else {
+			if j := i + prefetchDist/2; j < len(chunks) { // their orders' lines have arrived
+				b.prefetchRemoval(chunks[j].bid)
+				b.prefetchRemoval(chunks[j].ask)
+			}
 			e.fillBuy(b, c, base, cost, tickUs, acc, out)
 			e.fillSell(b, c, base, cost, tickUs, acc, out)
+			e.dropFilled(b, Buy, c.bid, acc)
+			e.dropFilled(b, Sell, c.ask, acc)
 		}
 		bt.VolumeBase.Add(&bt.VolumeBase, base)
 		bt.VolumeQuote.Add(&bt.VolumeQuote, cost)
 	}
 	bt.Traded = true
+	if b.perp == nil {
+		for _, side := range [2]Side{Buy, Sell} {
+			for _, s := range held[side] {
+				e.discard(b, s, acc)
+			}
+		}
+		return
+	}
 	for _, side := range [2]Side{Buy, Sell} {
-		for {
+		// The filled orders are a prefix of the side's chunks, long evicted
+		// since their fills: prefetch their orders, and once those arrived
+		// their index lines (an order of several chunks is prefetched more
+		// than once, which costs little).
+		for k := 0; ; k++ {
 			c := b.first(side)
 			if c.slot == 0 || b.nodes[c.slot].remLots != 0 {
 				break
 			}
+			if j := k + 2*prefetchDist; j < len(chunks) {
+				b.prefetchSlot(chunks[j].of(side), orderHeadSize)
+			}
+			if j := k + prefetchDist; j < len(chunks) {
+				b.prefetchRemoval(chunks[j].of(side))
+			}
 			e.discard(b, c.slot, acc)
 		}
+	}
+}
+
+// dropFilled discards the spot order at slot s of side if the fill just
+// settled filled it completely, or holds it for the end of settle if
+// discarding it would unlock money.
+func (e *Engine) dropFilled(b *book, side Side, s uint32, acc Accounts) {
+	switch {
+	case b.nodes[s].remLots != 0:
+	case !b.ords[s].reserved.IsZero():
+		e.tk.held[side] = append(e.tk.held[side], s)
+	default:
+		e.discard(b, s, acc)
 	}
 }
 

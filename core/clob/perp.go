@@ -702,7 +702,7 @@ func (e *Engine) SetOraclePrice(book Hash, price *uint256.Int) Reason {
 	if b == nil || b.perp == nil {
 		return ReasonUnknownBook
 	}
-	steps, r := toUnits(price, &b.u.tick, ReasonOraclePrice, ReasonOraclePrice)
+	steps, r := b.u.toSteps(price, ReasonOraclePrice, ReasonOraclePrice)
 	if r != OK {
 		return ReasonOraclePrice
 	}

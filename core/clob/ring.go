@@ -1,5 +1,7 @@
 package clob
 
+import "unsafe"
+
 // ring is a FIFO of fixed power-of-two capacity, indexed with a mask.
 // Invariant: n ≤ len(buf); the live items are buf[(head+i)&mask], i < n.
 type ring[T any] struct {
@@ -29,6 +31,9 @@ func (r *ring[T]) push(v *T) {
 	}
 	r.buf[(r.head+r.n)&r.mask] = *v
 	r.n++
+	// A ring is written once per lap, long after its last lap: fetch the
+	// slot a few pushes ahead.
+	prefetch(unsafe.Pointer(&r.buf[(r.head+r.n+4)&r.mask]), unsafe.Sizeof(*v))
 }
 
 // pop removes the oldest item; the returned pointer is valid until the

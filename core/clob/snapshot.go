@@ -412,7 +412,7 @@ func (b *book) loadOrder(r *snapReader, state uint8) uint32 {
 	s := b.alloc().slot()
 	n.gen, n.heapPos = b.nodes[s].gen, -1
 	b.nodes[s], b.ords[s] = n, o
-	b.index.insert(&o.id, s)
+	b.index.insert(&o.id, s, b.ords)
 	return s
 }
 

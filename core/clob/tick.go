@@ -2,14 +2,15 @@ package clob
 
 import (
 	"bytes"
-	"encoding/binary"
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // tickScratch holds buffers reused by every tick.
 type tickScratch struct {
 	chunks []chunk
+	held   [2][]uint32 // settle: filled spot orders whose discard unlocks money, per side
 	sorted []newEntry
 	radix  []newEntry // sortNew's second buffer, as long as sorted
 	landed []landedTag
@@ -37,6 +38,7 @@ type landedTag struct{ seq, tag uint64 }
 
 func (t *tickScratch) init(l *Limits) {
 	t.chunks = make([]chunk, 0, preallocated(l.OrdersMax))
+	t.held = [2][]uint32{make([]uint32, 0, 64), make([]uint32, 0, 64)}
 	t.sorted = make([]newEntry, 0, l.PendingMax)
 	t.landed = make([]landedTag, 0, l.PendingMax)
 }
@@ -235,13 +237,28 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 		e.clipReduceOnly(b, acc, out)
 	}
 	e.match(b, tickUs, acc, out, &bt)
-	for _, r := range b.tickNew {
-		s := b.deref(r)
-		if s != 0 && (b.nodes[s].typ == Market || b.nodes[s].flags&FlagIOC != 0) {
+	ioc := b.tickIOC
+	for i, r := range ioc {
+		// Most of an idle book's new orders are IOC remainders: fetch
+		// their nodes, then the orders still live, then their index lines.
+		if j := i + 3*prefetchDist; j < len(ioc) {
+			b.prefetchSlot(ioc[j].slot(), 0)
+		}
+		if j := i + 2*prefetchDist; j < len(ioc) {
+			if s := b.deref(ioc[j]); s != 0 {
+				b.prefetchSlot(s, orderHotSize)
+			}
+		}
+		if j := i + prefetchDist; j < len(ioc) {
+			if s := b.deref(ioc[j]); s != 0 {
+				b.prefetchRemoval(s)
+			}
+		}
+		if s := b.deref(r); s != 0 {
 			e.removeOrder(b, s, EventCancel, acc, out)
 		}
 	}
-	b.tickNew = b.tickNew[:0]
+	b.tickIOC = ioc[:0]
 	bt.HasPrice = b.hasPrice
 	if b.hasPrice {
 		b.u.priceWei(&bt.Price, b.priceHalf)
@@ -250,15 +267,26 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 	out.Books = append(out.Books, bt)
 }
 
+// eventAhead is how many events ahead of the one it writes event
+// prefetches the tick's event buffer.
+const eventAhead = 4
+
 // event appends an event for the order at slot s, with its running totals.
 func (b *book) event(out *TickResult, s uint32, kind EventKind, terminal bool) *Event {
 	o := &b.ords[s]
 	// Zeroed and filled in place: the composite literal was built on the
 	// stack and then copied, twice the stores of an Event (472 bytes).
 	out.Events = append(out.Events, Event{})
+	if k := len(out.Events) + eventAhead; k < cap(out.Events) {
+		// the buffer is written once per tick, from cold: fetch ahead
+		prefetch(unsafe.Pointer(&out.Events[:k+1][k]), unsafe.Sizeof(Event{}))
+	}
 	ev := &out.Events[len(out.Events)-1]
 	ev.Kind, ev.Book, ev.OrderID, ev.Owner, ev.Side = kind, b.cfg.ID, o.id, o.owner, b.nodes[s].side
-	ev.TotalBase, ev.TotalQuote, ev.TotalFee, ev.Terminal = o.filledBase, o.filledQuote, o.fee, terminal
+	if kind != EventPlaced { // an order enters its book unfilled: its totals are zero
+		ev.TotalBase, ev.TotalQuote, ev.TotalFee = o.filledBase, o.filledQuote, o.fee
+	}
+	ev.Terminal = terminal
 	return ev
 }
 
@@ -292,6 +320,13 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 	placed := 0
 	lastSeq := uint64(math.MaxUint64)
 	for b.pending.len() > 0 {
+		if b.pending.len() > prefetchDist {
+			end := orderHotSize
+			if q := b.pending.at(prefetchDist); q.submits() {
+				end = orderHeadSize
+			}
+			b.prefetchSlot(b.pending.at(prefetchDist).ref.slot(), end)
+		}
 		p := b.pending.pop()
 		if p.seq != lastSeq && p.kind != intentFired { // a fired trigger's order has no transaction
 			e.tk.landed = append(e.tk.landed, landedTag{p.seq, p.tag})
@@ -328,7 +363,10 @@ func (e *Engine) place(b *book, s uint32, r orderRef, tickUs int64, out *TickRes
 		b.expiryPush(s)
 	}
 	b.event(out, s, EventPlaced, false)
-	b.tickNew = append(b.tickNew, r)
+	if n.typ == Market || n.flags&FlagIOC != 0 {
+		b.tickIOC = append(b.tickIOC, r)
+	}
+	e.tk.sorted = append(e.tk.sorted, newEntry{idKey(&o.id), s})
 }
 
 // drainUpdate applies (or, late, drops) an update. Repricing or growing a
@@ -345,7 +383,7 @@ func (e *Engine) drainUpdate(b *book, s uint32, p *pendingIntent, tickUs int64, 
 			if p.newSteps != n.priceSteps || p.newLots > n.remLots {
 				b.unlink(s)
 				n.state, n.queueTick = stateNew, tickUs
-				b.tickNew = append(b.tickNew, p.ref)
+				e.tk.sorted = append(e.tk.sorted, newEntry{idKey(&o.id), s})
 			} else {
 				li, _ := b.findLevel(n.side, n.priceSteps)
 				b.sides[n.side][li].vol.sub(n.remLots - p.newLots)
@@ -387,23 +425,22 @@ func (e *Engine) reconcile(b *book, s uint32, acc Accounts, out *TickResult) {
 
 // queueNew enqueues this tick's new orders: limit orders at the back of
 // their level by ascending id, market orders at the front (ahead of limit
-// orders at their cap), also by ascending id.
+// orders at their cap), also by ascending id. The drain listed them in
+// e.tk.sorted as it placed or re-queued them, while their ids were cached;
+// an order may be listed twice (enqueue makes it resting, so its second
+// entry is skipped), or have left the book since (its slot is free).
 func (e *Engine) queueNew(b *book) {
-	sorted := e.tk.sorted[:0]
-	for _, r := range b.tickNew {
-		if s := b.deref(r); s != 0 && b.nodes[s].state == stateNew {
-			b.nodes[s].state = stateResting // dedupe: an order can be listed twice
-			sorted = append(sorted, newEntry{binary.BigEndian.Uint64(b.ords[s].id[:8]), s})
+	sorted := e.tk.sortNew(b, e.tk.sorted)
+	for i, ne := range sorted {
+		if j := i + prefetchDist; j < len(sorted) { // id order is slot order shuffled
+			b.prefetchSlot(sorted[j].slot, 0)
 		}
-	}
-	sorted = e.tk.sortNew(b, sorted)
-	for _, ne := range sorted {
-		if b.nodes[ne.slot].typ == Limit {
+		if n := &b.nodes[ne.slot]; n.state == stateNew && n.typ == Limit {
 			b.enqueue(ne.slot, false)
 		}
 	}
 	for i := len(sorted) - 1; i >= 0; i-- {
-		if b.nodes[sorted[i].slot].typ == Market {
+		if n := &b.nodes[sorted[i].slot]; n.state == stateNew && n.typ == Market {
 			b.enqueue(sorted[i].slot, true)
 		}
 	}

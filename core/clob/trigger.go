@@ -235,7 +235,7 @@ func (e *Engine) checkTrigger(a *Admission, in *Intent, i int, p *plan, acc Acco
 		return ReasonTriggerSpot
 	}
 	p.b = b
-	if r := checkDeadline(in.Deadline, a.NowUs, b.cfg.IntervalUs, b.lastTickUs); r != OK {
+	if r := checkDeadline(in.Deadline, a.NowUs, &b.u.ivDiv, b.lastTickUs); r != OK {
 		return r
 	}
 	s := &e.adm.trig
@@ -288,15 +288,15 @@ func checkTriggerOrder(b *book, in *Intent, p *plan) Reason {
 		return ReasonTriggerGrouping
 	}
 	var r Reason
-	if p.lots, r = toUnits(&in.Size, &b.u.lot, ReasonSizeZero, ReasonSizeLot); r != OK {
+	if p.lots, r = b.u.toLots(&in.Size, ReasonSizeZero, ReasonSizeLot); r != OK {
 		return r
 	}
 	if !in.Price.IsZero() {
-		if p.steps, r = toUnits(&in.Price, &b.u.tick, ReasonPriceZero, ReasonPriceStep); r != OK {
+		if p.steps, r = b.u.toSteps(&in.Price, ReasonPriceZero, ReasonPriceStep); r != OK {
 			return r
 		}
 	}
-	if _, r = toUnits(&in.TriggerPrice, &b.u.tick, ReasonTriggerPriceZero, ReasonTriggerPriceStep); r != OK {
+	if _, r = b.u.toSteps(&in.TriggerPrice, ReasonTriggerPriceZero, ReasonTriggerPriceStep); r != OK {
 		return r
 	}
 	p.side = in.Side
@@ -360,7 +360,7 @@ func (e *Engine) applyTrigger(a *Admission, in *Intent, p *plan, q *pendingInten
 
 // triggerSteps is a validated intent's trigger price in steps.
 func triggerSteps(b *book, in *Intent) int64 {
-	steps, _ := toUnits(&in.TriggerPrice, &b.u.tick, ReasonTriggerPriceZero, ReasonTriggerPriceStep)
+	steps, _ := b.u.toSteps(&in.TriggerPrice, ReasonTriggerPriceZero, ReasonTriggerPriceStep)
 	return steps
 }
 

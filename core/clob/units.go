@@ -27,19 +27,46 @@ type units struct {
 	feeMaxRate           uint256.Int // max(makerFee, takerFee)
 	base, quote          Address
 	intervalUs           int64
+	// lot, tick and intervalUs as divisors (lotDiv and tickDiv serve only
+	// when lot and tick fit 64 bits).
+	lotDiv, tickDiv, ivDiv divisor
+}
+
+// wadDiv and transferDiv are wad and TransferIntervalUs as divisors.
+var (
+	wadDiv      = newDivisor(1_000_000_000_000_000_000)
+	transferDiv = newDivisor(TransferIntervalUs)
+)
+
+// toLots and toSteps are toUnits by the lot size and by the tick.
+func (u *units) toLots(v *uint256.Int, zero, notMultiple Reason) (int64, Reason) {
+	return toUnits(v, &u.lot, &u.lotDiv, zero, notMultiple)
+}
+
+func (u *units) toSteps(v *uint256.Int, zero, notMultiple Reason) (int64, Reason) {
+	return toUnits(v, &u.tick, &u.tickDiv, zero, notMultiple)
+}
+
+// landing is the tick an intent admitted at nowUs is scheduled for
+// (landing(nowUs, intervalUs)).
+// REQUIRES: nowUs ≥ 0.
+func (u *units) landing(nowUs int64) int64 {
+	q, _ := u.ivDiv.divRem(0, uint64(nowUs))
+	return int64(q+1) * u.intervalUs
 }
 
 // toUnits converts a wire amount into a whole count of unit, or the reason
 // it cannot: zero, not a multiple, or more than unitsMax units.
-func toUnits(v, unit *uint256.Int, zero, notMultiple Reason) (int64, Reason) {
+// div is unit as a divisor when unit fits 64 bits.
+func toUnits(v, unit *uint256.Int, div *divisor, zero, notMultiple Reason) (int64, Reason) {
 	if v.IsZero() {
 		return 0, zero
 	}
 	if v[2]|v[3]|unit[1]|unit[2]|unit[3] == 0 && v[1] < unit[0] {
 		// Fast path: a value below 2^128 whose quotient fits 64 bits, by a
 		// unit that fits 64 bits (wire sizes and prices are such): one
-		// hardware division instead of uint256's long division.
-		q, r := bits.Div64(v[1], v[0], unit[0])
+		// 128-by-64-bit division instead of uint256's long division.
+		q, r := div.divRem(v[1], v[0])
 		switch {
 		case r != 0:
 			return 0, notMultiple
@@ -101,9 +128,14 @@ func feeOf(dst, quote, rate *uint256.Int) {
 	w1, c := bits.Add64(h0, l1, 0)
 	w2 := h1 + c
 	const d = 1_000_000_000_000_000_000
-	q2, r := bits.Div64(0, w2, d)
-	q1, r := bits.Div64(r, w1, d)
-	q0, _ := bits.Div64(r, w0, d)
+	if w2 == 0 && w1 < d { // the product fits the last step: one division, not three
+		q0, _ := wadDiv.divRem(w1, w0)
+		*dst = uint256.Int{q0, 0, 0, 0}
+		return
+	}
+	q2, r := wadDiv.divRem(0, w2)
+	q1, r := wadDiv.divRem(r, w1)
+	q0, _ := wadDiv.divRem(r, w0)
 	*dst = uint256.Int{q0, q1, q2, 0}
 }
 
