@@ -61,6 +61,7 @@ func newPerpIndex() (*marketdata.Index, *perpLive) {
 	cfg := *marketP()
 	cfg.Perp = clob.PerpParams{} // as after a snapshot load: the engine's copy counts
 	x.AddMarket(&cfg)
+	x.SyncPerp() // as the node does after each input that moves a perp market
 	return x, live
 }
 

@@ -187,6 +187,11 @@ type book struct {
 	// (Meta.Book) with StatusActive on that side.
 	activeCount [2]int
 	candles     [resolutionCount]candleRing
+	// perp is a perp market's live state and maximum leverage as of the
+	// last SyncPerp (hasPerp false for a spot market, or without Live).
+	perp         clob.PerpInfo
+	perpLeverage uint32
+	hasPerp      bool
 }
 
 // account is one owner's order history.

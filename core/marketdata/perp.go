@@ -9,9 +9,13 @@ import (
 // The perpetual markets' reads (docs/perps.md): the perp fields of
 // ob_getMarkets and ob_getOrderbook, perp positions and the margin totals of
 // ob_getPositions, ob_getTriggers, ob_getOraclePrices, ob_getFundingRates
-// and ob_getRankedPositions. The index keeps none of this state: it reads it
-// from the engine (Live) or takes it from the caller, as of the same
-// applied input as the rest of the answer.
+// and ob_getRankedPositions. Positions, margins and triggers the index
+// takes from the caller or reads from the engine (Live), as of the same
+// applied input as the rest of the answer. The perp markets' own state
+// (mark, oracle, funding, open interest, leverage) it keeps a copy of,
+// which SyncPerp refreshes after every input that moves it (a tick, an
+// oracle setting, a market's creation, a load): ob_getMarkets,
+// ob_getOraclePrices and ob_getFundingRates answer from the index alone.
 
 // Bounds of the perp reads.
 const (
@@ -25,18 +29,31 @@ const (
 	RankedLimitDefault = 20
 )
 
-// perpOf returns a perp market's live state and maximum leverage, read from
-// the engine; ok is false for a spot market or without the engine.
+// SyncPerp copies every perp market's live state and maximum leverage
+// from the engine (Live), for the reads (perpOf). The node calls it after
+// each input that changes them: ticks (marks, funding, open interest),
+// oracle settings, market creations, and once a load is done.
+func (x *Index) SyncPerp() {
+	for _, id := range x.bookIDs {
+		b := x.books[id]
+		b.hasPerp = false
+		if b.cfg.Kind != clob.Perp || x.live == nil {
+			continue
+		}
+		cfg, ok := x.live.Market(id)
+		if !ok {
+			continue
+		}
+		if b.perp, ok = x.live.PerpMarket(id); ok {
+			b.perpLeverage, b.hasPerp = cfg.Perp.MaxLeverage, true
+		}
+	}
+}
+
+// perpOf returns a perp market's state and maximum leverage as of the last
+// SyncPerp; ok is false for a spot market or without the engine.
 func (x *Index) perpOf(b *book) (info clob.PerpInfo, leverage uint32, ok bool) {
-	if b.cfg.Kind != clob.Perp || x.live == nil {
-		return info, 0, false
-	}
-	cfg, ok := x.live.Market(b.cfg.ID)
-	if !ok {
-		return info, 0, false
-	}
-	info, ok = x.live.PerpMarket(b.cfg.ID)
-	return info, cfg.Perp.MaxLeverage, ok
+	return b.perp, b.perpLeverage, b.hasPerp
 }
 
 // PerpMarkets appends the live state of every perp market, ascending by id

@@ -123,15 +123,17 @@
 //     receiptsAt and placeRange) the cache of recent records under
 //     recentMu, which the attester and a revert take inside mu for a push
 //     or a swap, never for a tick.
-//   - The index-only ob_* reads (orders, candles, fills, backstop
-//     transfers: ReadIndex) take idxMu, which the sequencer takes inside
-//     mu only while it changes the index (an admitted order, the index's
-//     own step of a tick, a market creation), never for the auction.
+//   - The index-only ob_* reads (markets, oracle prices, funding rates,
+//     orders, candles, fills, backstop transfers: ReadIndex) take idxMu,
+//     which the sequencer takes inside mu only while it changes the index
+//     (an admitted order, the index's own step of a tick with its copy of
+//     the perp markets' state, an oracle setting, a market creation),
+//     never for the auction.
 //   - Not yet moved (they still take mu's read lock, so a tick holds
 //     them): the ob_* reads that combine the index with the engine's live
-//     state or the ledger's margins (ReadMarkets: markets, positions,
-//     triggers, oracle prices, funding rates, ranked positions), account
-//     info and recovery reads, svc_triggers, the bridge's REST reads.
+//     state or the ledger's margins (ReadMarkets: positions, triggers,
+//     ranked positions), account info and recovery reads, svc_triggers,
+//     the bridge's REST reads.
 //
 // Memory: RAM holds the ledger, each account's newest attested transaction
 // (recovery.go), the books, the market index (with its

@@ -160,6 +160,7 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		}
 		n.idxMu.Lock()
 		n.market.tick(res)
+		n.market.idx.SyncPerp() // marks, funding, open interest moved
 		n.idxMu.Unlock()
 		n.perp.tick(res, n.ledger.Orderbook())
 		if e != nil && !e.durable.Load() {
@@ -176,6 +177,11 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 	case core.InputCreateMarket:
 		n.idxMu.Lock()
 		n.market.addMarket(&in.Market)
+		n.market.idx.SyncPerp()
+		n.idxMu.Unlock()
+	case core.InputSetOracle:
+		n.idxMu.Lock()
+		n.market.idx.SyncPerp()
 		n.idxMu.Unlock()
 	}
 	return nil

@@ -321,6 +321,7 @@ func (n *Node) load() error {
 	if err := n.restore(); err != nil {
 		return err
 	}
+	n.market.idx.SyncPerp() // a snapshot's index comes without the engine's perp state
 	n.rebuildViews()
 	if n.log.Len() > 0 {
 		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
@@ -358,6 +359,7 @@ func (n *Node) initGenesis() error {
 		}
 		n.market.addMarket(&cfg.Markets[i])
 	}
+	n.market.idx.SyncPerp()
 	n.genesisHash = n.ledger.StateHash()
 	return nil
 }

@@ -43,7 +43,16 @@ func checkViews(t *testing.T, n *Node, when string) {
 	if got, want := n.BaseFee(), n.ledger.BaseFee(); got != want {
 		t.Fatalf("%s: base fee %v, ledger %v", when, &got, &want)
 	}
+	// The index's copy of the perp markets' state (SyncPerp) is the
+	// engine's after every input.
 	ob := n.ledger.Orderbook()
+	for _, id := range ob.AppendMarkets(nil) {
+		got, known, gotOK := n.market.idx.PerpMarket(id)
+		want, wantOK := ob.PerpMarket(id)
+		if !known || gotOK != wantOK || got != want {
+			t.Fatalf("%s: market %x perp state %+v (%v), engine %+v (%v)", when, id[28:], got, gotOK, want, wantOK)
+		}
+	}
 	for _, id := range ob.AppendMarkets(nil) {
 		want, ok := n.market.idx.Orderbook(id, ob.AppendLevels(nil, id, clob.Buy, 0), ob.AppendLevels(nil, id, clob.Sell, 0), 0)
 		got, gotOK := n.Orderbook(id, 0)

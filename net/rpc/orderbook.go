@@ -10,20 +10,29 @@ import (
 )
 
 // orderbookRead answers the ob_ methods. ob_getOrderbook reads the book
-// the node published after the newest tick (node.Orderbook), and the
-// index-only methods (orders, candles, fills, backstop transfers) the
-// market index under its own lock (node.ReadIndex): neither waits for a
-// tick's auction. The others combine the index with the engine's live
-// state and the ledger's margins, under the node's read lock, so each
-// answer reflects one consistent state.
+// the node published after the newest tick (node.Orderbook); the markets,
+// oracle prices, funding rates, orders, candles, fills and backstop
+// transfers read the market index under its own lock (node.ReadIndex; the
+// index copies the perp markets' state after each input that moves it,
+// marketdata.Index.SyncPerp): none of them waits for a tick's auction. The
+// others combine the index with the engine's live state and the ledger's
+// margins, under the node's read lock, so each answer reflects one
+// consistent state.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	var err *jsonrpc.Error
 	switch string(c.req.Method) {
 	case "ob_getOrderbook":
 		return c.getOrderbook(dst)
-	case "ob_getOrders", "ob_getCandles", "ob_getFills", "ob_getBackstopTransfers":
+	case "ob_getMarkets", "ob_getOraclePrices", "ob_getFundingRates",
+		"ob_getOrders", "ob_getCandles", "ob_getFills", "ob_getBackstopTransfers":
 		c.s.node.ReadIndex(func(x *marketdata.Index) {
 			switch string(c.req.Method) {
+			case "ob_getMarkets":
+				dst = obwire.AppendMarkets(dst, x.Markets(nil))
+			case "ob_getOraclePrices":
+				dst, err = c.getPerpMarkets(dst, x, obwire.AppendOraclePrices)
+			case "ob_getFundingRates":
+				dst, err = c.getPerpMarkets(dst, x, obwire.AppendFundingRates)
 			case "ob_getOrders":
 				dst, err = c.getOrders(dst, x)
 			case "ob_getCandles":
@@ -38,16 +47,10 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	}
 	c.s.node.ReadMarkets(func(v node.MarketView) {
 		switch string(c.req.Method) {
-		case "ob_getMarkets":
-			dst = obwire.AppendMarkets(dst, v.Index.Markets(nil))
 		case "ob_getPositions":
 			dst, err = c.getPositions(dst, v)
 		case "ob_getTriggers":
 			dst, err = c.getTriggers(dst, v)
-		case "ob_getOraclePrices":
-			dst, err = c.getPerpMarkets(dst, v, obwire.AppendOraclePrices)
-		case "ob_getFundingRates":
-			dst, err = c.getPerpMarkets(dst, v, obwire.AppendFundingRates)
 		case "ob_getRankedPositions":
 			dst, err = c.getRankedPositions(dst, v)
 		}

@@ -144,16 +144,16 @@ var errNotPerp = jsonrpc.InvalidParams("orderbook_id: not a perpetual market")
 
 // getPerpMarkets answers ob_getOraclePrices and ob_getFundingRates
 // [orderbook_id?]: every perp market, or the one named.
-func (c *call) getPerpMarkets(dst []byte, v node.MarketView, appendAll func([]byte, []clob.PerpInfo) []byte) ([]byte, *jsonrpc.Error) {
+func (c *call) getPerpMarkets(dst []byte, x *marketdata.Index, appendAll func([]byte, []clob.PerpInfo) []byte) ([]byte, *jsonrpc.Error) {
 	p := c.req.Param(0)
 	if p == nil || p.Type() == fastjson.TypeNull {
-		return appendAll(dst, v.Index.PerpMarkets(nil)), nil
+		return appendAll(dst, x.PerpMarkets(nil)), nil
 	}
 	id, err := obwire.ParseOrderbookID(p)
 	if err != nil {
 		return dst, err
 	}
-	info, known, ok := v.Index.PerpMarket(id)
+	info, known, ok := x.PerpMarket(id)
 	switch {
 	case !known:
 		return dst, errUnknownOrderbook

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/ledgervenue/node/net/node"
 )
 
 // The read-stall test (ISSUE 24): one auction tick is held for
@@ -30,7 +31,8 @@ const (
 
 func TestReadsDuringStalledTick(t *testing.T) {
 	var st stallTick
-	tn := startNode(t, st.option())
+	// with the dev perp markets: the markets' and funding reads show one
+	tn := startNode(t, st.option(), func(c *node.Config) { c.Markets = append(c.Markets, node.DevPerpMarkets()...) })
 	ctx := context.Background()
 
 	// An earlier transfer, whose receipt is read during the stall, and an
@@ -186,6 +188,22 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			err := rc.CallContext(ctx, &raw, "ob_getFills", a, map[string]any{})
 			if err == nil && len(raw) < 2 {
 				t.Errorf("ob_getFills answered %s", raw)
+			}
+			return err
+		}},
+		{"ob_getMarkets", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getMarkets")
+			if err == nil && !bytes.Contains(raw, []byte(common.Hash(node.DevPerpMarkets()[0].ID).Hex()[2:])) {
+				t.Errorf("ob_getMarkets answered without the perp market: %.300s", raw)
+			}
+			return err
+		}},
+		{"ob_getFundingRates", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getFundingRates")
+			if err == nil && !bytes.Contains(raw, []byte(`"funding_index"`)) {
+				t.Errorf("ob_getFundingRates answered %s", raw)
 			}
 			return err
 		}},
