@@ -134,7 +134,7 @@ type Node struct {
 	// views is the read views of the state (readviews.go): what the hot
 	// reads load without mu. Replaced with the state (load, revert).
 	views atomic.Pointer[readViews]
-	// recentMu guards state.recent and state.recentEnd, so that the
+	// recentMu guards state.recent and state.attestedEnd, so that the
 	// listings (receiptsAt, placeRange) never wait for the sequencer:
 	// whoever changes them (the attester, a revert) takes it inside mu,
 	// readers take it alone.
@@ -185,21 +185,20 @@ type state struct {
 	// It is safe for concurrent use: readers look records up without mu
 	// (Lookup); only the sequencer and the attester change it, under mu.
 	entries entryIndex
-	// recent is the newest attested records, by place, and recentEnd
-	// attestedEnd: both guarded by Node.recentMu as well as mu.
-	recent    ring
-	recentEnd uint64
+	// recent is the newest attested records, by place; guarded by
+	// Node.recentMu as well as mu.
+	recent ring
 	// rviews is the read views the sequencer publishes into (readviews.go).
 	rviews *readViews
 	// records counts the records applied: the next one's place.
 	records uint64
 	// attestedEnd is the place after the newest attested record: every
-	// place before it is in the history on disk.
+	// place before it is in the history on disk. Guarded by Node.recentMu
+	// as well as mu.
 	attestedEnd uint64
 	inflight    int // inputs applied but not yet attested
 	// stopErr, once set, refuses every write: ErrStopped or ErrLogFailed.
 	stopErr error
-	lastAtt int64 // timestamp of the newest attestation batch
 	// awaiting maps the Seq of each admitted orderbook transaction and
 	// withdrawal (core.LandsInTick) to it until the tick it lands in has run.
 	awaiting map[uint64]awaitRef
@@ -396,11 +395,8 @@ func (n *Node) restore() error {
 	if err != nil {
 		return err
 	}
-	n.nextBatchSeq, n.attestedEnd, n.lastAtt = head.NextSeq, head.NextPlace, head.LastUs
-	n.recentMu.Lock()
-	n.recentEnd = n.attestedEnd
-	n.recentMu.Unlock()
-	n.ppView.lastAtt.Store(n.lastAtt)
+	n.nextBatchSeq, n.attestedEnd = head.NextSeq, head.NextPlace
+	n.ppView.lastAtt.Store(head.LastUs)
 	last, err := n.checkNewestBatch(head)
 	if err != nil {
 		return err
@@ -451,7 +447,7 @@ func (n *Node) restore() error {
 
 	// The node's time resumes at the newest it had given out, even if the
 	// source now reads earlier (a restart after the clock stepped back).
-	n.clock.raise(max(n.lastAtt, n.lastTickUs))
+	n.clock.raise(max(n.ppView.lastAtt.Load(), n.lastTickUs))
 	for _, e := range rest {
 		n.inflight++
 		n.ppView.pending.Add(1)

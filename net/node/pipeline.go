@@ -182,10 +182,8 @@ func (n *Node) attester() {
 			n.metrics.observe(now, e)
 		}
 		n.inflight -= len(group)
-		n.lastAtt = ts
 		n.ppView.lastAtt.Store(ts) // before pending drops: pastPerfectView
 		n.ppView.pending.Add(-int64(len(group)))
-		n.attestedEnd = group[len(group)-1].place + 1
 		n.metrics.observeBatch(now, len(b.Sigs), n.committee.N)
 		pub := n.pub
 		var attested []Receipt
@@ -208,7 +206,8 @@ func (n *Node) attester() {
 
 // attachLocked makes b the attestation of the records of group (in leaf
 // order), and moves them into the cache of recent records, evicting the
-// oldest: from now on the history on disk serves those.
+// oldest: from now on the history on disk serves those, up to the new
+// attestedEnd.
 // REQUIRES: n.mu held for writing.
 func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 	n.recentMu.Lock()
@@ -221,7 +220,7 @@ func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
 			n.entries.deleteIf(old.Rec.Tx.Hash, old)
 		}
 	}
-	n.recentEnd = group[len(group)-1].place + 1
+	n.attestedEnd = group[len(group)-1].place + 1
 }
 
 // storeBatch hands b to the writer and waits until it is durable (store).

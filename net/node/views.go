@@ -47,8 +47,9 @@ func (n *Node) PastPerfectTime() int64 {
 	return n.pastPerfect.raise(t)
 }
 
-// pastPerfectView mirrors, in atomics, what PastPerfectTime needs of the
-// sequencer's state. pending counts the inputs in flight, raised by
+// pastPerfectView is what PastPerfectTime needs of the pipeline, in
+// atomics. lastAtt is the timestamp of the newest attestation batch (the
+// node keeps it nowhere else). pending counts the inputs in flight, raised by
 // admission before it reads the clock to stamp an input (and lowered again
 // if the input is refused), lowered by the attester after it stored the
 // batch's time in lastAtt. A reader that reads the clock at t and then
@@ -227,7 +228,7 @@ func (n *Node) Logs(f *LogFilter, limit int, budget *int) ([]LogMatch, error) {
 // attested history they cover (toUs 0: no upper bound).
 func (n *Node) placeRange(sinceUs int64, incl bool, toUs int64) (lo, hi uint64, err error) {
 	n.recentMu.RLock()
-	hi = n.recentEnd
+	hi = n.attestedEnd
 	n.recentMu.RUnlock()
 	if lo, err = n.log.PlaceAfter(sinceUs, incl); err != nil {
 		return 0, 0, err
