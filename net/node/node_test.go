@@ -14,13 +14,13 @@ import (
 	"github.com/ledgervenue/node/persist"
 )
 
-func testConfig(t *testing.T, dir string) Config {
+func testConfig(t testing.TB, dir string) Config {
 	t.Helper()
 	return Config{DataDir: dir, ChainID: 0x50d, BaseFee: *uint256.NewInt(1e9), Validators: 4,
 		CommitteeSeed: []byte("test"), Clock: NewManualClock(1_000_000), Genesis: DevGenesis()}
 }
 
-func openNode(t *testing.T, cfg Config) *Node {
+func openNode(t testing.TB, cfg Config) *Node {
 	t.Helper()
 	n, err := Open(cfg)
 	if err != nil {

@@ -10,12 +10,9 @@ import (
 // BenchmarkPublishTransfer is what the read views add to the sequencer
 // for a plain transfer: two accounts republished (publishInput).
 func BenchmarkPublishTransfer(b *testing.B) {
-	cfg := Config{DataDir: b.TempDir(), ChainID: 0x50d, Validators: 4, CommitteeSeed: []byte("bench"),
-		Clock: NewManualClock(1_000_000), Genesis: DevGenesis(), Markets: append(DevMarkets(), DevPerpMarkets()...)}
-	n, err := Open(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testConfig(b, b.TempDir())
+	cfg.Markets = append(DevMarkets(), DevPerpMarkets()...)
+	n := openNode(b, cfg)
 	defer n.Close()
 	in := &core.Input{Kind: core.InputTx, Tx: *devTransfer(0, 1)}
 	rec := &core.TxRecord{Kind: core.RecordTx, Status: 1}
@@ -30,12 +27,9 @@ func BenchmarkPublishTransfer(b *testing.B) {
 // BenchmarkPublishBook is the cost of republishing one book after a tick
 // (its levels at full depth and its index entry), with 200 levels a side.
 func BenchmarkPublishBook(b *testing.B) {
-	cfg := Config{DataDir: b.TempDir(), ChainID: 0x50d, Validators: 4, CommitteeSeed: []byte("bench"),
-		Clock: NewManualClock(1_000_000), Genesis: DevGenesis(), Markets: DevMarkets()}
-	n, err := Open(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testConfig(b, b.TempDir())
+	cfg.Markets = DevMarkets()
+	n := openNode(b, cfg)
 	defer n.Close()
 	book := DevMarkets()[0].ID
 	deadline := uint64(1_500_000)

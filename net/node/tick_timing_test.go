@@ -19,12 +19,9 @@ import (
 // Only RunDueTicks is timed; hold-ns/order divides by the orders landed.
 func BenchmarkTickHold(b *testing.B) {
 	const accounts, ladderOrders = 8, 20
-	cfg := Config{DataDir: b.TempDir(), ChainID: 0x50d, Validators: 4, CommitteeSeed: []byte("bench"),
-		Clock: NewManualClock(1_000_000), Genesis: DevGenesis(), Markets: DevMarkets()}
-	n, err := Open(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testConfig(b, b.TempDir())
+	cfg.Markets = DevMarkets()
+	n := openNode(b, cfg)
 	defer n.Close()
 	clock := cfg.Clock.(*ManualClock)
 	type market struct {
