@@ -47,6 +47,16 @@ func (b *Balance) Available() uint256.Int {
 	return a
 }
 
+// Net is the account's balance of the token, Cash − Debt, signed: what
+// balanceOf reports.
+func (b *Balance) Net() clob.Signed {
+	var v uint256.Int
+	if b.Debt.Gt(&b.Cash) {
+		return clob.Signed{Neg: true, Abs: *v.Sub(&b.Debt, &b.Cash)}
+	}
+	return clob.Signed{Abs: *v.Sub(&b.Cash, &b.Debt)}
+}
+
 // payDebt pays the debt out of the free cash.
 func (b *Balance) payDebt() {
 	if b.Debt.IsZero() {

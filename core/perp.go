@@ -33,12 +33,7 @@ func (l *Ledger) spendable(token, a Address) uint256.Int {
 // BalanceOf is what balanceOf(token, a) reports: cash minus debt (signed).
 func (l *Ledger) BalanceOf(token, a Address) clob.Signed {
 	b := l.Balance(token, a)
-	if b.Debt.Gt(&b.Cash) {
-		var v uint256.Int
-		return clob.Signed{Neg: true, Abs: *v.Sub(&b.Debt, &b.Cash)}
-	}
-	var v uint256.Int
-	return clob.Signed{Abs: *v.Sub(&b.Cash, &b.Debt)}
+	return b.Net()
 }
 
 // Positions appends a's open perp positions, books ascending, with their

@@ -65,7 +65,7 @@ func (m *shardedMap[K, V]) put(s byte, k K, v V) {
 	sh.mu.Unlock()
 }
 
-// deleteIf removes k if keep(its value) is false.
+// deleteIf removes k if drop(its value) is true.
 func (m *shardedMap[K, V]) deleteIf(s byte, k K, drop func(V) bool) {
 	sh := &m.shards[s&(shardsCount-1)]
 	sh.mu.Lock()
@@ -405,18 +405,12 @@ func (n *Node) Withdrawable(token, a core.Address) uint256.Int {
 }
 
 // BalanceOf is what balanceOf(token, a) reports: cash minus debt, signed
-// (as core.Ledger.BalanceOf computes it; TestReadViewsMatchLedger compares
-// the two).
+// (core.Balance.Net, as core.Ledger.BalanceOf).
 func (n *Node) BalanceOf(token, a core.Address) clob.Signed {
-	h := n.holding(token, a)
-	if h == nil {
-		return clob.Signed{}
+	if h := n.holding(token, a); h != nil {
+		return h.bal.Net()
 	}
-	var v uint256.Int
-	if h.bal.Debt.Gt(&h.bal.Cash) {
-		return clob.Signed{Neg: true, Abs: *v.Sub(&h.bal.Debt, &h.bal.Cash)}
-	}
-	return clob.Signed{Abs: *v.Sub(&h.bal.Cash, &h.bal.Debt)}
+	return clob.Signed{}
 }
 
 // BaseFee returns the current base fee.
