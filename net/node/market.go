@@ -131,7 +131,9 @@ func (n *Node) afterApply(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 	return links
 }
 
-// applyViews is afterApply but for the read views (readviews.go).
+// applyViews is afterApply's part for the node's own bookkeeping: the
+// intents awaiting their tick, the market index, the perp views and a
+// tick's subscription record; publishInput then does the read views.
 // REQUIRES: as afterApply.
 func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persist.TickLink {
 	switch in.Kind {
@@ -188,7 +190,8 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 }
 
 // marketViews is the node's market-data index (core/marketdata), fed under the
-// sequencer lock as inputs apply, read under the read lock.
+// sequencer lock (and Node.idxMu) as inputs apply, read under either lock
+// (ReadMarkets, ReadIndex).
 type marketViews struct {
 	idx *marketdata.Index
 }
@@ -244,11 +247,11 @@ type MarketView struct {
 
 // ReadIndex runs fn with the market index under the index's own read lock
 // (Node.idxMu), not the sequencer's: for the answers the index gives alone
-// (orders, candles, fills, backstop transfers), which then do not wait for
-// a tick's auction, only for the index's own update after it. fn must not
-// call into the index's live or balance callbacks (Markets, Orderbook,
-// Positions, PerpMarket(s): ReadMarkets), nor keep anything it returns
-// beyond its own return.
+// (markets and their perp state as of the last SyncPerp, orders, candles,
+// fills, backstop transfers), which then do not wait for a tick's auction,
+// only for the index's own update after it. fn must not read what the
+// index takes from the ledger or the engine (Positions and its balances:
+// ReadMarkets), nor keep anything it returns beyond its own return.
 func (n *Node) ReadIndex(fn func(x *marketdata.Index)) {
 	n.idxMu.RLock()
 	defer n.idxMu.RUnlock()
