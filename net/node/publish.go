@@ -124,7 +124,7 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
 		ran[bt.Book] = true
 		clear(listed)
 		// Sized once: a busy book lists thousands of orders, and growing a
-		// list of OrderMeta (200 bytes each) copied each of them again.
+		// list of OrderMeta (248 bytes each) copied each of them again.
 		if bt.NewOrders > 0 {
 			bu.Created = make([]marketdata.OrderMeta, 0, bt.NewOrders)
 		}
