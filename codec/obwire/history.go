@@ -141,13 +141,7 @@ var (
 // (default and maximum FillsLimitMax) and cursor.
 func ParseFillsQuery(v *fastjson.Value) (marketdata.FillsQuery, *jsonrpc.Error) {
 	q := marketdata.FillsQuery{ToUs: math.MaxInt64, Limit: marketdata.FillsLimitMax}
-	if absent(v) {
-		return q, nil
-	}
-	if v.Type() != fastjson.TypeObject {
-		return q, errFillsQuery
-	}
-	if err := checkMembers(v, "fills query", fillsMembers); err != nil {
+	if ok, err := queryObject(v, errFillsQuery, "fills query", fillsMembers); !ok {
 		return q, err
 	}
 	var ok bool
@@ -179,13 +173,7 @@ func ParseFillsQuery(v *fastjson.Value) (marketdata.FillsQuery, *jsonrpc.Error) 
 // orderbook_id, limit (clamped to [1, BackstopLimitMax]) and cursor.
 func ParseBackstopQuery(v *fastjson.Value) (marketdata.BackstopQuery, *jsonrpc.Error) {
 	q := marketdata.BackstopQuery{Limit: marketdata.BackstopLimitDefault}
-	if absent(v) {
-		return q, nil
-	}
-	if v.Type() != fastjson.TypeObject {
-		return q, errBackstopQuery
-	}
-	if err := checkMembers(v, "backstop transfers query", backstopMembers); err != nil {
+	if ok, err := queryObject(v, errBackstopQuery, "backstop transfers query", backstopMembers); !ok {
 		return q, err
 	}
 	var err *jsonrpc.Error

@@ -63,6 +63,23 @@ const memberNameMax = 64
 // that is given twice, with a -32602 error naming it and what the query
 // takes. It allocates only to refuse.
 // REQUIRES: v is an object; len(known) ≤ 64.
+// queryObject opens an optional query object: ok is false when it is
+// absent or null (err nil: the defaults stand), or when it is not an
+// object (errShape) or has a member the query does not take
+// (checkMembers); the caller decodes the members only when ok.
+func queryObject(v *fastjson.Value, errShape *jsonrpc.Error, query string, known []string) (ok bool, err *jsonrpc.Error) {
+	switch {
+	case absent(v):
+		return false, nil
+	case v.Type() != fastjson.TypeObject:
+		return false, errShape
+	}
+	if err := checkMembers(v, query, known); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
 func checkMembers(v *fastjson.Value, query string, known []string) *jsonrpc.Error {
 	var seen uint64
 	var bad *jsonrpc.Error
@@ -111,14 +128,8 @@ func ParseDepth(v *fastjson.Value) (int, *jsonrpc.Error) {
 // OrdersLimitDefault when absent and clamped to OrdersLimitMax.
 func ParseOrdersQuery(v *fastjson.Value) (marketdata.OrdersQuery, *jsonrpc.Error) {
 	q := marketdata.OrdersQuery{Limit: marketdata.OrdersLimitDefault}
-	if absent(v) {
-		return q, nil
-	}
-	if v.Type() != fastjson.TypeObject {
-		return q, errOrdersQuery
-	}
-	err := checkMembers(v, "orders query", ordersMembers)
-	if err != nil {
+	ok, err := queryObject(v, errOrdersQuery, "orders query", ordersMembers)
+	if !ok {
 		return q, err
 	}
 	if f := v.Get("orderbook_id"); !absent(f) {

@@ -25,13 +25,7 @@ var (
 // limit is clamped to [1, TriggersLimitMax] and defaults to the maximum.
 func ParseTriggersQuery(v *fastjson.Value) (marketdata.TriggersQuery, *jsonrpc.Error) {
 	q := marketdata.TriggersQuery{Limit: marketdata.TriggersLimitMax}
-	if absent(v) {
-		return q, nil
-	}
-	if v.Type() != fastjson.TypeObject {
-		return q, errTriggersQuery
-	}
-	if err := checkMembers(v, "triggers query", triggersMembers); err != nil {
+	if ok, err := queryObject(v, errTriggersQuery, "triggers query", triggersMembers); !ok {
 		return q, err
 	}
 	if f := v.Get("orderbook_id"); !absent(f) {
