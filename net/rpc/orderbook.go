@@ -19,46 +19,44 @@ import (
 // margins, under the node's read lock, so each answer reflects one
 // consistent state.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
-	method := string(c.req.Method)
-	if method == "ob_getOrderbook" {
-		return c.getOrderbook(dst)
-	}
 	var err *jsonrpc.Error
-	if read, ok := indexReads[method]; ok {
-		c.s.node.ReadIndex(func(x *marketdata.Index) { dst, err = read(c, dst, x) })
+	switch string(c.req.Method) {
+	case "ob_getOrderbook":
+		return c.getOrderbook(dst)
+	case "ob_getMarkets", "ob_getOraclePrices", "ob_getFundingRates",
+		"ob_getOrders", "ob_getCandles", "ob_getFills", "ob_getBackstopTransfers":
+		c.s.node.ReadIndex(func(x *marketdata.Index) {
+			switch string(c.req.Method) {
+			case "ob_getMarkets":
+				dst = obwire.AppendMarkets(dst, x.Markets(nil))
+			case "ob_getOraclePrices":
+				dst, err = c.getPerpMarkets(dst, x, obwire.AppendOraclePrices)
+			case "ob_getFundingRates":
+				dst, err = c.getPerpMarkets(dst, x, obwire.AppendFundingRates)
+			case "ob_getOrders":
+				dst, err = c.getOrders(dst, x)
+			case "ob_getCandles":
+				dst, err = c.getCandles(dst, x)
+			case "ob_getFills":
+				dst, err = c.getFills(dst, x)
+			case "ob_getBackstopTransfers":
+				dst, err = c.getBackstopTransfers(dst, x)
+			}
+		})
 		return dst, err
 	}
-	if read, ok := marketReads[method]; ok {
-		c.s.node.ReadMarkets(func(v node.MarketView) { dst, err = read(c, dst, v) })
-	}
+	c.s.node.ReadMarkets(func(v node.MarketView) {
+		switch string(c.req.Method) {
+		case "ob_getPositions":
+			dst, err = c.getPositions(dst, v)
+		case "ob_getTriggers":
+			dst, err = c.getTriggers(dst, v)
+		case "ob_getRankedPositions":
+			dst, err = c.getRankedPositions(dst, v)
+		}
+	})
 	return dst, err
 }
-
-// indexReads are the ob_ methods the market index answers alone (under
-// node.ReadIndex); marketReads those that also need the engine or the
-// ledger (under node.ReadMarkets).
-var (
-	indexReads = map[string]func(*call, []byte, *marketdata.Index) ([]byte, *jsonrpc.Error){
-		"ob_getMarkets": func(_ *call, dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
-			return obwire.AppendMarkets(dst, x.Markets(nil)), nil
-		},
-		"ob_getOraclePrices": func(c *call, dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
-			return c.getPerpMarkets(dst, x, obwire.AppendOraclePrices)
-		},
-		"ob_getFundingRates": func(c *call, dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Error) {
-			return c.getPerpMarkets(dst, x, obwire.AppendFundingRates)
-		},
-		"ob_getOrders":            (*call).getOrders,
-		"ob_getCandles":           (*call).getCandles,
-		"ob_getFills":             (*call).getFills,
-		"ob_getBackstopTransfers": (*call).getBackstopTransfers,
-	}
-	marketReads = map[string]func(*call, []byte, node.MarketView) ([]byte, *jsonrpc.Error){
-		"ob_getPositions":       (*call).getPositions,
-		"ob_getTriggers":        (*call).getTriggers,
-		"ob_getRankedPositions": (*call).getRankedPositions,
-	}
-)
 
 func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 	id, err := c.orderbookID(0)
