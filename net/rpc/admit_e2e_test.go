@@ -82,8 +82,8 @@ func TestSendDoesNotBlockTheLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("eth_getBalance behind a pending send on the same connection: %v", d)
-	if d > stallReadMax {
-		t.Errorf("eth_getBalance behind a send on the same connection answered in %v during the stalled tick, want ≤ %v", d, stallReadMax)
+	if d > stallReadMax() {
+		t.Errorf("eth_getBalance behind a send on the same connection answered in %v during the stalled tick, want ≤ %v", d, stallReadMax())
 	}
 	if got.Cmp(want) != 0 {
 		t.Errorf("balance %v, want %v", got, want)
