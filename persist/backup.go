@@ -56,17 +56,46 @@ func (l *Log) Backup(w io.Writer) error {
 		bw.Write(b)
 	}
 	err = l.db.View(func(txn *badger.Txn) error {
+		// The inputs (segment files) go where their keys sort, up to the
+		// last the view's derived rows cover: the state is the view's.
+		through, err := derivedIn(txn)
+		if err != nil {
+			return err
+		}
+		inputsDone := false
+		inputs := func() error {
+			inputsDone = true
+			first := l.segs.first()
+			if first == 0 || through < first {
+				return nil
+			}
+			return l.segs.each(first, func(seq uint64, p []byte) error {
+				if seq <= through {
+					put(u64Key(logPrefix, seq))
+					put(p)
+				}
+				return nil
+			})
+		}
 		it := txn.NewIterator(badger.IteratorOptions{})
 		defer it.Close()
 		var val []byte
 		for it.Rewind(); it.Valid(); it.Next() {
 			item := it.Item()
+			if !inputsDone && item.Key()[0] > logPrefix {
+				if err := inputs(); err != nil {
+					return err
+				}
+			}
 			var err error
 			if val, err = item.ValueCopy(val[:0]); err != nil {
 				return err
 			}
 			put(item.Key())
 			put(val)
+		}
+		if !inputsDone {
+			return inputs()
 		}
 		return nil
 	})
@@ -106,6 +135,8 @@ func (l *Log) Restore(r io.Reader) error {
 	}
 	wb := l.db.NewWriteBatch()
 	defer wb.Cancel()
+	in := inputRestore{segs: l.segs}
+	defer in.close()
 	err := l.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{})
 		defer it.Close()
@@ -122,6 +153,9 @@ func (l *Log) Restore(r io.Reader) error {
 			return nil
 		}
 		err := readBackup(r, func(k, v []byte) error {
+			if len(k) == 9 && k[0] == logPrefix {
+				return in.put(binary.BigEndian.Uint64(k[1:]), v)
+			}
 			if err := drop(k); err != nil {
 				return err
 			}
@@ -143,6 +177,9 @@ func (l *Log) Restore(r io.Reader) error {
 		return drop(nil)
 	})
 	if err == nil {
+		err = in.finish()
+	}
+	if err == nil {
 		err = wb.Flush()
 	}
 	if err == nil {
@@ -151,14 +188,85 @@ func (l *Log) Restore(r io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("cannot restore the store (it is now damaged: restore it again or start afresh): %w", err)
 	}
-	l.nextSeq = 1
-	if err := l.findEnd(); err != nil {
-		return err
-	}
 	if l.ticks.keep > 0 {
 		return l.KeepTicks(l.ticks.keep)
 	}
 	return nil
+}
+
+// inputRestore makes the segment log hold a backup's inputs, given in seq
+// order: it keeps the longest prefix the log shares with them and writes
+// the rest (a revert to an earlier state only cuts the log).
+type inputRestore struct {
+	segs    *segments
+	started bool
+	next    uint64     // the seq the next input must have
+	own     *segCursor // the log's own records from next on, while they are the backup's
+	pending Inputs
+}
+
+func (r *inputRestore) put(seq uint64, v []byte) error {
+	if !r.started {
+		r.started, r.next = true, seq
+		if seq == r.segs.first() {
+			r.own = r.segs.cursor(seq)
+		} else if err := r.segs.reset(seq); err != nil {
+			return err
+		}
+	}
+	if seq != r.next {
+		return fmt.Errorf("%w: its inputs skip from seq %d to %d", ErrBadBackup, r.next-1, seq)
+	}
+	r.next++
+	if r.own != nil {
+		_, p, err := r.own.next()
+		if err == nil && bytes.Equal(p, v) {
+			return nil
+		}
+		r.close()
+		if err := r.segs.truncate(seq); err != nil {
+			return err
+		}
+	}
+	r.pending.frames = appendFrame(r.pending.frames, v)
+	r.pending.n++
+	if len(r.pending.frames) >= 1<<20 {
+		return r.flush()
+	}
+	return nil
+}
+
+func (r *inputRestore) close() {
+	if r.own != nil {
+		r.own.close()
+		r.own = nil
+	}
+}
+
+func (r *inputRestore) flush() error {
+	if r.pending.n == 0 {
+		return nil
+	}
+	err := r.segs.write(r.pending.frames, r.pending.n)
+	r.pending.Reset()
+	return err
+}
+
+// finish cuts what the log holds beyond the backup's inputs and syncs.
+func (r *inputRestore) finish() error {
+	if !r.started {
+		return r.segs.reset(1)
+	}
+	if r.own != nil {
+		r.close()
+		if err := r.segs.truncate(r.next); err != nil {
+			return err
+		}
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	return r.segs.sync()
 }
 
 // readBackup calls fn for each pair of the backup r, in order; fn's slices

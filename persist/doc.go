@@ -1,25 +1,38 @@
-// Package persist keeps the node's durable state in Badger: the ordered log
-// of every input the sequencer applied to the ledger, the attested history
-// (records, their attestation batches and indexes), and state snapshots.
+// Package persist keeps the node's durable state: the ordered log of every
+// input the sequencer applied to the ledger (append-only segment files),
+// and in Badger the attested history (records, their attestation batches
+// and indexes) and state snapshots.
 //
-// Model. The sequencer appends inputs in the order it applied them; Append
-// writes a group of them in one synced Badger transaction, and only after it
-// returns does the node acknowledge those inputs to clients. Replay feeds
-// them back in order at start-up, which rebuilds the exact ledger state
-// (core is deterministic).
+// Model. The sequencer appends inputs in the order it applied them;
+// AppendInputs writes a group of them to the log's segment files with one
+// write and one fdatasync (segments.go), and only after it returns does the
+// node acknowledge those inputs to clients. Store then writes what goes
+// with them to Badger in one synced transaction: the attestation batches
+// and their history, the tick links, published ticks, withdrawal rows and
+// claims, snapshots. Replay feeds the inputs back in order at start-up,
+// which rebuilds the exact ledger state (core is deterministic); the rows
+// derived from inputs after Derived (a crash between the two writes) are
+// written again from that replay.
 //
-// Keys and values:
+// Segment files (dir/log/<first seq, 16 hex digits>.seg):
 //
-//	key:   'i' | seq (u64, big-endian)          -- seq starts at 1, no gaps
-//	value: kind (u8) | body
+//	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames
+//	frame:   length 4 | crc32c(payload) 4 | payload: kind (u8) | body
+//
+// Badger keys and values:
 //
 //	key:   "format"                             -- FormatVersion (u8), written
 //	value: version                                 when the log is created
+//
+//	key:   "derived"                            -- the seq of the last input
+//	value: seq 8                                   whose Group is stored
 //
 //	key:   "genesis"                            -- the node's genesis description
 //	value: (the node's JSON; opaque here)          (at most GenesisBytesMax), written
 //	                                               at each start: ledgerd replay
 //	                                               starts from it (replay.go)
+//
+// Inputs (a frame's payload; in a backup, key 'i' | seq 8):
 //
 //	kind 1, transaction (integers big-endian; u256 is a length byte n, 0 to
 //	32, then the value's n minimal big-endian bytes; timeUs is the
@@ -55,7 +68,7 @@
 //	                                                              evm_setNextBlockTimestamp)
 //
 //	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
-//	value: (below)                                 no gaps (Append, Batches, Batch)
+//	value: (below)                                 no gaps (Store, Batches, Batch)
 //	+-------+--------+------+------------+--------+-------+------------------------+---------------+
 //	| epoch | timeUs | root | firstPlace | leaves | nSigs | nSigs × (validator 20 | | leaves × leaf |
 //	|   8   |   8    |  32  |     8      |   4    |   2   |   sig r‖s‖v 65)        |      32       |
@@ -68,7 +81,7 @@
 // signs them in, and the order of the history listings. The leaves rebuild the Merkle tree (every receipt's
 // proof) without the records.
 //
-// History, written with the batch that attests it (Append, in the same
+// History, written with the batch that attests it (Store, in the same
 // group commit), read without any lock of the node's:
 //
 //	'r' | place 8                 → batch seq 8 | leaf 4 | record
@@ -87,7 +100,7 @@
 //
 // Published ticks: 'p' | tick time 8 → the tick's subscription data (the
 // node's subs tick codec; opaque here), written with the tick's input. Only
-// the newest KeepTicks stay: Append deletes older ones in the same write.
+// the newest KeepTicks stay: Store deletes older ones in the same write.
 //
 // Bridge withdrawals (withdrawals.go): 'w' and a family byte. The rows and
 // indexes are written with the tick's input that executed them; a claim
@@ -109,11 +122,14 @@
 // Limits: MaxDataBytes bounds a transaction's calldata in a record,
 // MaxRecordLogs and MaxLogTopics a stored record's logs, SnapshotBytesMax a
 // snapshot. PruneBefore and PruneLogBefore delete old history and log
-// inputs (retention); the newest batch always stays.
+// inputs (retention; the log by whole segments, each at most 64 MiB and one
+// per run of the node); the newest batch always stays.
 //
 // Whole-store copies (backup.go): Backup streams every key and value of
-// one read transaction, Restore makes the store hold exactly a backup's
-// pairs (writing the difference), for the node's evm_snapshot, evm_revert
+// one read transaction, with the inputs up to its "derived" mark among
+// them as 'i' keys; Restore makes the store and the log hold exactly a
+// backup's pairs (writing the difference: the log keeps the prefix it
+// shares with the backup), for the node's evm_snapshot, evm_revert
 // and state dumps. The key "restoring" is set while a Restore writes and
 // removed when it ends: Open refuses a store that still holds it.
 //

@@ -553,13 +553,7 @@ func appendRecordKeys(dst [][]byte, s *Stored) [][]byte {
 
 // PruneLogBefore deletes the logged inputs before seq (the caller keeps
 // every input after its oldest snapshot).
-func (l *Log) PruneLogBefore(seq uint64) error {
-	keys, err := l.keysBefore(logPrefix, seq)
-	if err != nil {
-		return err
-	}
-	return l.deleteKeys(keys)
-}
+func (l *Log) PruneLogBefore(seq uint64) error { return l.segs.pruneBefore(seq) }
 
 // keysBefore returns the keys of prefix whose u64Key value is below v.
 func (l *Log) keysBefore(prefix byte, v uint64) ([][]byte, error) {

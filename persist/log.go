@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"path/filepath"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -11,7 +13,13 @@ import (
 	"github.com/ledgervenue/node/core"
 )
 
+// logPrefix is the inputs' key in a backup (Backup, Restore): the log
+// itself is in segment files (segments.go), not in Badger.
 const logPrefix = 'i'
+
+// derivedKey holds how many inputs the Badger side has caught up with
+// (Store): every row derived from inputs up to that seq is stored.
+var derivedKey = []byte("derived")
 
 // formatKey holds the log's record format version (one byte). A data
 // directory from another version is refused with a clear message instead
@@ -27,15 +35,16 @@ var formatKey = []byte("format")
 // 5: u256 fields take their minimal bytes, about a quarter off each
 // transaction's input and record; 6: format 5's records, but delegated()
 // calls pay no gas, so an older log would replay to other balances than it
-// acknowledged).
-const FormatVersion = 6
+// acknowledged; 7: the inputs are in segment files, no longer in Badger).
+const FormatVersion = 7
 
-// Log is the durable, ordered log of ledger inputs. Append and Replay must
-// not run concurrently (the node replays before it serves).
+// Log is the durable, ordered log of ledger inputs (segment files) and the
+// Badger store beside it. AppendInputs and Replay must not run
+// concurrently (the node replays before it serves).
 type Log struct {
-	db      *badger.DB
-	nextSeq uint64 // seq of the next appended input
-	ticks   tickStore
+	db    *badger.DB
+	segs  *segments
+	ticks tickStore
 	// advisedAt is when Append last advised the memtable logs (trim.go).
 	advisedAt time.Time
 }
@@ -80,18 +89,17 @@ func open(dir string, tune func(badger.Options) badger.Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot open intent log in %q: %w", dir, err)
 	}
-	l := &Log{db: db, nextSeq: 1}
-	if err := l.findEnd(); err != nil {
+	segs, err := openSegments(filepath.Join(dir, "log"), opts.ReadOnly)
+	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, fmt.Errorf("cannot open intent log in %q: %w", dir, err)
 	}
-	if err := l.checkFormat(dir); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := l.checkRestored(dir); err != nil {
-		db.Close()
-		return nil, err
+	l := &Log{db: db, segs: segs}
+	for _, check := range []func(string) error{l.checkFormat, l.checkRestored} {
+		if err := check(dir); err != nil {
+			l.Close()
+			return nil, err
+		}
 	}
 	return l, nil
 }
@@ -102,7 +110,7 @@ func (l *Log) checkFormat(dir string) error {
 	return l.db.Update(func(txn *badger.Txn) error {
 		item, err := txn.Get(formatKey)
 		switch {
-		case errors.Is(err, badger.ErrKeyNotFound) && l.nextSeq == 1:
+		case errors.Is(err, badger.ErrKeyNotFound) && l.segs.Next() == 1 && !holdsPrefix(txn, logPrefix):
 			return txn.Set(formatKey, []byte{FormatVersion})
 		case errors.Is(err, badger.ErrKeyNotFound):
 			return fmt.Errorf("the intent log in %q was written by an older ledgerd (format 1, this build reads %d): remove the directory (make clean) to start afresh", dir, FormatVersion)
@@ -117,27 +125,71 @@ func (l *Log) checkFormat(dir string) error {
 	})
 }
 
-// findEnd positions nextSeq after the last stored input.
-func (l *Log) findEnd() error {
-	return l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{logPrefix}})
-		defer it.Close()
-		it.Seek(u64Key(logPrefix, ^uint64(0)))
-		if it.Valid() {
-			l.nextSeq = binary.BigEndian.Uint64(it.Item().Key()[1:]) + 1
-		}
-		return nil
-	})
+// holdsPrefix reports whether the store holds a key starting with prefix.
+func holdsPrefix(txn *badger.Txn, prefix byte) bool {
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{prefix}})
+	defer it.Close()
+	it.Rewind()
+	return it.Valid()
 }
 
-// Len returns how many inputs the log holds.
-func (l *Log) Len() uint64 { return l.nextSeq - 1 }
+// Len returns the seq of the last stored input (how many inputs the log
+// holds, counting those retention pruned).
+func (l *Log) Len() uint64 { return l.segs.Next() - 1 }
 
-// Group is one group commit: the inputs the sequencer applied, in order,
-// the attestation batches with their records, the tick links and published
-// ticks of the ticks among the inputs, and possibly a snapshot.
+// Inputs is a group of inputs encoded for AppendInputs: encoding is done
+// while the previous group syncs.
+type Inputs struct {
+	frames []byte
+	n      int
+}
+
+// Add encodes in after the others.
+func (b *Inputs) Add(in *core.Input) {
+	// The record is encoded straight into the frame: its length and
+	// checksum are filled in after.
+	at := len(b.frames)
+	b.frames = append(b.frames, make([]byte, frameHeaderLen)...)
+	b.frames = AppendRecord(b.frames, in)
+	payload := b.frames[at+frameHeaderLen:]
+	binary.BigEndian.PutUint32(b.frames[at:], uint32(len(payload)))
+	binary.BigEndian.PutUint32(b.frames[at+4:], crc32.Checksum(payload, crcTable))
+	b.n++
+}
+
+// Len returns how many inputs b holds.
+func (b *Inputs) Len() int { return b.n }
+
+// Reset empties b for reuse.
+func (b *Inputs) Reset() { b.frames, b.n = b.frames[:0], 0 }
+
+// AppendInputs makes b's inputs durable after the stored ones: one write
+// and one fdatasync. It returns the seq of the last input stored, which
+// the Group that carries their derived rows takes as Through.
+func (l *Log) AppendInputs(b *Inputs) (uint64, error) {
+	if b.n > 0 {
+		if err := l.segs.write(b.frames, b.n); err != nil {
+			return 0, err
+		}
+		if err := l.segs.sync(); err != nil {
+			return 0, err
+		}
+	}
+	return l.Len(), nil
+}
+
+// Group is what one group commit stores in Badger once its inputs are
+// durable (AppendInputs): the attestation batches with their records, the
+// tick links and published ticks of the ticks among the inputs, the
+// withdrawal rows and claims, and possibly a snapshot. All of it but the
+// batches and claims can be derived again from the inputs (the node does
+// at start-up after Derived).
 type Group struct {
-	Inputs  []*core.Input
+	// Inputs are for Append only: the node appends them itself.
+	Inputs []*core.Input
+	// Through is the seq of the group's last input (AppendInputs' result):
+	// Derived reads it back.
+	Through uint64
 	Batches []*Batch
 	Links   []TickLink
 	// Ticks are stored in the inputs' transaction, keeping the newest
@@ -154,27 +206,70 @@ type Group struct {
 // Reset empties g for reuse.
 func (g *Group) Reset() {
 	g.Inputs, g.Batches, g.Links, g.Ticks, g.Snapshot = g.Inputs[:0], g.Batches[:0], g.Links[:0], g.Ticks[:0], nil
-	g.Withdrawals, g.Claims = g.Withdrawals[:0], g.Claims[:0]
+	g.Withdrawals, g.Claims, g.Through = g.Withdrawals[:0], g.Claims[:0], 0
 }
 
-// Append makes a group durable with one synced write (more only if the group
-// exceeds Badger's transaction size): the attester's batches and their
-// history share the group commit's fsync. When it returns nil all of it is
-// on disk.
-//
-// REQUIRES: each batch's Seq is one more than the last stored batch's (1
-// for the first), and its FirstPlace the previous batch's end; Batches
-// checks the sequence on the way back. A snapshot's Seq is at most the
-// log's length after the group.
+// Append stores g whole: its Inputs (AppendInputs), then the rest (Store).
 func (l *Log) Append(g *Group) error {
+	var b Inputs
+	for _, in := range g.Inputs {
+		b.Add(in)
+	}
+	through, err := l.AppendInputs(&b)
+	if err != nil {
+		return err
+	}
+	g.Through = through
+	return l.Store(g)
+}
+
+// Derived returns the Through of the newest stored group: the rows derived
+// from the inputs after it (tick links, published ticks, withdrawal rows)
+// are missing after a crash between AppendInputs and Store, and the node
+// writes them again from its replay.
+func (l *Log) Derived() (through uint64, err error) {
+	err = l.db.View(func(txn *badger.Txn) error {
+		through, err = derivedIn(txn)
+		return err
+	})
+	return through, err
+}
+
+func derivedIn(txn *badger.Txn) (uint64, error) {
+	item, err := txn.Get(derivedKey)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var through uint64
+	err = item.Value(func(v []byte) error {
+		if len(v) != 8 {
+			return fmt.Errorf("%w: derived mark of %d bytes", ErrCorrupt, len(v))
+		}
+		through = binary.BigEndian.Uint64(v)
+		return nil
+	})
+	return through, err
+}
+
+// Store makes g (but its Inputs) durable with one synced Badger write (more
+// only if the group exceeds Badger's transaction size): the attester's
+// batches and their history share it. When it returns nil all of it is on
+// disk.
+//
+// REQUIRES: g's inputs are durable (AppendInputs returned g.Through); each
+// batch's Seq is one more than the last stored batch's (1 for the first),
+// and its FirstPlace the previous batch's end; Batches checks the sequence
+// on the way back. A snapshot's Seq is at most g.Through.
+func (l *Log) Store(g *Group) error {
 	s := setter{db: l.db, txn: l.db.NewTransaction(true)}
 	defer func() { s.txn.Discard() }()
-	for _, in := range g.Inputs {
-		// Badger keeps the slices until commit: each gets its own.
-		if err := s.set(u64Key(logPrefix, l.nextSeq), AppendRecord(nil, in)); err != nil {
+	if g.Through > 0 {
+		if err := s.set(derivedKey, binary.BigEndian.AppendUint64(nil, g.Through)); err != nil {
 			return err
 		}
-		l.nextSeq++
 	}
 	ticks, err := l.putTicks(&s, g.Ticks)
 	if err != nil {
@@ -201,7 +296,7 @@ func (l *Log) Append(g *Group) error {
 		}
 	}
 	if g.Snapshot != nil {
-		if g.Snapshot.Seq > l.nextSeq-1 {
+		if g.Snapshot.Seq > l.Len() {
 			panic("BUG: persist: a snapshot past the end of the log")
 		}
 		if err := s.set(snapshotKey(g.Snapshot.Seq), g.Snapshot.encode()); err != nil {
@@ -222,32 +317,14 @@ func (l *Log) Append(g *Group) error {
 // Replay calls fn for every stored input after the first from, in order
 // (from 0 replays the whole log; from a snapshot's Seq what follows it).
 func (l *Log) Replay(from uint64, fn func(seq uint64, in *core.Input) error) error {
-	return l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefix}})
-		defer it.Close()
-		want := from + 1
-		for it.Seek(u64Key(logPrefix, want)); it.Valid(); it.Next() {
-			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
-			if seq != want {
-				return fmt.Errorf("intent log has a gap: found seq %d, want %d", seq, want)
-			}
-			var in core.Input
-			err := it.Item().Value(func(v []byte) error {
-				var derr error
-				in, derr = DecodeRecord(v)
-				return derr
-			})
-			if err != nil {
-				return fmt.Errorf("intent log seq %d: %w", seq, err)
-			}
-			if err := fn(seq, &in); err != nil {
-				return err
-			}
-			want++
+	return l.segs.each(from+1, func(seq uint64, p []byte) error {
+		in, err := DecodeRecord(p)
+		if err != nil {
+			return fmt.Errorf("intent log seq %d: %w", seq, err)
 		}
-		return nil
+		return fn(seq, &in)
 	})
 }
 
 // Close flushes and closes the log.
-func (l *Log) Close() error { return l.db.Close() }
+func (l *Log) Close() error { return errors.Join(l.segs.close(), l.db.Close()) }

@@ -2,7 +2,6 @@ package persist
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -85,15 +84,4 @@ func (l *Log) Genesis() ([]byte, error) {
 
 // FirstSeq returns the seq of the oldest stored input: 1 unless retention
 // pruned the log's start (PruneLogBefore), 0 for an empty log.
-func (l *Log) FirstSeq() (uint64, error) {
-	var first uint64
-	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefix}})
-		defer it.Close()
-		if it.Rewind(); it.Valid() {
-			first = binary.BigEndian.Uint64(it.Item().Key()[1:])
-		}
-		return nil
-	})
-	return first, err
-}
+func (l *Log) FirstSeq() (uint64, error) { return l.segs.first(), nil }
