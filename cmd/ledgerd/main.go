@@ -138,6 +138,9 @@ func run(f *flags) error {
 		}
 		defer chain.Close()
 	}
+	if err := faultHooks(&cfg); err != nil {
+		return err
+	}
 	n, err := node.Open(cfg)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -103,6 +104,11 @@ type Config struct {
 	// to fail a group commit as a failing disk would: an error it returns
 	// is the commit's.
 	BeforeAppend func() error
+	// BeforeStore, when set, runs on the storer before each group's store
+	// write, after its inputs are durable and acknowledged. Tests use it to
+	// stop the node between the two writes (an error it returns is the
+	// store write's; ledgerd's fault hook kills the process there).
+	BeforeStore func() error
 	// DuringTick, when set, runs inside every auction tick, under the
 	// sequencer lock, before the ledger applies the tick. Tests use it to
 	// hold a tick while they read (the read-stall test).
@@ -218,6 +224,9 @@ type state struct {
 
 	admitQ  *queue[admission]
 	attestQ *queue[*Entry]
+	// The writer's stages (pipeline.go): groups go writer → toSync →
+	// syncer → toStore → storer, and back to freeGroups.
+	toSync, toStore, freeGroups chan *writeGroup
 	// claimWake wakes the claimer (withdrawals.go) after a durable
 	// withdrawal batch.
 	claimWake chan struct{}
@@ -243,6 +252,12 @@ type admission struct {
 	snap   *persist.Snapshot
 	done   func(*Entry, error)
 }
+
+// answeredStored reports whether a is answered once its group is stored,
+// not as soon as its inputs are durable: a tick (what a reader asks of it
+// right after, its links, published tick and withdrawal rows, is stored
+// then) and everything that is not an input.
+func (a *admission) answeredStored() bool { return a.in == nil || a.in.Kind == core.InputTick }
 
 // defaultOrderbookLimits replaces zero orderbook limits with the defaults
 // (a node's, and a replay's of a directory that stores no genesis).
@@ -340,9 +355,14 @@ func (n *Node) initGenesis() error {
 		finalized: make(map[core.Address]core.TxRef),
 		perp:      newPerpViews(),
 		admitQ:    newQueue[admission](),
-		attestQ:   newQueue[*Entry](),
-		claimWake: make(chan struct{}, 1),
-		quit:      make(chan struct{}),
+		// One group syncing and one being encoded, storeLagGroups waiting
+		// for the store and one being stored, at most.
+		toSync:     make(chan *writeGroup),
+		toStore:    make(chan *writeGroup, storeLagGroups),
+		freeGroups: newWriteGroups(storeLagGroups + 3),
+		attestQ:    newQueue[*Entry](),
+		claimWake:  make(chan struct{}, 1),
+		quit:       make(chan struct{}),
 	}
 	n.rviews = newReadViews()
 	n.entries = n.rviews.entries
@@ -366,8 +386,10 @@ func (n *Node) initGenesis() error {
 // startPipeline starts the node's goroutines over the state load built.
 func (n *Node) startPipeline() {
 	cfg := &n.cfg
-	n.wg.Add(4)
+	n.wg.Add(6)
 	go n.writer()
+	go n.syncer()
+	go n.storer()
 	go n.attester()
 	go n.snapshotter()
 	go n.claimer()
@@ -408,6 +430,19 @@ func (n *Node) restore() error {
 		}
 	}
 	n.replayedFrom = from
+	// The rows the store derives from inputs (tick links, published ticks,
+	// withdrawal rows) are missing after derived when the node stopped
+	// between an input's fdatasync and its group's store write: the replay
+	// builds them again, as the live path did, and they are stored before
+	// the node serves.
+	derived, err := n.log.Derived()
+	if err != nil {
+		return err
+	}
+	if derived < from {
+		return fmt.Errorf("the store holds a snapshot at input %d but derived rows only up to input %d: the data directory is damaged", from, derived)
+	}
+	var rebuilt persist.Group
 	var rest []*Entry
 	err = n.log.Replay(from, func(seq uint64, in *core.Input) error {
 		rec, rej := n.ledger.Apply(in)
@@ -422,23 +457,50 @@ func (n *Node) restore() error {
 		n.ledger.Settle(rec)
 		place := n.records
 		n.records++
+		var e *Entry
 		if place < head.NextPlace {
 			if last != nil && place >= last.FirstPlace && Commitment(rec).Leaf() != last.LeafHashes[place-last.FirstPlace] {
 				return fmt.Errorf("attestation batch %d does not attest the log's record at place %d: the data directory is damaged", last.Seq, place)
 			}
 			n.finalize(rec)
-			n.afterApply(in, rec, nil)
+		} else {
+			e = &Entry{Rec: rec, place: place} // no acceptedAt: not live traffic
+			n.entries.put(rec.Tx.Hash, e)
+			rest = append(rest, e)
+		}
+		if seq <= derived {
+			if e != nil {
+				e.durable.Store(true)
+			}
+			n.afterApply(in, rec, e)
 			return nil
 		}
-		e := &Entry{Rec: rec, place: place} // no acceptedAt: not live traffic
+		// Not durable yet to afterApply: a tick builds its subscription
+		// record and withdrawal rows, as live.
+		if e == nil && in.Kind == core.InputTick {
+			e = &Entry{Rec: rec, place: place}
+		}
+		rebuilt.Links = append(rebuilt.Links, n.afterApply(in, rec, e)...)
+		if e == nil {
+			return nil
+		}
 		e.durable.Store(true)
-		n.entries.put(rec.Tx.Hash, e)
-		n.afterApply(in, rec, e)
-		rest = append(rest, e)
+		if t := e.publish; t != nil {
+			rebuilt.Ticks = append(rebuilt.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
+			rebuilt.Withdrawals = append(rebuilt.Withdrawals, e.withdrawals...)
+			e.publish, e.withdrawals = nil, nil
+		}
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	if derived < n.log.Len() {
+		rebuilt.Through = n.log.Len()
+		if err := n.log.Store(&rebuilt); err != nil {
+			return fmt.Errorf("cannot store the rows derived from inputs %d to %d: %w", derived+1, rebuilt.Through, err)
+		}
+		n.Logf("stored again what inputs %d to %d derive (stopped between their log write and their store write)", derived+1, rebuilt.Through)
 	}
 	if n.records < head.NextPlace {
 		return fmt.Errorf("the history holds %d attested records, the log only %d: the data directory is damaged", head.NextPlace, n.records)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -37,26 +38,57 @@ type Entry struct {
 	withdrawals []persist.WithdrawalRow
 }
 
-// writer makes applied inputs durable in groups, then hands records to the
-// attester and answers their submitters.
+// The writer's three stages, each a goroutine, pipelined: while one group's
+// inputs sync, the next is taken and encoded, and the one before is stored
+// in Badger.
+//
+//	admitQ ─▶ writer (take, encode) ─▶ toSync ─▶ syncer (write, fdatasync; settle, ack inputs, attestQ)
+//	       ─▶ toStore (storeLagGroups) ─▶ storer (Badger: batches, history, ticks, claims, snapshots; publish, answer the rest)
+//
+// A transaction or deposit is acknowledged once the syncer's fdatasync
+// returns; a tick, and whatever else a group carries (a batch, claims, a
+// snapshot, a barrier), once the storer's write returns.
+
+// storeLagGroups bounds the groups whose inputs are durable and whose
+// Badger rows are not stored yet; beyond it the syncer waits for the storer.
+const storeLagGroups = 8
+
+// writeGroup is one group on its way through the writer's stages.
+type writeGroup struct {
+	adm    []admission
+	inputs persist.Inputs
+	g      persist.Group
+}
+
+func newWriteGroups(n int) chan *writeGroup {
+	free := make(chan *writeGroup, n)
+	for range n {
+		free <- new(writeGroup)
+	}
+	return free
+}
+
+// writer takes the applied inputs and what else waits for the store in
+// groups, and encodes them for the syncer.
 func (n *Node) writer() {
 	defer n.wg.Done()
-	defer n.attestQ.close()
-	var group []admission
-	var g persist.Group
+	defer close(n.toSync)
 	for {
-		group = n.admitQ.take(group[:0], writerGroupMax)
-		if len(group) == 0 {
+		w := <-n.freeGroups
+		w.adm = n.admitQ.take(w.adm[:0], writerGroupMax)
+		if len(w.adm) == 0 {
 			return
 		}
-		g.Reset()
-		for _, a := range group {
+		w.inputs.Reset()
+		w.g.Reset()
+		g := &w.g
+		for _, a := range w.adm {
 			switch {
 			case a.in != nil:
-				g.Inputs = append(g.Inputs, a.in)
+				w.inputs.Add(a.in)
 				g.Links = append(g.Links, a.links...)
 				if a.entry != nil && a.entry.publish != nil {
-					// Durable with its tick, so a restarted hub can replay it
+					// Stored with its tick, so a restarted hub can replay it
 					// (StoredTicks); the publisher sees it only after.
 					t := a.entry.publish
 					g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
@@ -73,22 +105,36 @@ func (n *Node) writer() {
 			}
 			// Nothing set: a barrier (revert.go), answered with the group.
 		}
+		n.toSync <- w
+	}
+}
+
+// syncer makes each group's inputs durable, then settles them, hands their
+// records to the attester and acknowledges them.
+func (n *Node) syncer() {
+	defer n.wg.Done()
+	defer close(n.toStore)
+	var failed bool
+	for w := range n.toSync {
 		var err error
-		if n.cfg.BeforeAppend != nil {
+		if failed {
+			err = ErrLogFailed
+		} else if n.cfg.BeforeAppend != nil {
 			err = n.cfg.BeforeAppend()
 		}
 		if err == nil {
 			start := time.Now()
-			err = n.log.Append(&g)
-			n.stats.observeCommit(start, len(group))
+			w.g.Through, err = n.log.AppendInputs(&w.inputs)
+			n.stats.observeCommit(start, len(w.adm))
 		}
 		if err != nil {
-			n.fail(group, err)
+			failed = true
+			n.fail(w.adm, err, true)
+			n.freeGroups <- w
 			continue
 		}
 		n.mu.Lock()
-		pub := n.pub
-		for _, a := range group {
+		for _, a := range w.adm {
 			if a.entry != nil {
 				n.ledger.Settle(a.entry.Rec)
 				a.entry.durable.Store(true)
@@ -96,36 +142,80 @@ func (n *Node) writer() {
 			}
 		}
 		n.mu.Unlock()
-		if len(g.Withdrawals) > 0 {
-			n.wakeClaimer()
-		}
-		for _, a := range group {
-			if a.entry != nil {
-				a.entry.withdrawals = nil
+		for _, a := range w.adm {
+			if !a.answeredStored() {
+				a.done(a.entry, nil)
 			}
-			if a.entry != nil && a.entry.publish != nil {
-				if pub != nil {
-					pub.PublishTick(a.entry.publish)
-				}
-				a.entry.publish = nil
-			}
-			a.done(a.entry, nil)
 		}
+		n.toStore <- w
 	}
 }
 
-// fail handles a log write error: the group's inputs are applied in memory
-// but not durable, so the node stops taking writes (a restart replays only
-// what is durable) and tells the waiting clients.
-func (n *Node) fail(group []admission, err error) {
+// storer writes each group's Badger rows once its inputs are durable, then
+// publishes its ticks and answers the rest of it.
+func (n *Node) storer() {
+	defer n.wg.Done()
+	defer n.attestQ.close() // the syncer, which pushes to it, is done
+	var failed bool
+	for w := range n.toStore {
+		var err error
+		if failed {
+			err = ErrLogFailed
+		} else if n.cfg.BeforeStore != nil {
+			err = n.cfg.BeforeStore()
+		}
+		if err == nil {
+			start := time.Now()
+			err = n.log.Store(&w.g)
+			n.stats.observeStore(start)
+		}
+		if err != nil {
+			failed = true
+			n.fail(w.adm, err, false)
+			n.freeGroups <- w
+			continue
+		}
+		if len(w.g.Withdrawals) > 0 {
+			n.wakeClaimer()
+		}
+		n.mu.RLock()
+		pub := n.pub
+		n.mu.RUnlock()
+		for _, a := range w.adm {
+			if a.entry != nil {
+				a.entry.withdrawals = nil
+				if a.entry.publish != nil {
+					if pub != nil {
+						pub.PublishTick(a.entry.publish)
+					}
+					a.entry.publish = nil
+				}
+			}
+			if a.answeredStored() {
+				a.done(a.entry, nil)
+			}
+		}
+		clear(w.adm) // the entries are the attester's now
+		n.freeGroups <- w
+	}
+}
+
+// fail handles a log write error: what the group applied in memory is not
+// durable (inputs, when the syncer failed) or not stored, so the node stops
+// taking writes (a restart replays only what is durable) and tells the
+// waiting clients: all of the group's, or (inputs false) those answered
+// once stored.
+func (n *Node) fail(group []admission, err error, inputs bool) {
 	n.mu.Lock()
 	n.stop(ErrLogFailed)
 	n.mu.Unlock()
-	if n.cfg.Logf != nil {
+	if n.cfg.Logf != nil && !errors.Is(err, ErrLogFailed) {
 		n.cfg.Logf("FATAL: intent log write failed, refusing further writes: %v", err)
 	}
 	for _, a := range group {
-		a.done(nil, ErrLogFailed)
+		if inputs || a.answeredStored() {
+			a.done(nil, ErrLogFailed)
+		}
 	}
 }
 

@@ -55,6 +55,18 @@ func storedTicksAfterReopen(t *testing.T, n *Node, cfg Config, before int, want 
 	return n, got
 }
 
+// waitStored returns once everything n applied is stored, not only
+// durable: a tick stored before a publisher is set is given to it, not
+// published (a tick stored after is published to it).
+func waitStored(t *testing.T, n *Node) {
+	t.Helper()
+	n.evm.mu.Lock()
+	defer n.evm.mu.Unlock()
+	if err := n.barrier(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStoredTicks: every tick is stored with its input, whether or not a
 // publisher is set (perp markets tick from start-up on, before the hub is
 // attached), and read back after a restart as one unbroken chain.
@@ -65,6 +77,7 @@ func TestStoredTicks(t *testing.T) {
 	nonces := map[int]uint64{}
 	n := openNode(t, cfg)
 	workload(t, n, clock, 1, -1, nonces, nil) // no publisher yet: stored all the same
+	waitStored(t, n)
 	rec := &tickRecorder{}
 	n.SetPublisherWith(func([]*tickrec.Tick, int64, error) Publisher { return rec })
 	workload(t, n, clock, 3, -1, nonces, nil)
@@ -76,6 +89,7 @@ func TestStoredTicks(t *testing.T) {
 	// The restarted node runs a tick before its publisher is set: the chain
 	// on disk goes on through it.
 	workload(t, n, clock, 1, -1, nonces, nil)
+	waitStored(t, n)
 	rec2 := &tickRecorder{}
 	n.SetPublisherWith(func([]*tickrec.Tick, int64, error) Publisher { return rec2 })
 	workload(t, n, clock, 2, -1, nonces, nil)

@@ -66,7 +66,7 @@ type stats struct {
 	txs [txKinds][txOutcomes]atomic.Uint64
 	// Observed by the sequencer (ticks), the writer (commits) and the
 	// attester (attestation latency, through metrics.observe).
-	tickSeconds, tickIntents, commitSeconds, commitItems, attestSeconds prometheus.Histogram
+	tickSeconds, tickIntents, commitSeconds, commitItems, storeSeconds, attestSeconds prometheus.Histogram
 }
 
 // init makes the histograms; m observes the attestation latency into one.
@@ -82,9 +82,11 @@ func (s *stats) init(m *metrics) {
 	s.tickIntents = h("ledgerd_auction_tick_intents",
 		"Orderbook intents (orders, cancels, updates, withdrawals) one auction tick applied.", append([]float64{0}, counts...))
 	s.commitSeconds = h("ledgerd_group_commit_duration_seconds",
-		"Time one group commit of the intent log takes (write and fsync).", seconds)
+		"Time one group commit of the intent log takes (its inputs' write and fdatasync: what an acknowledgement waits for).", seconds)
 	s.commitItems = h("ledgerd_group_commit_items",
-		"Items one group commit makes durable: inputs, attestation batches, withdrawal claims, snapshots.", counts)
+		"Items one group commit carries: inputs, attestation batches, withdrawal claims, snapshots.", counts)
+	s.storeSeconds = h("ledgerd_store_commit_duration_seconds",
+		"Time one group's store write takes (Badger: batches and history, ticks, claims, snapshots; after its inputs are durable).", seconds)
 	s.attestSeconds = h("ledgerd_attestation_latency_seconds",
 		"Time from a live transaction's admission to its receipt's attestation.", seconds)
 	m.attestSeconds = s.attestSeconds
@@ -131,6 +133,9 @@ func (s *stats) observeCommit(start time.Time, items int) {
 	s.commitItems.Observe(float64(items))
 }
 
+// observeStore records one group's store write that took since start.
+func (s *stats) observeStore(start time.Time) { s.storeSeconds.Observe(time.Since(start).Seconds()) }
+
 // Stats is a reading of the node's counters and queue depths.
 type Stats struct {
 	// Txs counts transactions by TxKind* and outcome (TxOutcomeNames).
@@ -161,7 +166,7 @@ func (n *Node) Stats() Stats {
 // registry.
 func (n *Node) Histograms() []prometheus.Collector {
 	s := &n.stats
-	return []prometheus.Collector{s.tickSeconds, s.tickIntents, s.commitSeconds, s.commitItems, s.attestSeconds}
+	return []prometheus.Collector{s.tickSeconds, s.tickIntents, s.commitSeconds, s.commitItems, s.storeSeconds, s.attestSeconds}
 }
 
 // len is the number of items queued.
