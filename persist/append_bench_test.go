@@ -1,8 +1,10 @@
 package persist
 
 import (
+	"io/fs"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -36,11 +38,11 @@ func BenchmarkAppendTransfers(b *testing.B) {
 }
 
 func benchAppendTransfers(b *testing.B, tune func(badger.Options) badger.Options, advise bool) {
-	l, err := open(b.TempDir(), tune)
+	dir := b.TempDir()
+	l, err := open(dir, tune)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer l.Close()
 	if !advise {
 		l.advisedAt = time.Now().Add(24 * time.Hour)
 	}
@@ -56,6 +58,36 @@ func benchAppendTransfers(b *testing.B, tune func(badger.Options) badger.Options
 	if w := writtenBytes(); w >= 0 {
 		b.ReportMetric(float64(w-written0)/float64(b.N), "written-B/tx")
 	}
+	// At rest: what the directory holds once the store is closed (its
+	// memtable flushed to a table), the segment files included.
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(diskBytes(b, dir))/float64(b.N), "disk-B/tx")
+}
+
+// diskBytes is the space the files under dir take on the disk.
+func diskBytes(tb testing.TB, dir string) int64 {
+	var total int64
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			total += st.Blocks * 512
+		} else {
+			total += fi.Size()
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return total
 }
 
 // TestLogAdviceKeepsCommitsSmall: 30 MB into a memtable's log, a commit of

@@ -1,5 +1,5 @@
 // Package node runs the ledger as a service: the sequencer, the group-commit
-// writer and the attesting committee, plus the read views the RPC layer
+// writer (three pipelined stages) and the attesting committee, plus the read views the RPC layer
 // serves from.
 //
 // Pipeline (one arrow = one goroutine boundary):
@@ -7,17 +7,26 @@
 //	event loops ──Submit──▶ sequencer (under mu: core.Ledger.Apply, index)
 //	                            │ admit queue (apply order)
 //	                            ▼
-//	                        writer: persist.Log.Append (one fsync per group)
+//	                        writer: takes a group, encodes its inputs
+//	                            ▼ (pipeline.go: the next group is encoded
+//	                        syncer: persist.Log.AppendInputs (one write and
+//	                            │ one fdatasync per group, segment files);
 //	                            │ marks durable, settles the sender, answers
+//	                            │ transactions and deposits
+//	                            ├──▶ storer: persist.Log.Store (Badger: batches,
+//	                            │    history, tick links, stored ticks,
+//	                            │    withdrawals, claims, snapshots); publishes
+//	                            │    ticks, answers ticks, batches, claims
 //	                            ▼ attest queue
 //	                        attester: committee signs a Merkle root per group
 //	                            │ (its signers: not the silent validators; it
 //	                            │ waits while they are fewer than a quorum)
-//	                            │ receipts become visible, waiters wake
+//	                            │ and has the storer store it; then receipts
+//	                            │ become visible, waiters wake
 //
-//	writer ──durable withdrawal batch──▶ claimer: signs the pending claims
-//	                                     (withdrawals.go) and stores the
-//	                                     proofs through the writer
+//	storer ──stored withdrawal rows──▶ claimer: signs the pending claims
+//	                                   (withdrawals.go) and stores the
+//	                                   proofs through the writer
 //
 // Groups form by themselves: each stage takes everything that queued up while
 // it was busy, so one fsync and one set of signatures cover more inputs as
@@ -28,7 +37,10 @@
 //   - The queues hold inputs in the order the ledger applied them, so the log
 //     order is the apply order and a replay rebuilds the same state.
 //   - Nothing is acknowledged before it is durable: Submit's callback runs
-//     after the group's Append returned.
+//     after the group's AppendInputs returned (a tick's after its Store: a
+//     reader asks for its links, stored tick and withdrawal rows next). What
+//     Store writes of the inputs (links, stored ticks, withdrawal rows) a
+//     restart writes again when a stop came between the two (Derived).
 //   - A receipt is visible only once attested; a transaction is visible only
 //     once durable.
 //   - The attester's batch and its records' history rows are durable before
