@@ -112,7 +112,7 @@ func StartEnv(bin string, env []string, args ...string) (*Ledgerd, error) {
 // later. Calling it again, or after Kill, does nothing.
 func (l *Ledgerd) Stop() {
 	l.cmd.Process.Signal(syscall.SIGTERM)
-	if !l.Wait(10 * time.Second) {
+	if l.Wait(10*time.Second) == nil {
 		l.Kill()
 	}
 }
@@ -125,14 +125,14 @@ func (l *Ledgerd) Kill() {
 }
 
 // Wait waits up to d for the node to exit by itself (a fault hook's kill,
-// a fatal error) and reports whether it did; it leaves a running node
-// running.
-func (l *Ledgerd) Wait(d time.Duration) bool {
+// a fatal error) and returns how it ended, or nil if it still runs; it
+// leaves a running node running.
+func (l *Ledgerd) Wait(d time.Duration) *os.ProcessState {
 	select {
 	case <-l.exited:
-		return true
+		return l.cmd.ProcessState
 	case <-time.After(d):
-		return false
+		return nil
 	}
 }
 
