@@ -60,6 +60,7 @@ type sender struct {
 type ledger struct {
 	mu     sync.Mutex
 	acked  map[common.Hash]common.Address // hash -> sender
+	order  []common.Hash                  // acked's keys, in the order of their answers
 	nonces map[common.Address]uint64      // acknowledged transactions per sender
 	// attested holds the attestation (sequence number and first signature)
 	// of receipts read before a kill: a restart must not sign them again.
@@ -71,14 +72,8 @@ type ledger struct {
 // every acknowledged transaction with its receipt, keep every nonce, and
 // serve the receipts attested before the kill with the same attestations.
 func TestKillRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: kills and restarts the real binary ten times")
-	}
-	rng := seededRand(t, "LEDGERD_CRASH_SEED", "kill times")
-	dir := t.TempDir()
-	senders := devSenders()
+	rng, dir, senders, lg := crashTest(t, "kills and restarts the real binary ten times", "LEDGERD_CRASH_SEED", "kill times")
 	snapshotRestarts := 0
-	lg := newLedger()
 	for round := range rounds + 1 {
 		n, err := proc.Start(ledgerd, nodeArgs(dir)...)
 		if err != nil {
@@ -114,6 +109,17 @@ func TestKillRestart(t *testing.T) {
 	if snapshotRestarts == 0 {
 		t.Fatal("no restart loaded a snapshot: the test did not exercise them")
 	}
+}
+
+// crashTest starts a crash test: skipped under -short (skip says what it
+// would run), else its random source (seededRand with seedEnv and what), an
+// empty data directory, the senders and a ledger of nothing acknowledged.
+func crashTest(t *testing.T, skip, seedEnv, what string) (rng *rand.Rand, dir string, senders []*sender, lg *ledger) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + skip)
+	}
+	return seededRand(t, seedEnv, what), t.TempDir(), devSenders(), newLedger()
 }
 
 // seededRand is a test's source of randomness, seeded from the clock; the
@@ -198,6 +204,7 @@ func (lg *ledger) send(ctx context.Context, c *ethclient.Client, s *sender) {
 		}
 		lg.mu.Lock()
 		lg.acked[tx.Hash()] = s.addr
+		lg.order = append(lg.order, tx.Hash())
 		lg.nonces[s.addr] = nonce + 1
 		lg.mu.Unlock()
 		nonce++
