@@ -60,6 +60,7 @@ type sender struct {
 type ledger struct {
 	mu     sync.Mutex
 	acked  map[common.Hash]common.Address // hash -> sender
+	order  []common.Hash                  // acked's keys, in the order of their answers
 	nonces map[common.Address]uint64      // acknowledged transactions per sender
 	// attested holds the attestation (sequence number and first signature)
 	// of receipts read before a kill: a restart must not sign them again.
@@ -71,34 +72,10 @@ type ledger struct {
 // every acknowledged transaction with its receipt, keep every nonce, and
 // serve the receipts attested before the kill with the same attestations.
 func TestKillRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: kills and restarts the real binary ten times")
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s, err := strconv.ParseUint(os.Getenv("LEDGERD_CRASH_SEED"), 10, 64); err == nil {
-		seed = s
-	}
-	t.Logf("seed %d (LEDGERD_CRASH_SEED repeats a run's kill times)", seed)
-	rng := rand.New(rand.NewPCG(seed, 1))
-	dir := t.TempDir()
-	var senders []*sender
-	for i := range transferKeys + 2 {
-		k := node.DevKey(i)
-		s := &sender{key: k, addr: crypto.PubkeyToAddress(k.PublicKey)}
-		switch i {
-		case transferKeys:
-			s.order = 1
-		case transferKeys + 1:
-			s.order = -1
-		}
-		senders = append(senders, s)
-	}
+	rng, dir, senders, lg := crashTest(t, "kills and restarts the real binary ten times", "LEDGERD_CRASH_SEED", "kill times")
 	snapshotRestarts := 0
-	lg := &ledger{acked: map[common.Hash]common.Address{}, nonces: map[common.Address]uint64{}, attested: map[common.Hash]string{}}
 	for round := range rounds + 1 {
-		// Frequent snapshots: kills land while one is written, and most
-		// restarts load one and replay only the log after it.
-		n, err := proc.Start(ledgerd, "--dev", "--datadir", dir, "--admin-token", "test", "--snapshot-every", "400")
+		n, err := proc.Start(ledgerd, nodeArgs(dir)...)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -111,30 +88,16 @@ func TestKillRestart(t *testing.T) {
 		}
 		lg.verify(t, round, c)
 		if round == rounds {
-			// The state the snapshots led to is the state a replay of the
-			// whole log reaches. Both restarts run on a stopped manual
-			// clock: on the wall clock the perp markets tick every
-			// interval, so the two would read different moments.
 			c.Close()
 			n.Stop()
-			viaSnapshot := stateAtRestart(t, dir)
-			replayed := stateAtRestart(t, dir, "--ignore-snapshots")
-			if replayed != viaSnapshot {
-				t.Fatalf("state after the snapshot restart %v, after a replay from genesis %v", viaSnapshot, replayed)
-			}
+			checkSnapshotIsReplay(t, dir)
 			break
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		var wg sync.WaitGroup
-		for _, s := range senders {
-			wg.Add(1)
-			go func() { defer wg.Done(); lg.send(ctx, ethclient.NewClient(c), s) }()
-		}
+		stop := lg.load(c, senders)
 		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
 		lg.sampleAttested(c)
 		n.Kill()
-		cancel()
-		wg.Wait()
+		stop()
 		c.Close()
 		if t.Failed() {
 			t.Logf("round %d ledgerd log:\n%s", round, n.Log())
@@ -146,6 +109,72 @@ func TestKillRestart(t *testing.T) {
 	if snapshotRestarts == 0 {
 		t.Fatal("no restart loaded a snapshot: the test did not exercise them")
 	}
+}
+
+// crashTest starts a crash test: skipped under -short (skip says what it
+// would run), else its random source (seededRand with seedEnv and what), an
+// empty data directory, the senders and a ledger of nothing acknowledged.
+func crashTest(t *testing.T, skip, seedEnv, what string) (rng *rand.Rand, dir string, senders []*sender, lg *ledger) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: " + skip)
+	}
+	return seededRand(t, seedEnv, what), t.TempDir(), devSenders(), newLedger()
+}
+
+// seededRand is a test's source of randomness, seeded from the clock; the
+// seed is logged, and setting the environment variable env to it repeats
+// that run's choices (what names them in the log line).
+func seededRand(t *testing.T, env, what string) *rand.Rand {
+	t.Helper()
+	seed := uint64(time.Now().UnixNano())
+	if s, err := strconv.ParseUint(os.Getenv(env), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (%s repeats a run's %s)", seed, env, what)
+	return rand.New(rand.NewPCG(seed, 1))
+}
+
+// nodeArgs runs ledgerd on dir with frequent snapshots: kills land while
+// one is written, and most restarts load one and replay only the log after
+// it.
+func nodeArgs(dir string) []string {
+	return []string{"--dev", "--datadir", dir, "--admin-token", "test", "--snapshot-every", "400"}
+}
+
+// devSenders are the load: transferKeys dev accounts sending transfers,
+// then a buyer and a seller whose orders cross.
+func devSenders() []*sender {
+	var senders []*sender
+	for i := range transferKeys + 2 {
+		k := node.DevKey(i)
+		s := &sender{key: k, addr: crypto.PubkeyToAddress(k.PublicKey)}
+		switch i {
+		case transferKeys:
+			s.order = 1
+		case transferKeys + 1:
+			s.order = -1
+		}
+		senders = append(senders, s)
+	}
+	return senders
+}
+
+// newLedger is a ledger of nothing acknowledged yet.
+func newLedger() *ledger {
+	return &ledger{acked: map[common.Hash]common.Address{}, nonces: map[common.Address]uint64{}, attested: map[common.Hash]string{}}
+}
+
+// load starts every sender on c; stop ends them (once the node is gone or
+// the test is done with it) and waits for them.
+func (lg *ledger) load(c *rpc.Client, senders []*sender) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, s := range senders {
+		wg.Add(1)
+		go func() { defer wg.Done(); lg.send(ctx, ethclient.NewClient(c), s) }()
+	}
+	return func() { cancel(); wg.Wait() }
 }
 
 // send signs and sends s's next transactions until ctx ends or the node is
@@ -175,6 +204,7 @@ func (lg *ledger) send(ctx context.Context, c *ethclient.Client, s *sender) {
 		}
 		lg.mu.Lock()
 		lg.acked[tx.Hash()] = s.addr
+		lg.order = append(lg.order, tx.Hash())
 		lg.nonces[s.addr] = nonce + 1
 		lg.mu.Unlock()
 		nonce++
@@ -287,6 +317,19 @@ func (lg *ledger) verify(t *testing.T, round int, c *rpc.Client) {
 		if before, ok := lg.attested[h]; ok && r.key() != before {
 			t.Fatalf("round %d: %s attested as %s after the restart, %s before: signed twice", round, h, r.key(), before)
 		}
+	}
+}
+
+// checkSnapshotIsReplay: the state the snapshots led to is the state a
+// replay of the whole log reaches. Both restarts run on a stopped manual
+// clock: on the wall clock the perp markets tick every interval, so the two
+// would read different moments.
+func checkSnapshotIsReplay(t *testing.T, dir string) {
+	t.Helper()
+	viaSnapshot := stateAtRestart(t, dir)
+	replayed := stateAtRestart(t, dir, "--ignore-snapshots")
+	if replayed != viaSnapshot {
+		t.Fatalf("state after the snapshot restart %v, after a replay from genesis %v", viaSnapshot, replayed)
 	}
 }
 

@@ -1,8 +1,9 @@
 // Package proc runs the real ledgerd binary for whole-process tests: it
 // builds a main package once, starts the node on a free loopback port, reads
-// the address it listens on from its banner, and stops it gracefully or
-// kills it (SIGKILL) like a crash. Tests only: every node it starts listens
-// on 127.0.0.1.
+// the address it listens on from its banner, and stops it gracefully, kills
+// it (SIGKILL) like a crash, or waits for it to end by itself (a fault hook
+// set in its environment). Tests only: every node it starts listens on
+// 127.0.0.1.
 package proc
 
 import (
@@ -66,8 +67,15 @@ var listeningRE = regexp.MustCompile(`ledgerd listening on (http://\S+) and (ws:
 
 // Start runs bin with args plus --addr 127.0.0.1:0 and returns once it
 // listens. Its stderr (the log) is kept for Log.
-func Start(bin string, args ...string) (*Ledgerd, error) {
+func Start(bin string, args ...string) (*Ledgerd, error) { return StartEnv(bin, nil, args...) }
+
+// StartEnv is Start with env ("KEY=value" entries, e.g. a fault hook's)
+// added to the test's own environment.
+func StartEnv(bin string, env []string, args ...string) (*Ledgerd, error) {
 	l := &Ledgerd{cmd: exec.Command(bin, append(args, "--addr", "127.0.0.1:0")...), exited: make(chan struct{})}
+	if env != nil {
+		l.cmd.Env = append(os.Environ(), env...)
+	}
 	l.cmd.Stderr = &l.log
 	stdout, err := l.cmd.StdoutPipe()
 	if err != nil {
@@ -104,9 +112,7 @@ func Start(bin string, args ...string) (*Ledgerd, error) {
 // later. Calling it again, or after Kill, does nothing.
 func (l *Ledgerd) Stop() {
 	l.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-l.exited:
-	case <-time.After(10 * time.Second):
+	if l.Wait(10*time.Second) == nil {
 		l.Kill()
 	}
 }
@@ -116,6 +122,18 @@ func (l *Ledgerd) Stop() {
 func (l *Ledgerd) Kill() {
 	l.cmd.Process.Kill()
 	<-l.exited
+}
+
+// Wait waits up to d for the node to exit by itself (a fault hook's kill,
+// a fatal error) and returns how it ended, or nil if it still runs; it
+// leaves a running node running.
+func (l *Ledgerd) Wait(d time.Duration) *os.ProcessState {
+	select {
+	case <-l.exited:
+		return l.cmd.ProcessState
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // PID returns the node's process id, e.g. to read /proc/PID/status.
