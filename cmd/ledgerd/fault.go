@@ -12,9 +12,11 @@ import (
 
 // faultKillBeforeStore names the fault injection the durability tests use
 // (bench/durability): LEDGERD_FAULT_KILL_BEFORE_STORE=N makes the process
-// kill itself with SIGKILL just before its Nth store write, when that
-// group's inputs are durable and acknowledged and nothing derived from them
-// is stored yet. Unset, nothing changes.
+// kill itself with SIGKILL just before the store write of the Nth group
+// that holds inputs, when those inputs are durable and acknowledged and
+// nothing derived from them is stored yet (groups of batches, claims or a
+// snapshot alone are not counted: a kill there would lose nothing to
+// rebuild). Unset, nothing changes.
 const faultKillBeforeStore = "LEDGERD_FAULT_KILL_BEFORE_STORE"
 
 func faultHooks(cfg *node.Config) error {
@@ -27,8 +29,8 @@ func faultHooks(cfg *node.Config) error {
 		return fmt.Errorf("%s must be a count ≥ 1, got %q", faultKillBeforeStore, v)
 	}
 	var stores atomic.Int64
-	cfg.BeforeStore = func() error {
-		if stores.Add(1) == n {
+	cfg.BeforeStore = func(inputs int) error {
+		if inputs > 0 && stores.Add(1) == n {
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {} // the signal is on its way: write nothing more
 		}

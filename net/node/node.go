@@ -105,10 +105,11 @@ type Config struct {
 	// is the commit's.
 	BeforeAppend func() error
 	// BeforeStore, when set, runs on the storer before each group's store
-	// write, after its inputs are durable and acknowledged. Tests use it to
-	// stop the node between the two writes (an error it returns is the
-	// store write's; ledgerd's fault hook kills the process there).
-	BeforeStore func() error
+	// write, after its inputs (how many: inputs) are durable and
+	// acknowledged. Tests use it to stop the node between the two writes
+	// (an error it returns is the store write's; ledgerd's fault hook kills
+	// the process there).
+	BeforeStore func(inputs int) error
 	// DuringTick, when set, runs inside every auction tick, under the
 	// sequencer lock, before the ledger applies the tick. Tests use it to
 	// hold a tick while they read (the read-stall test).

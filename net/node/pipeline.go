@@ -162,7 +162,7 @@ func (n *Node) storer() {
 		if failed {
 			err = ErrLogFailed
 		} else if n.cfg.BeforeStore != nil {
-			err = n.cfg.BeforeStore()
+			err = n.cfg.BeforeStore(w.inputs.Len())
 		}
 		if err == nil {
 			start := time.Now()

@@ -60,7 +60,7 @@ func TestRestartStoresWhatACrashLost(t *testing.T) {
 		var stopping atomic.Bool
 		release := make(chan struct{})
 		if crash {
-			cfg.BeforeStore = func() error {
+			cfg.BeforeStore = func(int) error {
 				if !stopping.Load() {
 					return nil
 				}
