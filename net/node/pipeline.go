@@ -157,47 +157,100 @@ func (n *Node) storer() {
 	defer n.wg.Done()
 	defer n.attestQ.close() // the syncer, which pushes to it, is done
 	var failed bool
+	var ws []*writeGroup
+	var merged persist.Group
 	for w := range n.toStore {
+		// The groups waiting behind it go in the same write: a storer that
+		// fell behind catches up with fewer, larger commits.
+		ws = append(ws[:0], w)
+	more:
+		for len(ws) < storeLagGroups {
+			select {
+			case next, ok := <-n.toStore:
+				if !ok {
+					break more
+				}
+				ws = append(ws, next)
+			default:
+				break more
+			}
+		}
+		g, inputs := &w.g, 0
+		if len(ws) > 1 {
+			merged.Reset()
+			for _, w := range ws {
+				mergeGroup(&merged, &w.g)
+			}
+			g = &merged
+		}
+		for _, w := range ws {
+			inputs += w.inputs.Len()
+		}
 		var err error
 		if failed {
 			err = ErrLogFailed
 		} else if n.cfg.BeforeStore != nil {
-			err = n.cfg.BeforeStore(w.inputs.Len())
+			err = n.cfg.BeforeStore(inputs)
 		}
 		if err == nil {
 			start := time.Now()
-			err = n.log.Store(&w.g)
+			err = n.log.Store(g)
 			n.stats.observeStore(start)
 		}
 		if err != nil {
 			failed = true
-			n.fail(w.adm, err, false)
-			n.freeGroups <- w
-			continue
 		}
-		if len(w.g.Withdrawals) > 0 {
-			n.wakeClaimer()
+		for _, w := range ws {
+			n.stored(w, err)
 		}
-		n.mu.RLock()
-		pub := n.pub
-		n.mu.RUnlock()
-		for _, a := range w.adm {
-			if a.entry != nil {
-				a.entry.withdrawals = nil
-				if a.entry.publish != nil {
-					if pub != nil {
-						pub.PublishTick(a.entry.publish)
-					}
-					a.entry.publish = nil
-				}
-			}
-			if a.answeredStored() {
-				a.done(a.entry, nil)
-			}
-		}
-		clear(w.adm) // the entries are the attester's now
-		n.freeGroups <- w
+		clear(merged.Batches) // the batches are the attester's
 	}
+}
+
+// mergeGroup appends what g stores to dst (a later group after an earlier
+// one: its batches, ticks and inputs come after).
+func mergeGroup(dst, g *persist.Group) {
+	dst.Through = max(dst.Through, g.Through)
+	dst.Batches = append(dst.Batches, g.Batches...)
+	dst.Links = append(dst.Links, g.Links...)
+	dst.Ticks = append(dst.Ticks, g.Ticks...)
+	dst.Withdrawals = append(dst.Withdrawals, g.Withdrawals...)
+	dst.Claims = append(dst.Claims, g.Claims...)
+	if g.Snapshot != nil {
+		dst.Snapshot = g.Snapshot // at most one in flight: the snapshotter waits for each
+	}
+}
+
+// stored finishes w once its store write returned err: publishes its ticks
+// and answers what waits for the store, or fails it.
+func (n *Node) stored(w *writeGroup, err error) {
+	if err != nil {
+		n.fail(w.adm, err, false)
+		n.freeGroups <- w
+		return
+	}
+	if len(w.g.Withdrawals) > 0 {
+		n.wakeClaimer()
+	}
+	n.mu.RLock()
+	pub := n.pub
+	n.mu.RUnlock()
+	for _, a := range w.adm {
+		if a.entry != nil {
+			a.entry.withdrawals = nil
+			if a.entry.publish != nil {
+				if pub != nil {
+					pub.PublishTick(a.entry.publish)
+				}
+				a.entry.publish = nil
+			}
+		}
+		if a.answeredStored() {
+			a.done(a.entry, nil)
+		}
+	}
+	clear(w.adm) // the entries are the attester's now
+	n.freeGroups <- w
 }
 
 // fail handles a log write error: what the group applied in memory is not
