@@ -228,8 +228,7 @@ func (r *inputRestore) put(seq uint64, v []byte) error {
 			return err
 		}
 	}
-	r.pending.frames = appendFrame(r.pending.frames, v)
-	r.pending.n++
+	r.pending.addEncoded(v)
 	if len(r.pending.frames) >= 1<<20 {
 		return r.flush()
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"path/filepath"
 	"time"
 
@@ -152,14 +151,14 @@ type Inputs struct {
 
 // Add encodes in after the others.
 func (b *Inputs) Add(in *core.Input) {
-	// The record is encoded straight into the frame: its length and
-	// checksum are filled in after.
-	at := len(b.frames)
-	b.frames = append(b.frames, make([]byte, frameHeaderLen)...)
-	b.frames = AppendRecord(b.frames, in)
-	payload := b.frames[at+frameHeaderLen:]
-	binary.BigEndian.PutUint32(b.frames[at:], uint32(len(payload)))
-	binary.BigEndian.PutUint32(b.frames[at+4:], crc32.Checksum(payload, crcTable))
+	frames, at := beginFrame(b.frames)
+	b.frames = endFrame(AppendRecord(frames, in), at)
+	b.n++
+}
+
+// addEncoded adds an input already encoded (AppendRecord's bytes).
+func (b *Inputs) addEncoded(record []byte) {
+	b.frames = appendFrame(b.frames, record)
 	b.n++
 }
 

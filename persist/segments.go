@@ -220,9 +220,24 @@ func (c *segReader) frame() ([]byte, error) {
 
 // appendFrame appends payload as one frame.
 func appendFrame(dst, payload []byte) []byte {
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(payload)))
-	dst = binary.BigEndian.AppendUint32(dst, crc32.Checksum(payload, crcTable))
-	return append(dst, payload...)
+	dst, at := beginFrame(dst)
+	return endFrame(append(dst, payload...), at)
+}
+
+// beginFrame reserves a frame's header at the end of dst and returns where
+// it starts; the payload is appended after it, and endFrame fills it in.
+// A payload is thus encoded straight into its frame.
+func beginFrame(dst []byte) ([]byte, int) {
+	return append(dst, make([]byte, frameHeaderLen)...), len(dst)
+}
+
+// endFrame fills in the header of the frame begun at at: the length and
+// checksum of everything appended after it.
+func endFrame(dst []byte, at int) []byte {
+	payload := dst[at+frameHeaderLen:]
+	binary.BigEndian.PutUint32(dst[at:], uint32(len(payload)))
+	binary.BigEndian.PutUint32(dst[at+4:], crc32.Checksum(payload, crcTable))
+	return dst
 }
 
 // Next returns the seq the next appended record gets.
