@@ -84,4 +84,4 @@ func (l *Log) Genesis() ([]byte, error) {
 
 // FirstSeq returns the seq of the oldest stored input: 1 unless retention
 // pruned the log's start (PruneLogBefore), 0 for an empty log.
-func (l *Log) FirstSeq() (uint64, error) { return l.segs.first(), nil }
+func (l *Log) FirstSeq() uint64 { return l.segs.first() }

@@ -165,11 +165,8 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 	case !ok:
 		gen = *cfg.Genesis
 	}
-	if first, err := lg.FirstSeq(); err != nil || first > 1 {
-		if err == nil {
-			err = fmt.Errorf("the log of %q starts at input %d: retention (--retain) deleted the inputs before it, and a replay from genesis needs them all", cfg.DataDir, first)
-		}
-		return res, err
+	if first := lg.FirstSeq(); first > 1 {
+		return res, fmt.Errorf("the log of %q starts at input %d: retention (--retain) deleted the inputs before it, and a replay from genesis needs them all", cfg.DataDir, first)
 	}
 	n, err := newReplayNode(gen)
 	if err != nil {
