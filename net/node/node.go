@@ -11,7 +11,6 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/attest"
 	"github.com/ledgervenue/node/core/clob"
-	"github.com/ledgervenue/node/core/tickrec"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -481,14 +480,9 @@ func (n *Node) restore() error {
 		if e == nil && in.Kind == core.InputTick {
 			e = &Entry{Rec: rec, place: place}
 		}
-		rebuilt.Links = append(rebuilt.Links, n.afterApply(in, rec, e)...)
-		if e == nil {
-			return nil
-		}
-		e.durable.Store(true)
-		if t := e.publish; t != nil {
-			rebuilt.Ticks = append(rebuilt.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
-			rebuilt.Withdrawals = append(rebuilt.Withdrawals, e.withdrawals...)
+		addDerived(&rebuilt, n.afterApply(in, rec, e), e)
+		if e != nil {
+			e.durable.Store(true)
 			e.publish, e.withdrawals = nil, nil
 		}
 		return nil

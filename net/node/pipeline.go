@@ -60,6 +60,21 @@ type writeGroup struct {
 	g      persist.Group
 }
 
+// addDerived adds to g the rows an applied input derives: its tick links,
+// and for a tick its subscription record (stored so that a restarted hub
+// can replay it, StoredTicks; the publisher sees it only once stored) and
+// its withdrawal rows. e may be nil.
+func addDerived(g *persist.Group, links []persist.TickLink, e *Entry) {
+	g.Links = append(g.Links, links...)
+	if e == nil {
+		return
+	}
+	if t := e.publish; t != nil {
+		g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
+	}
+	g.Withdrawals = append(g.Withdrawals, e.withdrawals...)
+}
+
 func newWriteGroups(n int) chan *writeGroup {
 	free := make(chan *writeGroup, n)
 	for range n {
@@ -86,16 +101,7 @@ func (n *Node) writer() {
 			switch {
 			case a.in != nil:
 				w.inputs.Add(a.in)
-				g.Links = append(g.Links, a.links...)
-				if a.entry != nil && a.entry.publish != nil {
-					// Stored with its tick, so a restarted hub can replay it
-					// (StoredTicks); the publisher sees it only after.
-					t := a.entry.publish
-					g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
-				}
-				if a.entry != nil {
-					g.Withdrawals = append(g.Withdrawals, a.entry.withdrawals...)
-				}
+				addDerived(g, a.links, a.entry)
 			case a.batch != nil:
 				g.Batches = append(g.Batches, a.batch)
 			case a.claims != nil:
