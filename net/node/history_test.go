@@ -40,23 +40,31 @@ func viewOf(r Receipt) receiptView {
 	return v
 }
 
+// crossingOrders submits round's four crossing orders on the first dev
+// market, from dev accounts 0-3, through submit, and appends their hashes
+// to dst.
+func crossingOrders(dst []core.Hash, clock *ManualClock, round int, nonces map[int]uint64, submit func(*core.Tx)) []core.Hash {
+	book := DevMarkets()[0].ID
+	deadline := uint64((clock.NowMicros()/500_000 + 1) * 500_000)
+	for i := range 4 {
+		side := clob.Side(i % 2)
+		tx := obTx(i, nonces[i], submitOrder(book, side, 3+uint64(i), 200_000-uint64(side)*100+uint64(round)*10, deadline))
+		nonces[i]++
+		submit(tx)
+		dst = append(dst, tx.Hash)
+	}
+	return dst
+}
+
 // workload drives rounds of crossing orders from dev accounts 0-3,
 // transfers from account 4 and deposits, with a tick after each round's
 // orders; mid, when set, runs in the middle of round midRound, between the
 // orders and their tick. It returns every record's hash in submission order.
 func workload(t *testing.T, n *Node, clock *ManualClock, rounds, midRound int, nonces map[int]uint64, mid func()) []core.Hash {
 	t.Helper()
-	book := DevMarkets()[0].ID
 	var hashes []core.Hash
 	for round := range rounds {
-		deadline := uint64((clock.NowMicros()/500_000 + 1) * 500_000)
-		for i := range 4 {
-			side := clob.Side(i % 2)
-			tx := obTx(i, nonces[i], submitOrder(book, side, 3+uint64(i), 200_000-uint64(side)*100+uint64(round)*10, deadline))
-			nonces[i]++
-			submitWait(t, n, tx)
-			hashes = append(hashes, tx.Hash)
-		}
+		hashes = crossingOrders(hashes, clock, round, nonces, func(tx *core.Tx) { submitWait(t, n, tx) })
 		tx := devTransfer(nonces[4], uint64(round)+1)
 		tx.From, tx.Hash = DevAddress(4), core.Hash{byte(round), 0xcc, byte(nonces[4])}
 		nonces[4]++

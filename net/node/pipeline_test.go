@@ -8,37 +8,24 @@ import (
 	"time"
 
 	"github.com/ledgervenue/node/core"
-	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/tickrec"
 )
 
-// lostRounds runs rounds of four crossing orders and their tick on n,
+// lostRound runs a round of four crossing orders and their tick on n,
 // waiting only until each input is durable, not stored or attested, and
 // returns the orders' hashes.
-func lostRounds(t *testing.T, n *Node, clock *ManualClock, rounds int, nonces map[int]uint64) []core.Hash {
+func lostRound(t *testing.T, n *Node, clock *ManualClock, nonces map[int]uint64) []core.Hash {
 	t.Helper()
-	book := DevMarkets()[0].ID
-	var orders []core.Hash
-	for round := range rounds {
-		deadline := uint64((clock.NowMicros()/500_000 + 1) * 500_000)
-		for i := range 4 {
-			side := clob.Side(i % 2)
-			tx := obTx(i, nonces[i], submitOrder(book, side, 2+uint64(i), 200_000-uint64(side)*100+uint64(round)*7, deadline))
-			nonces[i]++
-			submitDurable(t, n, tx)
-			orders = append(orders, tx.Hash)
-		}
-		clock.Advance(500_000)
-		before := n.log.Len()
-		ran, err := n.RunDueTicks()
-		if err != nil || ran == nil {
-			t.Fatalf("round %d: tick %v %v", round, ran, err)
-		}
-		// A tick is answered once stored, which the test may be holding:
-		// wait for its input to be durable instead.
-		for n.log.Len() == before {
-			time.Sleep(time.Millisecond)
-		}
+	orders := crossingOrders(nil, clock, 0, nonces, func(tx *core.Tx) { submitDurable(t, n, tx) })
+	clock.Advance(500_000)
+	before := n.log.Len()
+	if ran, err := n.RunDueTicks(); err != nil || ran == nil {
+		t.Fatalf("tick %v %v", ran, err)
+	}
+	// A tick is answered once stored, which the test may be holding: wait
+	// for its input to be durable instead.
+	for n.log.Len() == before {
+		time.Sleep(time.Millisecond)
 	}
 	return orders
 }
@@ -73,7 +60,7 @@ func TestRestartStoresWhatACrashLost(t *testing.T) {
 		workload(t, n, clock, 2, -1, nonces, nil)
 		waitStored(t, n)
 		stopping.Store(true)
-		orders := lostRounds(t, n, clock, 1, nonces) // five groups: within storeLagGroups
+		orders := lostRound(t, n, clock, nonces) // five groups: within storeLagGroups
 		if !crash {
 			waitStored(t, n)
 			return n, orders
