@@ -106,14 +106,15 @@ func (r *ring[T]) search(seq uint64, seqOf func(*T) uint64) int {
 
 // recordFill adds a fill event of book to its owner's history, at the
 // tick's clearing price.
-func (x *Index) recordFill(e *clob.Event, tickUs int64, book clob.Hash, price *uint256.Int, kind clob.MarketKind) {
+// o is the event's order, nil when the index does not know it.
+func (x *Index) recordFill(e *clob.Event, o *Order, tickUs int64, book clob.Hash, price *uint256.Int, kind clob.MarketKind) {
 	x.seq++
 	row := FillRow{
 		Seq: x.seq, TickUs: tickUs, Book: book, OrderID: e.OrderID, Side: e.Side, Maker: e.Maker,
 		Base: e.Base, Quote: e.Quote, Fee: e.Fee, Price: *price,
 		Perp: kind == clob.Perp, Position: e.Position, Realized: e.Realized,
 	}
-	if o, ok := x.orders[e.OrderID]; ok {
+	if o != nil {
 		row.HasOrder, row.Type, row.Size = true, o.Meta.Type, o.Meta.Size
 	}
 	r := x.fills[e.Owner]

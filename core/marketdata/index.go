@@ -162,6 +162,9 @@ type Order struct {
 	EnteredUs   int64 // the tick the order entered its book; 0 while pending
 	EndUs       int64 // ttl expiry; 0 when the order has no ttl
 	Fills       []Fill
+	// mark is the Index.marks count of the last book range of a tick's
+	// events that named the order (TickOrders), 0 once trim forgot it.
+	mark uint64
 }
 
 // Live is what the index reads from the engine instead of keeping it: a
@@ -231,7 +234,27 @@ type Index struct {
 	backstop ring[BackstopTransfer]
 	seq      uint64
 	equity   EquityFunc
+	// marks counts the book ranges of events Tick walked; tickOrders is
+	// the last tick's TickOrders.
+	marks      uint64
+	tickOrders []TickOrder
 }
+
+// TickOrder is an order the last tick's book events named: Event is the
+// index in the tick's Events of the first of them.
+type TickOrder struct {
+	Event int
+	Order *Order
+}
+
+// TickOrders lists, in event order, each order the last Tick's book events
+// (those between a book's FirstEvent and EndEvent) named, once per book, at
+// its first event there: those the index knows and did not forget at the
+// tick's end.
+// What a tick publishes is built from it without a second lookup of each
+// order. The slice and its pointers are valid until the next Admitted or
+// Tick.
+func (x *Index) TickOrders() []TickOrder { return x.tickOrders }
 
 // New returns an empty index. live (may be nil) is asked for an order's new
 // price after an update event, and for the perp fields; without it updates
@@ -302,6 +325,11 @@ func (x *Index) Admitted(m *OrderMeta) {
 		a = &account{}
 		x.accounts[m.Owner] = a
 	}
+	// Admission times only grow: the new order is almost always the newest.
+	if k := len(a.orders); k == 0 || compareOrders(a.orders[k-1], o) < 0 {
+		a.orders = append(a.orders, o)
+		return
+	}
 	i, _ := slices.BinarySearchFunc(a.orders, o, compareOrders)
 	a.orders = slices.Insert(a.orders, i, o)
 }
@@ -361,6 +389,8 @@ func (x *Index) Tick(res *clob.TickResult) {
 	if res.TickUs > x.nowUs {
 		x.nowUs = res.TickUs
 	}
+	clear(x.tickOrders) // let forgotten orders go
+	x.tickOrders = x.tickOrders[:0]
 	for i := range res.Books {
 		bt := &res.Books[i]
 		b, ok := x.books[bt.Book]
@@ -370,15 +400,24 @@ func (x *Index) Tick(res *clob.TickResult) {
 		b.ran = true
 		b.lastTickUs = res.TickUs
 		b.newOrders = bt.NewOrders
+		x.marks++
 		if bt.HasPrice {
 			b.price, b.hasPrice = bt.Price, true
 		}
 		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
 			e := &res.Events[j]
-			if e.Kind == clob.EventFill { // first: apply may forget the order
-				x.recordFill(e, res.TickUs, bt.Book, &bt.Price, b.cfg.Kind)
+			o := x.orders[e.OrderID] // nil: never admitted through this index, or dropped from history
+			if e.Kind == clob.EventFill {
+				x.recordFill(e, o, res.TickUs, bt.Book, &bt.Price, b.cfg.Kind)
 			}
-			x.apply(e, res.TickUs, &bt.Price)
+			if o == nil {
+				continue
+			}
+			if o.mark != x.marks {
+				o.mark = x.marks
+				x.tickOrders = append(x.tickOrders, TickOrder{Event: j, Order: o})
+			}
+			x.apply(o, e, res.TickUs, &bt.Price)
 		}
 		if bt.Traded {
 			for r := range b.candles {
@@ -398,15 +437,13 @@ func (x *Index) Tick(res *clob.TickResult) {
 			delete(x.armed, e.OrderID)
 		}
 	}
-	x.trim()
+	if x.trim() {
+		x.tickOrders = slices.DeleteFunc(x.tickOrders, func(t TickOrder) bool { return t.Order.mark == 0 })
+	}
 }
 
 // apply folds one event into its order's record.
-func (x *Index) apply(e *clob.Event, tickUs int64, price *uint256.Int) {
-	o, ok := x.orders[e.OrderID]
-	if !ok {
-		return // never admitted through this index, or dropped from history
-	}
+func (x *Index) apply(o *Order, e *clob.Event, tickUs int64, price *uint256.Int) {
 	o.FilledBase, o.FilledQuote, o.Fee = e.TotalBase, e.TotalQuote, e.TotalFee
 	switch e.Kind {
 	case clob.EventPlaced:
@@ -467,29 +504,37 @@ func (x *Index) setStatus(o *Order, s Status) {
 }
 
 // trim forgets, in each account a tick took past the bound, its oldest
-// terminal orders until TerminalOrdersPerAccount remain: one pass over the
-// account's list per tick, where dropping them one at a time as they ended
-// shifted the list once per order. The orders kept are the same: terminal
-// is for good and the list's order fixed, so "drop the oldest terminal
-// order whenever over the bound" keeps the newest terminal ones, as this.
-func (x *Index) trim() {
+// terminal orders until TerminalOrdersPerAccount remain, and reports
+// whether it forgot any. The list is in admission order, so the oldest
+// terminal orders are near its front: the walk stops at the last one
+// forgotten and the rest of the list moves down in one copy, where a walk
+// of the whole list read every order of a market maker's thousands each
+// tick. The orders kept are those "drop the oldest terminal order whenever
+// over the bound" keeps: terminal is for good and the list's order fixed.
+func (x *Index) trim() bool {
 	for _, a := range x.overfull {
 		excess := a.terminalCount - TerminalOrdersPerAccount
-		kept := a.orders[:0]
-		for _, o := range a.orders {
-			if excess > 0 && o.Status.Terminal() {
+		kept, i := 0, 0
+		for ; excess > 0; i++ { // the list holds terminalCount terminal orders
+			o := a.orders[i]
+			if o.Status.Terminal() {
 				delete(x.orders, o.Meta.ID)
+				o.mark = 0
 				excess--
 				continue
 			}
-			kept = append(kept, o)
+			a.orders[kept] = o
+			kept++
 		}
-		clear(a.orders[len(kept):]) // let the dropped orders go
-		a.orders = kept
+		n := kept + copy(a.orders[kept:], a.orders[i:])
+		clear(a.orders[n:]) // let the dropped orders go
+		a.orders = a.orders[:n]
 		a.terminalCount = TerminalOrdersPerAccount
 		a.overfull = false
 	}
+	forgot := len(x.overfull) > 0
 	x.overfull = x.overfull[:0]
+	return forgot
 }
 
 // addFill folds one fill event into the order's per-tick fill rows.

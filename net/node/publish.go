@@ -114,15 +114,15 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
 	idx := n.market.idx
 	owners := make(map[clob.Address]bool)
 	ran := make(map[clob.Hash]bool, len(res.Books))
-	// An order lands in Created or Touched once however many events it has:
-	// a set, not a scan of the list, so a busy book costs linear time.
-	listed := make(map[clob.Hash]bool)
+	// The orders each book's events named, once each, as the index just
+	// applied them: an order lands in Created or Touched once however many
+	// events it has, by its first one.
+	named := idx.TickOrders()
 	t.Books = make([]tickrec.BookUpdate, len(res.Books))
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
 		ran[bt.Book] = true
-		clear(listed)
 		// Sized once: a busy book lists thousands of orders, and growing a
 		// list of OrderMeta (248 bytes each) copied each of them again.
 		if bt.NewOrders > 0 {
@@ -137,19 +137,17 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
 		if m, ok := ob.Market(bt.Book); ok {
 			bu.Kind = m.Kind
 		}
+		for ; len(named) > 0 && named[0].Event < bt.EndEvent; named = named[1:] {
+			o, ev := named[0].Order, &res.Events[named[0].Event]
+			if ev.Kind == clob.EventPlaced || o.EnteredUs == 0 || o.EnteredUs == res.TickUs {
+				bu.Created = append(bu.Created, o.Meta)
+			} else {
+				bu.Touched = append(bu.Touched, o.Meta)
+			}
+		}
 		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
 			ev := &res.Events[j]
 			owners[ev.Owner] = true
-			o, ok := idx.Order(ev.OrderID)
-			switch {
-			case !ok || listed[ev.OrderID]:
-			case ev.Kind == clob.EventPlaced || o.EnteredUs == 0 || o.EnteredUs == res.TickUs:
-				bu.Created = append(bu.Created, o.Meta)
-				listed[ev.OrderID] = true
-			default:
-				bu.Touched = append(bu.Touched, o.Meta)
-				listed[ev.OrderID] = true
-			}
 			if ev.Kind == clob.EventUpdate {
 				if info, ok := ob.Order(ev.OrderID); ok {
 					bu.Modified = append(bu.Modified, tickrec.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
