@@ -213,6 +213,20 @@ func (e *Engine) AppendTriggers(dst []TriggerInfo, owner Address) []TriggerInfo 
 	return dst
 }
 
+// AppendTriggerOwners appends every account with a live trigger, each
+// once, in ascending order.
+func (e *Engine) AppendTriggerOwners(dst []Address) []Address {
+	start := len(dst)
+	for _, b := range e.books {
+		for _, s := range b.trig.byID {
+			dst = append(dst, b.trig.arena[s].owner)
+		}
+	}
+	owners := dst[start:]
+	slices.SortFunc(owners, func(x, y Address) int { return bytes.Compare(x[:], y[:]) })
+	return dst[:start+len(slices.Compact(owners))]
+}
+
 func (b *book) triggerInfo(t *trigger) TriggerInfo {
 	info := TriggerInfo{ID: t.id, Book: b.cfg.ID, Owner: t.owner, Signer: t.signer, Nonce: t.nonce, Side: t.side,
 		TriggerType: t.typ, Grouping: t.grouping, Flags: t.flags, DeadlineUs: int64(t.deadlineUs),

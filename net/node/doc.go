@@ -120,7 +120,17 @@
 //     Orderbook and Lookup (eth_getBalance, eth_getTransactionCount,
 //     eth_call's balanceOf and withdrawableBalance, eth_gasPrice, blocks,
 //     ob_getOrderbook, eth_getTransactionByHash and
-//     eth_getTransactionReceipt), on the event loops.
+//     eth_getTransactionReceipt); Positions, Triggers and AtRisk
+//     (ob_getPositions, ob_getTriggers, ob_getRankedPositions, the
+//     svc_positions and svc_triggers snapshots: an account's view also
+//     carries its margin summary and open perp positions, the triggers
+//     are a sharded map republished after each input that changes an
+//     account's, and the ranking reads the views of the accounts with a
+//     position, kept until one of them changes); AccountInfo and
+//     RecoveryTarget (svc_getAccountInfo, svc_getLastFinalizedNonce,
+//     svc_getRecoveryTargetTx: the view carries the newest transaction and
+//     the lock, the attester's finalized transactions are a sharded map);
+//     all on the event loops.
 //   - What a reader gets: one account, one book or one receipt as of one
 //     applied input (one answer never mixes two). Views are published
 //     before the input's record is queued for the log, so a client that saw
@@ -141,11 +151,11 @@
 //     (an admitted order, the index's own step of a tick with its copy of
 //     the perp markets' state, an oracle setting, a market creation),
 //     never for the auction.
-//   - Not yet moved (they still take mu's read lock, so a tick holds
-//     them): the ob_* reads that combine the index with the engine's live
-//     state or the ledger's margins (ReadMarkets: positions, triggers,
-//     ranked positions), account info and recovery reads, svc_triggers,
-//     the bridge's REST reads.
+//   - svc_metrics reads the metrics' buckets under their own mutex,
+//     which the attester takes for one update.
+//   - Still under mu's read lock, off the event loops' hot path: the
+//     admin_ and evm_ controls, the bridge relayer's deposit check and
+//     the Prometheus scrape's queue lengths.
 //
 // Memory: RAM holds the ledger, each account's newest attested transaction
 // (recovery.go), the books, the market index (with its

@@ -246,7 +246,5 @@ func (n *Node) awaitSigners() ([]int, bool) {
 // observeWaiting counts a batch that could not be signed: the members were
 // asked, signers answered.
 func (n *Node) observeWaiting(signers int) {
-	n.mu.Lock()
 	n.metrics.observeBatch(time.Now(), signers, n.committee.N)
-	n.mu.Unlock()
 }

@@ -216,10 +216,10 @@ func ptr[T any](v T) *T { return &v }
 // node restored from a snapshot with one replayed from genesis.
 func (n *Node) marketState() string {
 	var out strings.Builder
-	n.ReadMarkets(func(v MarketView) {
-		out.Write(obwire.AppendMarkets(nil, v.Index.Markets(nil)))
+	n.ReadIndex(func(x *marketdata.Index) {
+		out.Write(obwire.AppendMarkets(nil, x.Markets(nil)))
 		for i := range 6 {
-			page := v.Index.Orders(nil, clob.Address(DevAddress(i)), &marketdata.OrdersQuery{Limit: 100})
+			page := x.Orders(nil, clob.Address(DevAddress(i)), &marketdata.OrdersQuery{Limit: 100})
 			out.Write(obwire.AppendOrders(nil, &page))
 		}
 	})

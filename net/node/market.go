@@ -145,7 +145,9 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 			n.idxMu.Lock()
 			n.market.admitted(&rec.Tx, in.TimeUs, n.ledger.LastEnvelope())
 			n.idxMu.Unlock()
-			n.perp.admitted(&rec.Tx, n.ledger.LastEnvelope())
+			if env := n.ledger.LastEnvelope(); n.perp.admitted(&rec.Tx, env) && n.rviews.live {
+				n.publishTriggers(envelopeOwner(&rec.Tx, env)) // its pending triggers are listed
+			}
 		}
 	case core.InputTick:
 		res := n.ledger.LastTick()
@@ -165,6 +167,11 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		n.market.idx.SyncPerp() // marks, funding, open interest moved
 		n.idxMu.Unlock()
 		n.perp.tick(res, n.ledger.Orderbook())
+		if n.rviews.live {
+			for a := range n.perp.trigTouched {
+				n.publishTriggers(a)
+			}
+		}
 		if e != nil && !e.durable.Load() {
 			// A live tick (a replayed one is durable already) is built and
 			// stored even before a publisher is attached: perp markets tick
@@ -191,7 +198,7 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 
 // marketViews is the node's market-data index (core/marketdata), fed under the
 // sequencer lock (and Node.idxMu) as inputs apply, read under either lock
-// (ReadMarkets, ReadIndex).
+// (ReadIndex, Node.Positions).
 type marketViews struct {
 	idx *marketdata.Index
 }
@@ -204,12 +211,18 @@ func (v *marketViews) addMarket(cfg *clob.MarketConfig) { v.idx.AddMarket(cfg) }
 
 func (v *marketViews) tick(res *clob.TickResult) { v.idx.Tick(res) }
 
+// envelopeOwner is the account an orderbook transaction's intents act
+// for: the delegation's master, else the signer.
+func envelopeOwner(tx *core.Tx, env *clob.Envelope) clob.Address {
+	if env.Delegated {
+		return env.Master
+	}
+	return clob.Address(tx.From)
+}
+
 // admitted records the orders an admitted orderbook transaction created.
 func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
-	owner := clob.Address(tx.From)
-	if env.Delegated {
-		owner = env.Master
-	}
+	owner := envelopeOwner(tx, env)
 	for i := range env.Intents {
 		in := &env.Intents[i]
 		if in.Kind != clob.IntentSubmit && in.Kind != clob.IntentSubmitTrigger {
@@ -235,34 +248,15 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 	}
 }
 
-// MarketView is what ReadMarkets lends: the index, the engine (read-only)
-// and the ledger's balances, all as of one applied input; Positions and
-// AtRisk read the ledger's margin (net/node/perp.go).
-type MarketView struct {
-	Index    *marketdata.Index
-	Engine   *clob.Engine
-	Balances marketdata.Balances
-	n        *Node
-}
-
 // ReadIndex runs fn with the market index under the index's own read lock
 // (Node.idxMu), not the sequencer's: for the answers the index gives alone
 // (markets and their perp state as of the last SyncPerp, orders, candles,
 // fills, backstop transfers), which then do not wait for a tick's auction,
 // only for the index's own update after it. fn must not read what the
 // index takes from the ledger or the engine (Positions and its balances:
-// ReadMarkets), nor keep anything it returns beyond its own return.
+// Node.Positions), nor keep anything it returns beyond its own return.
 func (n *Node) ReadIndex(fn func(x *marketdata.Index)) {
 	n.idxMu.RLock()
 	defer n.idxMu.RUnlock()
 	fn(n.market.idx)
-}
-
-// ReadMarkets runs fn under the read lock. fn must not keep the view or
-// anything it returns beyond its own return (the index's pointers die with
-// the next applied input).
-func (n *Node) ReadMarkets(fn func(v MarketView)) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	fn(MarketView{Index: n.market.idx, Engine: n.ledger.Orderbook(), Balances: n.balances, n: n})
 }

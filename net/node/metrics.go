@@ -1,6 +1,7 @@
 package node
 
 import (
+	"sync"
 	"time"
 
 	"github.com/holiman/uint256"
@@ -15,9 +16,11 @@ const metricsWindowSeconds = 10
 // for by the batches signed in it. Seconds are the wall clock's as of
 // start-up, advanced by Go's monotonic clock: they end where the wall
 // clock's seconds end, and a later wall-clock step moves nothing into
-// another second. Guarded by Node.mu.
+// another second. mu guards the buckets (the attester writes them,
+// svc_metrics reads them), never held across anything else.
 type metrics struct {
 	start   time.Time
+	mu      sync.Mutex
 	buckets [metricsWindowSeconds + 1]bucket
 	// attestSeconds is the stats' histogram of the same latency (stats.go).
 	attestSeconds prometheus.Histogram
@@ -52,6 +55,8 @@ func (m *metrics) observe(now time.Time, e *Entry) {
 	if e.acceptedAt.IsZero() {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	b := m.bucket(now)
 	b.count++
 	b.latencyNs += int64(now.Sub(e.acceptedAt))
@@ -62,6 +67,8 @@ func (m *metrics) observe(now time.Time, e *Entry) {
 // observeBatch counts the signatures a batch attested at now collected, of
 // members asked.
 func (m *metrics) observeBatch(now time.Time, signed, members int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	b := m.bucket(now)
 	b.signatures += uint64(signed)
 	b.expected += uint64(members)
@@ -82,14 +89,16 @@ type Metrics struct {
 // Metrics measures the last metricsWindowSeconds complete seconds. Records
 // replayed at start-up and attested since count in no figure but the
 // uptime (their signatures were collected live).
+// It takes no lock of the pipeline's: svc_metrics never waits for a tick.
 func (n *Node) Metrics() Metrics {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	now := n.metrics.second(time.Now())
+	m := &n.metrics
+	now := m.second(time.Now())
 	var count, signatures, expected uint64
 	var latency int64
 	var gas uint256.Int
-	for _, b := range n.metrics.buckets {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, b := range m.buckets {
 		if b.second < now-metricsWindowSeconds || b.second >= now {
 			continue // outside the window, or the still-filling current second
 		}
@@ -99,7 +108,7 @@ func (n *Node) Metrics() Metrics {
 		signatures += b.signatures
 		expected += b.expected
 	}
-	out := Metrics{GasPrice: n.ledger.BaseFee(), ValidatorUptime: 1}
+	out := Metrics{GasPrice: n.BaseFee(), ValidatorUptime: 1}
 	if expected > 0 {
 		out.ValidatorUptime = float64(signatures) / float64(expected)
 	}

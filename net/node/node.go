@@ -149,7 +149,7 @@ type Node struct {
 	// sequencer takes it inside mu for each change of the index
 	// (applyViews), a revert for its swap; ReadIndex's readers take it
 	// alone, so they wait for the index's own updates, never for an
-	// auction. Readers under mu (ReadMarkets) need not take it.
+	// auction.
 	idxMu sync.RWMutex
 	// pastPerfect is the newest past-perfect time reported: it never
 	// decreases either (but across a revert, revert.go).
@@ -219,8 +219,6 @@ type state struct {
 	// replayedFrom is the snapshot start-up loaded (the inputs it covers; 0:
 	// none, the log was replayed from genesis).
 	replayedFrom uint64
-	// finalized is each account's newest attested transaction (recovery.go).
-	finalized map[core.Address]core.TxRef
 
 	admitQ  *queue[admission]
 	attestQ *queue[*Entry]
@@ -349,12 +347,11 @@ func (n *Node) load() error {
 func (n *Node) initGenesis() error {
 	cfg := &n.cfg
 	n.state = state{
-		ledger:    core.NewLedger(cfg.ledgerConfig()),
-		recent:    newRing(cfg.CacheEntries),
-		awaiting:  make(map[uint64]awaitRef),
-		finalized: make(map[core.Address]core.TxRef),
-		perp:      newPerpViews(),
-		admitQ:    newQueue[admission](),
+		ledger:   core.NewLedger(cfg.ledgerConfig()),
+		recent:   newRing(cfg.CacheEntries),
+		awaiting: make(map[uint64]awaitRef),
+		perp:     newPerpViews(),
+		admitQ:   newQueue[admission](),
 		// One group syncing and one being encoded, storeLagGroups waiting
 		// for the store and one being stored, at most.
 		toSync:     make(chan *writeGroup),

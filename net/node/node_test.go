@@ -280,14 +280,14 @@ func TestReplayRebuildsOrderbook(t *testing.T) {
 // levels renders both sides of a book for comparison.
 func (n *Node) levels(book clob.Hash) string {
 	var out string
-	n.ReadMarkets(func(v MarketView) {
-		for _, side := range []clob.Side{clob.Buy, clob.Sell} {
-			for _, l := range v.Engine.AppendLevels(nil, book, side, 0) {
-				out += l.Price.Dec() + ":" + l.Volume.Dec() + " "
-			}
-			out += "| "
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	for _, side := range []clob.Side{clob.Buy, clob.Sell} {
+		for _, l := range n.ledger.Orderbook().AppendLevels(nil, book, side, 0) {
+			out += l.Price.Dec() + ":" + l.Volume.Dec() + " "
 		}
-	})
+		out += "| "
+	}
 	return out
 }
 

@@ -14,9 +14,9 @@ import (
 )
 
 // The perpetual markets' part of the node (docs/perps.md): the oracle
-// control, the balances the margin rules define, and the account views the
-// perp reads answer from. Every read takes the sequencer's read lock, so it
-// reflects one applied input.
+// control, the balances the margin rules define, and the ranking of the
+// accounts at risk. The perp reads answer from the read views
+// (readviews.go), never under the sequencer's lock.
 
 // OracleRefusedError is a refused admin_setOraclePrice: the orderbook's
 // reason (unknown book, or a price off the tick grid).
@@ -57,58 +57,59 @@ func (n *Node) positionsLocked(a clob.Address) marketdata.PositionsData {
 	}
 }
 
-// Positions returns an account's ob_getPositions data.
-func (v MarketView) Positions(a clob.Address) marketdata.PositionsData { return v.n.positionsLocked(a) }
-
 // AtRisk returns the margin summary of every account with an open perp
 // position, the backstop left out (it is never liquidated), closest to
 // liquidation first: ascending equity / maintenance margin, an account
 // without maintenance last, ties by address. The slice is shared: callers
 // must not modify it.
 //
-// One ranking costs a margin summary per such account (the ledger bounds
-// how many there are) and a sort, under the read lock; it is kept until the
-// next applied input (every input moves the ledger's sequence), so repeated
-// reads between inputs cost one scan.
-func (v MarketView) AtRisk() []clob.MarginInfo {
-	c := &v.n.atRisk
-	seq := v.n.ledger.Seq()
+// It reads the read views, never the sequencer's lock: each summary is
+// the account's as of the newest input that changed it (a perp tick
+// republishes every such account). One ranking costs a summary per such
+// account (the ledger bounds how many there are) and a sort; it is kept
+// until one of those accounts is republished (readViews.ranked), so
+// repeated reads between inputs cost one scan.
+func (n *Node) AtRisk() []clob.MarginInfo {
+	v := n.views.Load()
+	version := v.ranked.Load() // before the views: a ranking newer than its version is only recomputed
+	c := &n.atRisk
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.valid && c.seq == seq {
+	if c.views == v && c.version == version {
 		return c.ranked
 	}
-	accounts := v.Engine.AppendPerpAccounts(nil)
+	accounts := *v.positioned.Load()
 	keys := make([]riskKey, 0, len(accounts))
 	for _, a := range accounts {
-		if a != clob.BackstopAddress {
-			m := v.n.ledger.Margin(core.Address(a))
-			keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
+		p, ok := v.accounts.get(a[0], a)
+		if !ok || clob.Address(a) == clob.BackstopAddress {
+			continue
 		}
+		m := p.Load().margin
+		keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
 	}
 	slices.SortFunc(keys, compareRisk)
 	ranked := make([]clob.MarginInfo, len(keys))
 	for i := range keys {
 		ranked[i] = keys[i].m
 	}
-	c.seq, c.ranked, c.valid = seq, ranked, true
+	c.views, c.version, c.ranked = v, version, ranked
 	return ranked
 }
 
-// riskCache is the last AtRisk ranking and the ledger sequence it is of.
-// Readers hold the node's read lock together, so it has its own.
+// riskCache is the last AtRisk ranking, with the views and the count of
+// republished positioned accounts it is of.
 type riskCache struct {
-	mu     sync.Mutex
-	seq    uint64
-	valid  bool
-	ranked []clob.MarginInfo
+	mu      sync.Mutex
+	views   *readViews
+	version uint64
+	ranked  []clob.MarginInfo
 }
 
-// reset forgets the ranking (a revert rebuilds the ledger: its sequence
-// numbers start over).
+// reset forgets the ranking (a revert replaces the views).
 func (c *riskCache) reset() {
 	c.mu.Lock()
-	c.valid, c.ranked = false, nil
+	c.views, c.ranked = nil, nil
 	c.mu.Unlock()
 }
 

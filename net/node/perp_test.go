@@ -99,31 +99,3 @@ func TestSetOraclePriceLogged(t *testing.T) {
 		t.Fatalf("sequence %d, want %d", s, seq+1)
 	}
 }
-
-// TestAtRiskKeptUntilNextInput: the ranking is computed once per ledger
-// sequence and again after an input.
-func TestAtRiskKeptUntilNextInput(t *testing.T) {
-	cfg := testConfig(t, t.TempDir())
-	cfg.Markets = DevPerpMarkets()
-	n := openNode(t, cfg)
-	defer n.Close()
-	rank := func() uint64 {
-		n.ReadMarkets(func(v MarketView) { v.AtRisk() })
-		if !n.atRisk.valid {
-			t.Fatal("no ranking kept")
-		}
-		return n.atRisk.seq
-	}
-	first := rank()
-	n.atRisk.ranked = []clob.MarginInfo{{Owner: clob.Address{1}}} // marks the kept ranking
-	if rank() != first || len(n.atRisk.ranked) != 1 {
-		t.Fatal("recomputed at the same sequence")
-	}
-	done := make(chan error, 1)
-	if err := n.SetOraclePrice(DevPerpMarkets()[0].ID, wei(2_000), func(err error) { done <- err }); err != nil || <-done != nil {
-		t.Fatal(err)
-	}
-	if rank() != first+1 || len(n.atRisk.ranked) != 0 {
-		t.Fatalf("not recomputed after an input: seq %d, %d kept", n.atRisk.seq, len(n.atRisk.ranked))
-	}
-}

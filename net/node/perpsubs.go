@@ -61,12 +61,9 @@ func newPerpViews() perpViews {
 }
 
 // admitted records the trigger intents of an admitted orderbook
-// transaction.
-func (v *perpViews) admitted(tx *core.Tx, env *clob.Envelope) {
-	owner := clob.Address(tx.From)
-	if env.Delegated {
-		owner = env.Master
-	}
+// transaction and reports whether it had any.
+func (v *perpViews) admitted(tx *core.Tx, env *clob.Envelope) (triggers bool) {
+	owner := envelopeOwner(tx, env)
 	for i := range env.Intents {
 		in := &env.Intents[i]
 		l := landing{owner: owner}
@@ -79,7 +76,9 @@ func (v *perpViews) admitted(tx *core.Tx, env *clob.Envelope) {
 			continue
 		}
 		v.trigLanding[in.Book] = append(v.trigLanding[in.Book], l)
+		triggers = true
 	}
+	return triggers
 }
 
 // tick folds an applied tick in: the trigger intents of the books that
@@ -172,12 +171,4 @@ func (n *Node) triggersLocked(a clob.Address) []marketdata.Trigger {
 		out[i].TxHash, out[i].HasTx = n.perp.trigTx[infos[i].ID]
 	}
 	return out
-}
-
-// Triggers answers the svc_triggers snapshot of an account no published
-// tick has covered.
-func (n *Node) Triggers(a clob.Address) []marketdata.Trigger {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.triggersLocked(a)
 }

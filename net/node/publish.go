@@ -227,19 +227,11 @@ func (n *Node) LastTickUs() int64 {
 	return n.lastTickUs
 }
 
-// Positions answers ob_getPositions data for an account (the hub's
-// svc_positions snapshot for an account no tick has touched yet).
-func (n *Node) Positions(a clob.Address) marketdata.PositionsData {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.positionsLocked(a)
-}
-
 // Markets answers the ob_getMarkets entries, perp markets with their live
 // state (the hub's svc_markets snapshot for markets no tick has covered
 // since start).
 func (n *Node) Markets() []marketdata.Market {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
+	n.idxMu.RLock()
+	defer n.idxMu.RUnlock()
 	return n.market.idx.Markets(nil)
 }

@@ -125,6 +125,17 @@ type accountView struct {
 	// holdings[0] is the native collateral; the other tokens follow,
 	// ascending, those with a zero balance left out.
 	holdings []holdingView
+	// margin is the cross-margin summary and perps the open perp
+	// positions (nil without one): ob_getPositions' ledger part, and what
+	// ob_getRankedPositions ranks.
+	margin clob.MarginInfo
+	perps  []clob.PositionInfo
+	// newest is the account's newest transaction (hasNewest: it has one);
+	// locked says the account is locked, newest then being its recovery
+	// target (core.Ledger.RecoveryTarget).
+	newest    core.TxRef
+	hasNewest bool
+	locked    bool
 }
 
 func (v *accountView) holding(token core.Address) *holdingView {
@@ -149,6 +160,19 @@ type readViews struct {
 	// books holds ob_getOrderbook's answer of every book at full depth,
 	// replaced (copy on write) after every input that changes one.
 	books atomic.Pointer[map[clob.Hash]*marketdata.Snapshot]
+	// triggers holds each account's live triggers with their transactions'
+	// hashes (triggersLocked), republished after every input that changes
+	// them; an account without one has none or an empty list.
+	triggers *shardedMap[clob.Address, []marketdata.Trigger]
+	// finalized is each account's newest attested transaction, written by
+	// the attester (finalize).
+	finalized *shardedMap[core.Address, core.TxRef]
+	// positioned is the accounts with an open perp position, the backstop
+	// included, ascending; republished when one opens its first or closes
+	// its last. ranked counts the republished views of those accounts, so
+	// that a ranking (AtRisk) is kept until one of them changes.
+	positioned atomic.Pointer[[]core.Address]
+	ranked     atomic.Uint64
 
 	// live: publish as inputs apply; false while load replays the log (one
 	// rebuild at its end publishes everything).
@@ -163,14 +187,21 @@ type readViews struct {
 	// touched is the accounts the input being applied changed (with
 	// repeats until publishInput sorts them).
 	touched []core.Address
+	// positions is positioned's set.
+	positions map[core.Address]struct{}
 }
 
 func newReadViews() *readViews {
-	return &readViews{
+	v := &readViews{
 		accounts:    newShardedMap[core.Address, *atomic.Pointer[accountView]](),
 		entries:     newEntryIndex(),
+		triggers:    newShardedMap[clob.Address, []marketdata.Trigger](),
+		finalized:   newShardedMap[core.Address, core.TxRef](),
 		perpExposed: make(map[core.Address]struct{}),
+		positions:   make(map[core.Address]struct{}),
 	}
+	v.positioned.Store(&[]core.Address{})
+	return v
 }
 
 // addToken notes a token accounts may hold.
@@ -195,26 +226,57 @@ func (n *Node) publishAccount(a core.Address) {
 	l := n.ledger
 	m := l.Margin(a)
 	nat := l.Balance(core.NativeToken, a)
-	av := &accountView{nonce: l.Nonce(a), withdrawable: m.Withdrawable, holdings: make([]holdingView, 1, 1+len(v.tokens))}
+	av := &accountView{nonce: l.Nonce(a), withdrawable: m.Withdrawable, holdings: make([]holdingView, 1, 1+len(v.tokens)), margin: m}
 	av.holdings[0] = holdingView{token: core.NativeToken, bal: nat}
 	for _, t := range v.tokens {
 		if b := l.Balance(t, a); !b.Cash.IsZero() || !b.Debt.IsZero() { // Locked ≤ Cash
 			av.holdings = append(av.holdings, holdingView{token: t, bal: b})
 		}
 	}
+	av.newest, av.hasNewest = l.Newest(a)
+	_, av.locked = l.RecoveryTarget(a)
 	if m.Positions > 0 || !m.OrderMargin.IsZero() {
 		v.perpExposed[a] = struct{}{}
 	} else {
 		delete(v.perpExposed, a)
 	}
-	p, ok := v.accounts.get(a[0], a)
-	if !ok {
+	_, was := v.positions[a]
+	if m.Positions > 0 {
+		av.perps = l.Positions(nil, a)
+		v.positions[a] = struct{}{}
+	} else {
+		delete(v.positions, a)
+	}
+	if p, ok := v.accounts.get(a[0], a); ok {
+		p.Store(av)
+	} else {
 		p = new(atomic.Pointer[accountView])
 		p.Store(av)
 		v.accounts.put(a[0], a, p)
-		return
 	}
-	p.Store(av)
+	// After the view: a ranking read before the count moves is not kept.
+	if is := m.Positions > 0; is != was && v.live {
+		v.publishPositioned()
+	}
+	if m.Positions > 0 || was {
+		v.ranked.Add(1)
+	}
+}
+
+// publishPositioned republishes positioned from its set.
+func (v *readViews) publishPositioned() {
+	list := make([]core.Address, 0, len(v.positions))
+	for a := range v.positions {
+		list = append(list, a)
+	}
+	slices.SortFunc(list, compareAddress)
+	v.positioned.Store(&list)
+}
+
+// publishTriggers republishes a's triggers.
+// REQUIRES: n.mu held for writing.
+func (n *Node) publishTriggers(a clob.Address) {
+	n.rviews.triggers.put(a[0], a, n.triggersLocked(a))
 }
 
 // publishInput republishes what in (just applied, with record rec) changed.
@@ -360,6 +422,11 @@ func (n *Node) rebuildViews() {
 		}
 		n.publishAccount(a)
 	}
+	ob := n.ledger.Orderbook()
+	for _, a := range ob.AppendTriggerOwners(nil) {
+		n.publishTriggers(a)
+	}
+	v.publishPositioned()
 	fee := n.ledger.BaseFee()
 	v.baseFee.Store(&fee)
 	n.publishBooks(nil)
@@ -429,6 +496,66 @@ func (n *Node) Orderbook(book clob.Hash, depth int) (s marketdata.Snapshot, ok b
 		s.Sells = s.Sells[:min(depth, len(s.Sells)):min(depth, len(s.Sells))]
 	}
 	return s, true
+}
+
+// Positions answers ob_getPositions for a (and the svc_positions snapshot
+// of an account no tick has covered): its holdings, open perp positions
+// and margin as of one applied input, with the markets' symbols and last
+// clearing prices from the index (read under idxMu: as of the index's
+// newest update, which a tick makes before it republishes the accounts).
+func (n *Node) Positions(a clob.Address) marketdata.PositionsData {
+	av := n.account(core.Address(a))
+	if av == nil {
+		av = &accountView{margin: clob.MarginInfo{Owner: a}}
+	}
+	balance := func(token, _ clob.Address) (cash, locked uint256.Int) {
+		if h := av.holding(core.Address(token)); h != nil {
+			return h.bal.Cash, h.bal.Locked
+		}
+		return cash, locked
+	}
+	n.idxMu.RLock()
+	defer n.idxMu.RUnlock()
+	x := n.market.idx
+	return marketdata.PositionsData{Spot: x.Positions(nil, a, balance), Perps: x.PerpPositions(nil, av.perps),
+		Margin: av.margin, HasMargin: true}
+}
+
+// Triggers answers ob_getTriggers' and svc_triggers' list of a's live
+// triggers, as of the newest input that changed them. The slice is shared:
+// callers must not modify it.
+func (n *Node) Triggers(a clob.Address) []marketdata.Trigger {
+	ts, _ := n.views.Load().triggers.get(a[0], a)
+	return ts
+}
+
+// RecoveryTarget returns a locked account's recovery target; false if the
+// account is open.
+func (n *Node) RecoveryTarget(a core.Address) (core.TxRef, bool) {
+	if av := n.account(a); av != nil && av.locked {
+		return av.newest, true
+	}
+	return core.TxRef{}, false
+}
+
+// AccountInfo returns a's finalized and expected nonces.
+func (n *Node) AccountInfo(a core.Address) AccountInfo {
+	v := n.views.Load()
+	var av accountView
+	if p, ok := v.accounts.get(a[0], a); ok {
+		av = *p.Load()
+	}
+	info := AccountInfo{Expected: av.nonce}
+	if f, ok := v.finalized.get(a[0], a); ok {
+		info.Finalized, info.HasFinalized = f, true
+		return info
+	}
+	// The newest transaction is final once attested: its entry carries
+	// its batch, or it left RAM (only attested records do).
+	if e := v.entries.get(av.newest.Hash); av.hasNewest && (e == nil || e.batch.Load() != nil) {
+		info.Finalized, info.HasFinalized = av.newest, true
+	}
+	return info
 }
 
 func (n *Node) account(a core.Address) *accountView {

@@ -2,11 +2,13 @@ package node
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/clob/abi"
 )
 
 // checkViews compares the read views with the ledger and the index, read
@@ -43,6 +45,7 @@ func checkViews(t *testing.T, n *Node, when string) {
 	if got, want := n.BaseFee(), n.ledger.BaseFee(); got != want {
 		t.Fatalf("%s: base fee %v, ledger %v", when, &got, &want)
 	}
+	checkAccountReads(t, n, accounts, when)
 	// The index's copy of the perp markets' state (SyncPerp) is the
 	// engine's after every input.
 	ob := n.ledger.Orderbook()
@@ -63,6 +66,61 @@ func checkViews(t *testing.T, n *Node, when string) {
 			t.Fatalf("%s: depth 1 gave %d/%d levels", when, len(d.Buys), len(d.Sells))
 		}
 	}
+}
+
+// checkAccountReads compares the reads that answer from the account views
+// (positions, triggers, recovery and finality, the ranking of the accounts
+// at risk) with the same answers computed from the ledger, the engine and
+// the index, as they were before they left the lock.
+// REQUIRES: n.mu held for reading.
+func checkAccountReads(t *testing.T, n *Node, accounts []core.Address, when string) {
+	t.Helper()
+	for _, a := range accounts {
+		if got, want := n.Positions(clob.Address(a)), n.positionsLocked(clob.Address(a)); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %x positions %+v, ledger %+v", when, a[:4], got, want)
+		}
+		if got, want := n.Triggers(clob.Address(a)), n.triggersLocked(clob.Address(a)); len(got) != len(want) || len(got) > 0 && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: %x triggers %+v, engine %+v", when, a[:4], got, want)
+		}
+		gotT, gotOK := n.RecoveryTarget(a)
+		if wantT, wantOK := n.ledger.RecoveryTarget(a); gotT != wantT || gotOK != wantOK {
+			t.Fatalf("%s: %x recovery target %v %v, ledger %v %v", when, a[:4], gotT, gotOK, wantT, wantOK)
+		}
+		if got, want := n.AccountInfo(a), accountInfoLocked(n, a); got != want {
+			t.Fatalf("%s: %x account info %+v, ledger %+v", when, a[:4], got, want)
+		}
+	}
+	var want []clob.MarginInfo
+	var keys []riskKey
+	for _, a := range n.ledger.Orderbook().AppendPerpAccounts(nil) {
+		if a != clob.BackstopAddress {
+			m := n.ledger.Margin(core.Address(a))
+			keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
+		}
+	}
+	slices.SortFunc(keys, compareRisk)
+	for _, k := range keys {
+		want = append(want, k.m)
+	}
+	if got := n.AtRisk(); len(got) != len(want) || len(got) > 0 && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: ranked %+v, ledger %+v", when, got, want)
+	}
+}
+
+// accountInfoLocked is svc_getAccountInfo's answer as it was computed
+// under the lock, from the ledger and the entries.
+// REQUIRES: n.mu held for reading.
+func accountInfoLocked(n *Node, a core.Address) AccountInfo {
+	info := AccountInfo{Expected: n.ledger.Nonce(a)}
+	if f, ok := n.rviews.finalized.get(a[0], a); ok {
+		info.Finalized, info.HasFinalized = f, true
+		return info
+	}
+	newest, ok := n.ledger.Newest(a)
+	if e := n.entries.get(newest.Hash); ok && (e == nil || e.batch.Load() != nil) {
+		info.Finalized, info.HasFinalized = newest, true
+	}
+	return info
 }
 
 // TestReadViewsMatchLedger runs spot and perp orders that trade, transfers,
@@ -116,7 +174,30 @@ func TestReadViewsMatchLedger(t *testing.T) {
 		t.Fatal("no perp position opened: the workload does not test the marks")
 	}
 	tick()
+	// A stop-loss on account 0's perp position: listed while pending, then
+	// stored by the next tick.
+	stop := clob.Intent{Kind: clob.IntentSubmitTrigger, Book: perp, Side: clob.Sell, TriggerType: clob.TriggerStopLoss,
+		Flags: clob.FlagReduceOnly, Deadline: uint64((clock.NowMicros()/500_000 + 1) * 500_000)}
+	stop.Size.SetUint64(1e15)
+	stop.TriggerPrice.Mul(uint256.NewInt(200_000), uint256.NewInt(1e16))
+	send(0, abi.AppendSubmitTrigger(nil, &stop))
+	if len(n.Triggers(clob.Address(DevAddress(0)))) != 1 {
+		t.Fatal("the admitted trigger is not listed")
+	}
 	tick()
+	if ts := n.Triggers(clob.Address(DevAddress(0))); len(ts) != 1 || ts[0].Info.AdmitTickUs == 0 {
+		t.Fatalf("the landed trigger is listed as %+v", ts)
+	}
+	if r := n.AtRisk(); len(r) == 0 || &r[0] != &n.AtRisk()[0] {
+		t.Fatal("the ranking is not kept between inputs")
+	}
+	if _, rej, err := n.LockAccount(DevAddress(1), func(err error) { done <- err }); err != nil || !rej.OK() || <-done != nil {
+		t.Fatalf("lock refused: %v %+v", err, rej)
+	}
+	checkViews(t, n, "lock")
+	if _, locked := n.RecoveryTarget(DevAddress(1)); !locked {
+		t.Fatal("the locked account has no recovery target")
+	}
 	newToken := core.Address{0x77}
 	if err := n.Deposit(core.Hash{}, newToken, DevAddress(5), uint256.NewInt(12345), func(_ *Entry, err error) { done <- err }); err != nil || <-done != nil {
 		t.Fatal("deposit refused")

@@ -42,14 +42,6 @@ func (n *Node) equivocated(from core.Address, target core.TxRef) (core.Reject, e
 	return core.Reject{Code: core.RejectLocked, Target: target}, nil
 }
 
-// RecoveryTarget returns a locked account's recovery target; false if the
-// account is open.
-func (n *Node) RecoveryTarget(a core.Address) (core.TxRef, bool) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.ledger.RecoveryTarget(a)
-}
-
 // AccountInfo is an account's nonces as svc_getAccountInfo reports them.
 type AccountInfo struct {
 	// Finalized is the newest attested transaction; HasFinalized is false
@@ -60,27 +52,12 @@ type AccountInfo struct {
 	Expected uint64
 }
 
-// AccountInfo returns a's finalized and expected nonces.
-func (n *Node) AccountInfo(a core.Address) AccountInfo {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	info := AccountInfo{Expected: n.ledger.Nonce(a)}
-	if f, ok := n.finalized[a]; ok {
-		info.Finalized, info.HasFinalized = f, true
-		return info
-	}
-	newest, ok := n.ledger.Newest(a)
-	if e := n.entries.get(newest.Hash); ok && (e == nil || e.batch.Load() != nil) {
-		info.Finalized, info.HasFinalized = newest, true
-	}
-	return info
-}
-
 // finalize records rec, just attested, as its sender's newest finalized
 // transaction.
 // REQUIRES: n.mu held for writing.
 func (n *Node) finalize(rec *core.TxRecord) {
 	if rec.Kind == core.RecordTx {
-		n.finalized[rec.Tx.From] = core.TxRef{Hash: rec.Tx.Hash, Nonce: rec.Tx.Nonce}
+		a := rec.Tx.From
+		n.rviews.finalized.put(a[0], a, core.TxRef{Hash: rec.Tx.Hash, Nonce: rec.Tx.Nonce})
 	}
 }

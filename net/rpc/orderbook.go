@@ -5,19 +5,18 @@ import (
 	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/marketdata"
-	"github.com/ledgervenue/node/net/node"
 	"github.com/valyala/fastjson"
 )
 
-// orderbookRead answers the ob_ methods. ob_getOrderbook reads the book
-// the node published after the newest tick (node.Orderbook); the markets,
-// oracle prices, funding rates, orders, candles, fills and backstop
-// transfers read the market index under its own lock (node.ReadIndex; the
-// index copies the perp markets' state after each input that moves it,
-// marketdata.Index.SyncPerp): none of them waits for a tick's auction. The
-// others combine the index with the engine's live state and the ledger's
-// margins, under the node's read lock, so each answer reflects one
-// consistent state.
+// orderbookRead answers the ob_ methods; none of them waits for a tick's
+// auction. ob_getOrderbook reads the book the node published after the
+// newest tick (node.Orderbook); the markets, oracle prices, funding rates,
+// orders, candles, fills and backstop transfers read the market index
+// under its own lock (node.ReadIndex; the index copies the perp markets'
+// state after each input that moves it, marketdata.Index.SyncPerp); the
+// positions, triggers and ranked positions read the node's account views
+// (node.Positions, node.Triggers, node.AtRisk), each account as of one
+// applied input.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	var err *jsonrpc.Error
 	switch string(c.req.Method) {
@@ -45,17 +44,13 @@ func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 		})
 		return dst, err
 	}
-	c.s.node.ReadMarkets(func(v node.MarketView) {
-		switch string(c.req.Method) {
-		case "ob_getPositions":
-			dst, err = c.getPositions(dst, v)
-		case "ob_getTriggers":
-			dst, err = c.getTriggers(dst, v)
-		case "ob_getRankedPositions":
-			dst, err = c.getRankedPositions(dst, v)
-		}
-	})
-	return dst, err
+	switch string(c.req.Method) {
+	case "ob_getPositions":
+		return c.getPositions(dst)
+	case "ob_getTriggers":
+		return c.getTriggers(dst)
+	}
+	return c.getRankedPositions(dst)
 }
 
 func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
@@ -117,12 +112,12 @@ func (c *call) getCandles(dst []byte, x *marketdata.Index) ([]byte, *jsonrpc.Err
 	return obwire.AppendCandles(dst, candles), nil
 }
 
-func (c *call) getPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getPositions(dst []byte) ([]byte, *jsonrpc.Error) {
 	owner, err := c.address(0)
 	if err != nil {
 		return dst, err
 	}
-	d := v.Positions(clob.Address(owner))
+	d := c.s.node.Positions(clob.Address(owner))
 	return obwire.AppendPositions(dst, &d), nil
 }
 

@@ -165,7 +165,7 @@ func (c *call) getPerpMarkets(dst []byte, x *marketdata.Index, appendAll func([]
 
 // getTriggers answers ob_getTriggers [account, {orderbook_id?, limit?,
 // cursor?}].
-func (c *call) getTriggers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+func (c *call) getTriggers(dst []byte) ([]byte, *jsonrpc.Error) {
 	owner, err := c.address(0)
 	if err != nil {
 		return dst, err
@@ -180,12 +180,13 @@ func (c *call) getTriggers(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Erro
 
 // getRankedPositions answers ob_getRankedPositions [limit?, offset?,
 // address?]: the accounts with open perp positions closest to liquidation
-// first (node.MarketView.AtRisk), each with its positions object.
-func (c *call) getRankedPositions(dst []byte, v node.MarketView) ([]byte, *jsonrpc.Error) {
+// first (node.Node.AtRisk), each with its positions object.
+func (c *call) getRankedPositions(dst []byte) ([]byte, *jsonrpc.Error) {
 	q, err := obwire.ParseRankedQuery(c.req.Param(0), c.req.Param(1), c.req.Param(2))
 	if err != nil {
 		return dst, err
 	}
+	v := c.s.node
 	ranked := v.AtRisk()
 	page := marketdata.RankedPage{Total: len(ranked)}
 	for i := min(q.Offset, len(ranked)); i < len(ranked) && len(page.Ranked) < q.Limit; i++ {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math/big"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +72,12 @@ func TestReadsDuringStalledTick(t *testing.T) {
 	var probes []probe
 	for _, url := range []string{tn.url, tn.ws} {
 		for _, r := range reads {
+			if r.rest {
+				if url == tn.url {
+					probes = append(probes, probe{name: "rest " + r.name, read: r})
+				}
+				continue
+			}
 			rc, err := gethrpc.DialContext(ctx, url)
 			if err != nil {
 				t.Fatal(err)
@@ -88,7 +96,11 @@ func TestReadsDuringStalledTick(t *testing.T) {
 	ticked := st.stall(t, tn)
 	for _, p := range probes {
 		start := time.Now()
-		err := p.read.do(ethclient.NewClient(p.rc), p.rc)
+		var eth *ethclient.Client
+		if p.rc != nil {
+			eth = ethclient.NewClient(p.rc)
+		}
+		err := p.read.do(eth, p.rc)
 		d := time.Since(start)
 		t.Logf("%s answered in %v", p.name, d)
 		if err != nil {
@@ -122,37 +134,39 @@ func TestReadsDuringStalledTick(t *testing.T) {
 	}
 }
 
-// stallRead is one read of the stall test, checking its answer.
+// stallRead is one read of the stall test, checking its answer. A REST
+// read (rest) gets no clients: it makes its own request over HTTP.
 type stallRead struct {
 	name string
 	do   func(eth *ethclient.Client, rc *gethrpc.Client) error
+	rest bool
 }
 
 func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int, nonce uint64) []stallRead {
 	t, ctx := tn.t, context.Background()
 	return []stallRead{
-		{"eth_getBalance", func(eth *ethclient.Client, _ *gethrpc.Client) error {
+		{name: "eth_getBalance", do: func(eth *ethclient.Client, _ *gethrpc.Client) error {
 			b, err := eth.BalanceAt(ctx, a, nil)
 			if err == nil && b.Cmp(balance) != 0 {
 				t.Errorf("balance %v, want %v", b, balance)
 			}
 			return err
 		}},
-		{"eth_getTransactionCount", func(eth *ethclient.Client, _ *gethrpc.Client) error {
+		{name: "eth_getTransactionCount", do: func(eth *ethclient.Client, _ *gethrpc.Client) error {
 			n, err := eth.NonceAt(ctx, a, nil)
 			if err == nil && n != nonce {
 				t.Errorf("nonce %d, want %d", n, nonce)
 			}
 			return err
 		}},
-		{"eth_getTransactionReceipt", func(eth *ethclient.Client, _ *gethrpc.Client) error {
+		{name: "eth_getTransactionReceipt", do: func(eth *ethclient.Client, _ *gethrpc.Client) error {
 			r, err := eth.TransactionReceipt(ctx, h)
 			if err == nil && r.Status != 1 {
 				t.Errorf("receipt status %d, want 1", r.Status)
 			}
 			return err
 		}},
-		{"eth_blockNumber", func(eth *ethclient.Client, _ *gethrpc.Client) error {
+		{name: "eth_blockNumber", do: func(eth *ethclient.Client, _ *gethrpc.Client) error {
 			// the past-perfect time, as a block number: the receipt above
 			// is attested, so the head is at least its block
 			n, err := eth.BlockNumber(ctx)
@@ -161,7 +175,7 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
-		{"eth_getBlockByNumber", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+		{name: "eth_getBlockByNumber", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			// "latest", as ethers' fee data asks (raw: the spec's zero-padded
 			// difficulty is refused by HeaderByNumber without --compat)
 			var raw json.RawMessage
@@ -171,12 +185,12 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
-		{"eth_getLogs", func(eth *ethclient.Client, _ *gethrpc.Client) error {
+		{name: "eth_getLogs", do: func(eth *ethclient.Client, _ *gethrpc.Client) error {
 			// the recent history: the attested records still in RAM
 			_, err := eth.FilterLogs(ctx, ethereum.FilterQuery{FromBlock: big.NewInt(0)})
 			return err
 		}},
-		{"ob_getOrders", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+		{name: "ob_getOrders", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getOrders", a, map[string]any{})
 			if err == nil && !bytes.Contains(raw, []byte(`"orders"`)) {
@@ -184,7 +198,7 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
-		{"ob_getFills", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+		{name: "ob_getFills", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getFills", a, map[string]any{})
 			if err == nil && len(raw) < 2 {
@@ -192,7 +206,7 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
-		{"ob_getMarkets", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+		{name: "ob_getMarkets", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getMarkets")
 			if err == nil && !bytes.Contains(raw, []byte(common.Hash(node.DevPerpMarkets()[0].ID).Hex()[2:])) {
@@ -200,7 +214,7 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
-		{"ob_getFundingRates", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+		{name: "ob_getFundingRates", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getFundingRates")
 			if err == nil && !bytes.Contains(raw, []byte(`"funding_index"`)) {
@@ -208,7 +222,77 @@ func stallReads(tn *testNode, a common.Address, h common.Hash, balance *big.Int,
 			}
 			return err
 		}},
-		{"ob_getOrderbook", func(_ *ethclient.Client, rc *gethrpc.Client) error {
+		{name: "ob_getPositions", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getPositions", a)
+			if err == nil && !bytes.Contains(raw, []byte(`"spot"`)) {
+				t.Errorf("ob_getPositions answered %.300s", raw)
+			}
+			return err
+		}},
+		{name: "ob_getTriggers", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getTriggers", a, map[string]any{})
+			if err == nil && !bytes.Contains(raw, []byte(`"triggers"`)) {
+				t.Errorf("ob_getTriggers answered %.300s", raw)
+			}
+			return err
+		}},
+		{name: "ob_getRankedPositions", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "ob_getRankedPositions")
+			if err == nil && len(raw) < 2 {
+				t.Errorf("ob_getRankedPositions answered %s", raw)
+			}
+			return err
+		}},
+		{name: "svc_getAccountInfo", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var info struct {
+				Expected uint64 `json:"expected_nonce"`
+			}
+			err := rc.CallContext(ctx, &info, "svc_getAccountInfo", a)
+			if err == nil && info.Expected != nonce {
+				t.Errorf("svc_getAccountInfo expected_nonce %d, want %d", info.Expected, nonce)
+			}
+			return err
+		}},
+		{name: "svc_getLastFinalizedNonce", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "svc_getLastFinalizedNonce", a)
+			if err == nil && string(raw) == "null" {
+				t.Errorf("svc_getLastFinalizedNonce answered null after an attested receipt")
+			}
+			return err
+		}},
+		{name: "svc_getRecoveryTargetTx", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "svc_getRecoveryTargetTx", a)
+			if err == nil && string(raw) != "null" {
+				t.Errorf("svc_getRecoveryTargetTx of an open account answered %s", raw)
+			}
+			return err
+		}},
+		{name: "svc_metrics", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
+			var raw json.RawMessage
+			err := rc.CallContext(ctx, &raw, "svc_metrics")
+			if err == nil && !bytes.Contains(raw, []byte(`"gas_price"`)) {
+				t.Errorf("svc_metrics answered %s", raw)
+			}
+			return err
+		}},
+		{name: "GET /v1/bridge/withdrawals/{account}", rest: true, do: func(*ethclient.Client, *gethrpc.Client) error {
+			resp, err := http.Get(tn.url + "/v1/bridge/withdrawals/" + a.Hex())
+			if err != nil {
+				return err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err == nil && resp.StatusCode != http.StatusOK {
+				t.Errorf("GET /v1/bridge/withdrawals/{account}: %s %s", resp.Status, body)
+			}
+			return err
+		}},
+		{name: "ob_getOrderbook", do: func(_ *ethclient.Client, rc *gethrpc.Client) error {
 			var raw json.RawMessage
 			err := rc.CallContext(ctx, &raw, "ob_getOrderbook", wethBook)
 			if err == nil && len(raw) < 2 {
