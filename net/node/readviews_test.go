@@ -216,6 +216,9 @@ func TestReadViewsMatchLedger(t *testing.T) {
 	}
 	n = openNode(t, cfg)
 	checkViews(t, n, "restart")
+	if len(n.Triggers(clob.Address(DevAddress(0)))) != 1 {
+		t.Fatal("the trigger is not listed after a restart")
+	}
 	if b := n.Balance(newToken, DevAddress(5)); b.Cash.Uint64() != 12345 {
 		t.Fatalf("deposited token after restart: %+v", b)
 	}
