@@ -85,7 +85,7 @@ func (n *Node) AtRisk() []clob.MarginInfo {
 		if !ok || clob.Address(a) == clob.BackstopAddress {
 			continue
 		}
-		m := p.Load().margin
+		m := p.Load().marginOf(clob.Address(a))
 		keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
 	}
 	slices.SortFunc(keys, compareRisk)

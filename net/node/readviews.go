@@ -125,10 +125,11 @@ type accountView struct {
 	// holdings[0] is the native collateral; the other tokens follow,
 	// ascending, those with a zero balance left out.
 	holdings []holdingView
-	// margin is the cross-margin summary and perps the open perp
-	// positions (nil without one): ob_getPositions' ledger part, and what
-	// ob_getRankedPositions ranks.
-	margin clob.MarginInfo
+	// margin is the cross-margin summary of an account with a perp
+	// position or perp orders, nil for the others (whose summary is their
+	// native cash alone: marginOf), and perps its open perp positions:
+	// ob_getPositions' ledger part, and what ob_getRankedPositions ranks.
+	margin *clob.MarginInfo
 	perps  []clob.PositionInfo
 	// newest is the account's newest transaction (hasNewest: it has one);
 	// locked says the account is locked, newest then being its recovery
@@ -226,7 +227,7 @@ func (n *Node) publishAccount(a core.Address) {
 	l := n.ledger
 	m := l.Margin(a)
 	nat := l.Balance(core.NativeToken, a)
-	av := &accountView{nonce: l.Nonce(a), withdrawable: m.Withdrawable, holdings: make([]holdingView, 1, 1+len(v.tokens)), margin: m}
+	av := &accountView{nonce: l.Nonce(a), withdrawable: m.Withdrawable, holdings: make([]holdingView, 1, 1+len(v.tokens))}
 	av.holdings[0] = holdingView{token: core.NativeToken, bal: nat}
 	for _, t := range v.tokens {
 		if b := l.Balance(t, a); !b.Cash.IsZero() || !b.Debt.IsZero() { // Locked ≤ Cash
@@ -236,6 +237,8 @@ func (n *Node) publishAccount(a core.Address) {
 	av.newest, av.hasNewest = l.Newest(a)
 	_, av.locked = l.RecoveryTarget(a)
 	if m.Positions > 0 || !m.OrderMargin.IsZero() {
+		av.margin = new(clob.MarginInfo)
+		*av.margin = m
 		v.perpExposed[a] = struct{}{}
 	} else {
 		delete(v.perpExposed, a)
@@ -506,7 +509,7 @@ func (n *Node) Orderbook(book clob.Hash, depth int) (s marketdata.Snapshot, ok b
 func (n *Node) Positions(a clob.Address) marketdata.PositionsData {
 	av := n.account(core.Address(a))
 	if av == nil {
-		av = &accountView{margin: clob.MarginInfo{Owner: a}}
+		av = &accountView{holdings: make([]holdingView, 1)}
 	}
 	balance := func(token, _ clob.Address) (cash, locked uint256.Int) {
 		if h := av.holding(core.Address(token)); h != nil {
@@ -518,7 +521,20 @@ func (n *Node) Positions(a clob.Address) marketdata.PositionsData {
 	defer n.idxMu.RUnlock()
 	x := n.market.idx
 	return marketdata.PositionsData{Spot: x.Positions(nil, a, balance), Perps: x.PerpPositions(nil, av.perps),
-		Margin: av.margin, HasMargin: true}
+		Margin: av.marginOf(a), HasMargin: true}
+}
+
+// marginOf is the account's cross-margin summary. Without a perp position
+// or perp orders nothing but the native cash enters it: the summary is
+// that cash (less debt) as cash and equity, and the withdrawable amount,
+// which is what core.Ledger.Margin computes then (TestReadViewsMatchLedger
+// compares the two); the view keeps the whole summary only for the others.
+func (av *accountView) marginOf(a clob.Address) clob.MarginInfo {
+	if av.margin != nil {
+		return *av.margin
+	}
+	net := av.holdings[0].bal.Net()
+	return clob.MarginInfo{Owner: a, Cash: net, Equity: net, Withdrawable: av.withdrawable}
 }
 
 // Triggers answers ob_getTriggers' and svc_triggers' list of a's live
