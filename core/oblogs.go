@@ -183,25 +183,66 @@ func appendWordSigned(dst []byte, v *clob.Signed) []byte {
 // engine put them.
 func tickLogs(res *clob.TickResult) []Log {
 	logs := make([]Log, 0, len(res.Books)+len(res.Events))
+	a := newLogArena(len(res.Books) + len(res.Events))
 	next := 0 // the first event not logged yet
 	for bi := range res.Books {
 		bt := &res.Books[bi]
-		logs = appendEventLogs(logs, res.Events[next:bt.FirstEvent])
-		var data []byte
+		logs = a.appendEventLogs(logs, res.Events[next:bt.FirstEvent])
+		data := a.start()
 		data = appendWordU64(data, uint64(res.TickUs))
 		data = binread.AppendU256(data, &bt.Price)
 		data = binread.AppendU256(data, &bt.VolumeBase)
 		data = appendWordU64(data, uint64(bt.NewOrders))
-		logs = append(logs, obLog([]Hash{TopicSolutionExecuted, Hash(bt.Book)}, data))
-		logs = appendEventLogs(logs, res.Events[bt.FirstEvent:bt.EndEvent])
+		logs = append(logs, a.log(data, TopicSolutionExecuted, Hash(bt.Book)))
+		logs = a.appendEventLogs(logs, res.Events[bt.FirstEvent:bt.EndEvent])
 		next = bt.EndEvent
 	}
-	return appendEventLogs(logs, res.Events[next:])
+	return a.appendEventLogs(logs, res.Events[next:])
 }
 
-func appendEventLogs(logs []Log, events []clob.Event) []Log {
+// logArena holds the topics and data of one tick's logs in two buffers
+// sized once for the whole tick, where each log used to allocate its own
+// (the tick's logs are built under the sequencer's lock). A log's slices
+// are capped at their length: appending to one never writes into the
+// next.
+type logArena struct {
+	topics []Hash
+	data   []byte
+}
+
+// logTopicsMax and logDataMax bound one log of a tick: four topics, six
+// words (a liquidation's data).
+const (
+	logTopicsMax = 4
+	logDataMax   = 6 * 32
+)
+
+func newLogArena(logs int) *logArena {
+	return &logArena{topics: make([]Hash, 0, logs*logTopicsMax), data: make([]byte, 0, logs*logDataMax)}
+}
+
+// start returns an empty slice at the end of the data buffer to append a
+// log's data to (at most logDataMax bytes).
+func (a *logArena) start() []byte { return a.data[len(a.data):len(a.data)] }
+
+// log makes a log of data (appended to start's slice) and topics.
+func (a *logArena) log(data []byte, topics ...Hash) Log {
+	if len(data) > logDataMax || len(topics) > logTopicsMax {
+		panic("BUG: core: a tick log larger than its arena's bound")
+	}
+	d, t := len(a.data), len(a.topics)
+	a.data = a.data[:d+len(data)]
+	a.topics = append(a.topics, topics...)
+	var dataOut []byte // nil for a log without data, as before
+	if len(data) > 0 {
+		dataOut = a.data[d : d+len(data) : d+len(data)]
+	}
+	return obLog(a.topics[t:len(a.topics):len(a.topics)], dataOut)
+}
+
+func (a *logArena) appendEventLogs(logs []Log, events []clob.Event) []Log {
 	for i := range events {
-		if l, ok := eventLog(&events[i]); ok {
+		if l, ok := a.eventLog(&events[i]); ok {
 			logs = append(logs, l)
 		}
 	}
@@ -210,9 +251,9 @@ func appendEventLogs(logs []Log, events []clob.Event) []Log {
 
 // eventLog encodes one engine event; placements have no log of their own
 // (OrderSubmitted announced them at admission).
-func eventLog(ev *clob.Event) (Log, bool) {
+func (a *logArena) eventLog(ev *clob.Event) (Log, bool) {
 	owner := addrTopic(ev.Owner)
-	var data []byte
+	data := a.start()
 	switch ev.Kind {
 	case clob.EventFill:
 		data = appendWordU64(data, uint64(ev.Side))
@@ -221,22 +262,22 @@ func eventLog(ev *clob.Event) (Log, bool) {
 		data = binread.AppendU256(data, &ev.Fee)
 		data = appendWordBool(data, ev.Maker)
 		data = appendWordBool(data, ev.Terminal)
-		return obLog([]Hash{TopicOrderFilled, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
+		return a.log(data, TopicOrderFilled, Hash(ev.Book), Hash(ev.OrderID), owner), true
 	case clob.EventCancel, clob.EventExpire, clob.EventPostOnlyRefused:
 		data = appendWordU64(data, closeReason(ev.Kind))
-		return obLog([]Hash{TopicOrderClosed, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
+		return a.log(data, TopicOrderClosed, Hash(ev.Book), Hash(ev.OrderID), owner), true
 	case clob.EventUpdate:
-		return obLog([]Hash{TopicOrderUpdated, Hash(ev.Book), Hash(ev.OrderID), owner}, nil), true
+		return a.log(data, TopicOrderUpdated, Hash(ev.Book), Hash(ev.OrderID), owner), true
 	case clob.EventTransfer:
 		data = binread.AppendU256(data, &ev.Amount)
-		return obLog([]Hash{TopicTransfer, addrTopic(ev.Token), owner, addrTopic(ev.To)}, data), true
+		return a.log(data, TopicTransfer, addrTopic(ev.Token), owner, addrTopic(ev.To)), true
 	case clob.EventTriggerFired:
 		data = appendWordU64(data, uint64(ev.Side))
 		data = binread.AppendU256(data, &ev.Price)
-		return obLog([]Hash{TopicTriggerFired, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
+		return a.log(data, TopicTriggerFired, Hash(ev.Book), Hash(ev.OrderID), owner), true
 	case clob.EventTriggerCancel:
 		data = appendWordU64(data, uint64(ev.Side))
-		return obLog([]Hash{TopicTriggerCancelled, Hash(ev.Book), Hash(ev.OrderID), owner}, data), true
+		return a.log(data, TopicTriggerCancelled, Hash(ev.Book), Hash(ev.OrderID), owner), true
 	case clob.EventLiquidation:
 		data = appendWordU64(data, uint64(ev.Side))
 		data = binread.AppendU256(data, &ev.Base)
@@ -244,7 +285,7 @@ func eventLog(ev *clob.Event) (Log, bool) {
 		data = binread.AppendU256(data, &ev.Quote)
 		data = binread.AppendU256(data, &ev.Amount)
 		data = appendWordSigned(data, &ev.Realized)
-		return obLog([]Hash{TopicLiquidation, Hash(ev.Book), owner}, data), true
+		return a.log(data, TopicLiquidation, Hash(ev.Book), owner), true
 	}
 	return Log{}, false
 }
