@@ -11,7 +11,8 @@
 //	                            ▼ (pipeline.go: the next group is encoded
 //	                        syncer: persist.Log.AppendInputs (one write and
 //	                            │ one fdatasync per group, segment files);
-//	                            │ marks durable, settles the sender, answers
+//	                            │ marks durable, queues the senders' settling
+//	                            │ for the sequencer (no lock taken), answers
 //	                            │ transactions and deposits
 //	                            ├──▶ storer: persist.Log.Store (Badger: batches,
 //	                            │    history, tick links, stored ticks,

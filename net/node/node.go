@@ -151,6 +151,10 @@ type Node struct {
 	// alone, so they wait for the index's own updates, never for an
 	// auction.
 	idxMu sync.RWMutex
+	// waitMu guards the entries' waiters (OnAttested), so that adding
+	// one never waits for the sequencer: the attester takes it after it
+	// set the batches, to take them.
+	waitMu sync.Mutex
 	// pastPerfect is the newest past-perfect time reported: it never
 	// decreases either (but across a revert, revert.go).
 	pastPerfect floor
@@ -221,6 +225,7 @@ type state struct {
 	replayedFrom uint64
 
 	admitQ  *queue[admission]
+	settles *settleQueue // durable records to settle (pipeline.go)
 	attestQ *queue[*Entry]
 	// The writer's stages (pipeline.go): groups go writer → toSync →
 	// syncer → toStore → storer, and back to freeGroups.
@@ -352,6 +357,7 @@ func (n *Node) initGenesis() error {
 		awaiting: make(map[uint64]awaitRef),
 		perp:     newPerpViews(),
 		admitQ:   newQueue[admission](),
+		settles:  new(settleQueue),
 		// One group syncing and one being encoded, storeLagGroups waiting
 		// for the store and one being stored, at most.
 		toSync:     make(chan *writeGroup),
@@ -594,6 +600,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 			return core.Reject{}, err
 		}
 	}
+	n.settles.settle(n.ledger)
 	n.ppView.pending.Add(1) // before the stamp: PastPerfectTime
 	if in.Kind == core.InputTx {
 		in.TimeUs = n.clock.NowMicros()

@@ -402,3 +402,45 @@ func rewriteBatch(t *testing.T, dir string, seq uint64, edit func(*persist.Batch
 		t.Fatal(err)
 	}
 }
+
+// TestOnAttestedDuringTick: neither acknowledging a transaction nor
+// waiting for its receipt takes a lock of the sequencer's. The writer
+// makes it durable and answers it, and registers a send that waits for
+// its receipt as soon as it is durable (rpc's reply.durable); while a tick
+// holds the sequencer, none of that may block, nor lose the wake-up.
+func TestOnAttestedDuringTick(t *testing.T) {
+	n := openNode(t, testConfig(t, t.TempDir()))
+	defer n.Close()
+	tx := devTransfer(0, 5)
+	durable := make(chan error, 1)
+	if rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err }); err != nil || !rej.OK() {
+		t.Fatalf("submit: %v %+v", err, rej)
+	}
+	n.mu.Lock() // a tick holds the sequencer (and the attester waits for it)
+	select {
+	case err := <-durable:
+		if err != nil {
+			n.mu.Unlock()
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		n.mu.Unlock()
+		t.Fatal("not durable while a tick holds the sequencer: the writer waits for the tick")
+	}
+	registered, attested := make(chan bool, 1), make(chan struct{})
+	go func() { registered <- n.OnAttested(tx.Hash, func() { close(attested) }) }()
+	select {
+	case ok := <-registered:
+		if !ok {
+			t.Error("the durable transaction is unknown")
+		}
+	case <-time.After(2 * time.Second):
+		t.Error("OnAttested waited for the sequencer")
+	}
+	n.mu.Unlock()
+	select {
+	case <-attested:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was never woken")
+	}
+}

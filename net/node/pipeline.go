@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,7 +28,7 @@ type Entry struct {
 	// stored before it.
 	batch   atomic.Pointer[attest.Batch]
 	index   atomic.Int32
-	waiters []func()
+	waiters []func() // guarded by Node.waitMu
 	// tick is the auction tick an orderbook transaction landed in, nil
 	// until that tick has run (and for every other transaction).
 	tick atomic.Pointer[Entry]
@@ -115,8 +116,9 @@ func (n *Node) writer() {
 	}
 }
 
-// syncer makes each group's inputs durable, then settles them, hands their
-// records to the attester and acknowledges them.
+// syncer makes each group's inputs durable, queues them for the sequencer
+// to settle (settleQueue), hands their records to the attester and
+// acknowledges them. It takes no lock of the sequencer's.
 func (n *Node) syncer() {
 	defer n.wg.Done()
 	defer close(n.toStore)
@@ -139,15 +141,15 @@ func (n *Node) syncer() {
 			n.freeGroups <- w
 			continue
 		}
-		n.mu.Lock()
+		// Settled by the sequencer before it applies the next input
+		// (settles): a tick holding it does not hold the acknowledgements.
+		n.settles.push(w.adm)
 		for _, a := range w.adm {
 			if a.entry != nil {
-				n.ledger.Settle(a.entry.Rec)
 				a.entry.durable.Store(true)
 				n.attestQ.push(a.entry)
 			}
 		}
-		n.mu.Unlock()
 		for _, a := range w.adm {
 			if !a.answeredStored() {
 				a.done(a.entry, nil)
@@ -155,6 +157,40 @@ func (n *Node) syncer() {
 		}
 		n.toStore <- w
 	}
+}
+
+// settleQueue holds the records the syncer made durable until the
+// sequencer settles them (core.Ledger.Settle: their senders may send
+// again). The syncer pushes a group's before it acknowledges any of them;
+// the sequencer applies them all before each input it applies, so an
+// input admitted after an acknowledgement never finds its sender still
+// pending, and the syncer never waits for the sequencer's lock (a tick).
+type settleQueue struct {
+	mu   sync.Mutex
+	recs []*core.TxRecord
+	next []*core.TxRecord // the sequencer's, swapped with recs
+}
+
+func (q *settleQueue) push(adm []admission) {
+	q.mu.Lock()
+	for _, a := range adm {
+		if a.entry != nil {
+			q.recs = append(q.recs, a.entry.Rec)
+		}
+	}
+	q.mu.Unlock()
+}
+
+// settle applies the queued records to l.
+// REQUIRES: n.mu held for writing (the sequencer).
+func (q *settleQueue) settle(l *core.Ledger) {
+	q.mu.Lock()
+	q.recs, q.next = q.next[:0], q.recs
+	q.mu.Unlock()
+	for _, rec := range q.next {
+		l.Settle(rec)
+	}
+	clear(q.next)
 }
 
 // storer writes each group's Badger rows once its inputs are durable, then
@@ -325,9 +361,13 @@ func (n *Node) attester() {
 		wake = wake[:0]
 		n.mu.Lock()
 		n.attachLocked(group, b)
+		n.waitMu.Lock() // after the batches are set: OnAttested
 		for _, e := range group {
 			wake = append(wake, e.waiters...)
 			e.waiters = nil
+		}
+		n.waitMu.Unlock()
+		for _, e := range group {
 			n.metrics.observe(now, e)
 		}
 		n.inflight -= len(group)

@@ -117,25 +117,30 @@ func (e *Entry) receipt() Receipt {
 }
 
 // OnAttested runs fn once hash's record is attested (at once if it already
-// is). It reports false if hash is unknown.
+// is). It reports false if hash is unknown. It takes no lock of the
+// sequencer's: the writer calls it for a send that waits for its receipt,
+// and must not wait for a tick.
 func (n *Node) OnAttested(hash core.Hash, fn func()) bool {
-	n.mu.Lock()
-	e := n.entries.get(hash)
-	switch {
-	case e == nil:
-		n.mu.Unlock()
+	e := n.views.Load().entries.get(hash)
+	if e == nil {
+		// Not in RAM: attested and evicted, or unknown.
 		if ok, err := n.log.HasHash(hash); !ok || err != nil {
 			return false
 		}
 		fn()
 		return true
-	case e.batch.Load() != nil:
-		n.mu.Unlock()
+	}
+	// The attester sets the batch before it takes the waiters, both
+	// under waitMu's order: a waiter added after it took them sees the
+	// batch.
+	n.waitMu.Lock()
+	if e.batch.Load() != nil {
+		n.waitMu.Unlock()
 		fn()
 		return true
 	}
 	e.waiters = append(e.waiters, fn)
-	n.mu.Unlock()
+	n.waitMu.Unlock()
 	return true
 }
 
