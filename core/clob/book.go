@@ -1,7 +1,6 @@
 package clob
 
 import (
-	"bytes"
 	"unsafe"
 
 	"github.com/holiman/uint256"
@@ -30,7 +29,6 @@ const (
 type node struct {
 	next, prev uint32 // queue neighbours in its level; 0 = none
 	gen        uint32
-	heapPos    int32 // index in the expiry heap, -1 = not in it
 	state      uint8
 	side       Side
 	typ        OrderType
@@ -38,7 +36,7 @@ type node struct {
 	remLots    int64
 	priceSteps int64 // limit, or a market order's cap
 	queueTick  int64 // the tick it (re-)entered its level: taker iff == the current tick
-	_          [16]byte
+	_          [24]byte
 }
 
 // order is the cold part of an order: orderHot, the fields a tick touches
@@ -100,7 +98,7 @@ type pendingIntent struct {
 	trigSteps  int64       // updateTrigger: new trigger price (newLots is signed: < 0 = sell)
 }
 
-// book is one market's shard: arena, sides, pending ring, expiry heap.
+// book is one market's shard: arena, sides, pending ring, expiry queue.
 type book struct {
 	cfg   MarketConfig
 	u     units
@@ -114,7 +112,7 @@ type book struct {
 	// and holds no empty level.
 	sides   [2][]level
 	pending ring[pendingIntent]
-	expiry  []uint32 // min-heap on (expiresUs, id)
+	expiry  expiryQueue
 	// tickIOC lists the IOC and market orders placed in this tick, which
 	// its end cancels if still live (an update re-queues only resting
 	// limit orders, never one of them).
@@ -134,7 +132,7 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 		nodes: make([]node, 1, c+1), ords: make([]order, 1, c+1), free: make([]uint32, 0, c),
 		index:   newIDIndex(c),
 		pending: newRing[pendingIntent](l.PendingMax),
-		expiry:  make([]uint32, 0, c), tickIOC: make([]orderRef, 0, l.PendingMax),
+		tickIOC: make([]orderRef, 0, l.PendingMax),
 	}
 	b.sides[Buy] = make([]level, 0, c)
 	b.sides[Sell] = make([]level, 0, c)
@@ -146,7 +144,7 @@ func newBook(cfg *MarketConfig, u *units, l *Limits) *book {
 }
 
 // arenaCapMin bounds what a book allocates up front for its orders and
-// triggers (arenas, free lists, id index, expiry heap, levels). Beyond it
+// triggers (arenas, free lists, id index, levels). Beyond it
 // they grow by append up to OrdersMax and never shrink: a book's memory
 // follows its high-water mark of live orders, not its limit (a dev node's
 // four books at OrdersMax = 2^18 would otherwise hold ~400 MB from start,
@@ -188,7 +186,7 @@ func (b *book) alloc() orderRef {
 	}
 	n := &b.nodes[s]
 	gen := n.gen
-	*n = node{gen: gen, heapPos: -1}
+	*n = node{gen: gen}
 	b.ords[s].orderHot = orderHot{}
 	return makeRef(s, gen)
 }
@@ -332,82 +330,4 @@ func (b *book) unlink(s uint32) {
 		lv := b.sides[n.side]
 		b.sides[n.side] = append(lv[:li], lv[li+1:]...)
 	}
-}
-
-// expiryLess orders the expiry heap by (expiresUs, id).
-func (b *book) expiryLess(i, j int) bool {
-	a, c := &b.ords[b.expiry[i]], &b.ords[b.expiry[j]]
-	if a.expiresUs != c.expiresUs {
-		return a.expiresUs < c.expiresUs
-	}
-	return bytes.Compare(a.id[:], c.id[:]) < 0
-}
-
-func (b *book) expirySwap(i, j int) {
-	h := b.expiry
-	h[i], h[j] = h[j], h[i]
-	b.nodes[h[i]].heapPos = int32(i)
-	b.nodes[h[j]].heapPos = int32(j)
-}
-
-func (b *book) expiryUp(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !b.expiryLess(i, p) {
-			return
-		}
-		b.expirySwap(i, p)
-		i = p
-	}
-}
-
-func (b *book) expiryDown(i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(b.expiry) {
-			return
-		}
-		if c+1 < len(b.expiry) && b.expiryLess(c+1, c) {
-			c++
-		}
-		if !b.expiryLess(c, i) {
-			return
-		}
-		b.expirySwap(i, c)
-		i = c
-	}
-}
-
-// expiryPush adds the order at slot s to the expiry heap.
-func (b *book) expiryPush(s uint32) {
-	b.expiry = append(b.expiry, s)
-	i := len(b.expiry) - 1
-	b.nodes[s].heapPos = int32(i)
-	b.expiryUp(i)
-}
-
-// expiryRemove takes the order at slot s out of the heap, if it is in it.
-func (b *book) expiryRemove(s uint32) {
-	i := int(b.nodes[s].heapPos)
-	if i < 0 {
-		return
-	}
-	last := len(b.expiry) - 1
-	if i != last {
-		b.expirySwap(i, last)
-	}
-	b.expiry = b.expiry[:last]
-	b.nodes[s].heapPos = -1
-	if i != last {
-		b.expiryDown(i)
-		b.expiryUp(i)
-	}
-}
-
-// expiryTop returns the earliest expiry, if any.
-func (b *book) expiryTop() (int64, bool) {
-	if len(b.expiry) == 0 {
-		return 0, false
-	}
-	return b.ords[b.expiry[0]].expiresUs, true
 }

@@ -37,14 +37,20 @@
 // cold half (order: id, owner, money; one and five cache lines, the lines
 // updates alone use last), addressed by uint32 index with 0 as
 // nil and a generation per slot (orderRef packs both, so a handle to a freed
-// slot is detected); a free list; an open-addressing id index (index.go); a
-// pending ring of PendingMax; an expiry min-heap on (ExpiresUs, id) with
-// each order's heap position; and per side a slice of price levels sorted
-// with the best price last, so that the levels that change most (near the
-// best price) are cheap to insert and remove, each level a FIFO of orders
-// linked through the arena. The engine owns the scratch buffers the tick
-// reuses (chunks, the sort of new orders — an LSD radix sort of the ids'
-// first 8 bytes once there are radixSortMin of them —, landed envelopes).
+// slot is detected); a free list; an open-addressing id index of 8-byte
+// entries (index.go); a pending ring of PendingMax; an expiry queue
+// (expiry.go) of (ExpiresUs, handle) entries — a FIFO for the usual pushes
+// in ExpiresUs order, a min-heap for the others — from which an order
+// that leaves early is removed lazily (its handle goes stale; the queue
+// is compacted when the stale entries outnumber the live orders), and
+// whose orders of one ExpiresUs are sorted by id when they expire; and
+// per side a slice of price levels sorted with the best price last, so
+// that the levels that change most (near the best price) are cheap to
+// insert and remove, each level a FIFO of orders linked through the arena.
+// The engine owns the scratch buffers the tick reuses (chunks, the sort of
+// new orders — an LSD radix sort of the ids' first 8 bytes once there are
+// radixSortMin of them, which also sorts the orders that expire together
+// —, landed envelopes).
 // In steady state, once the arena has reached the book's high-water mark of
 // live orders, nothing allocates (alloc_test.go). A large book's slots,
 // index lines and the tick's event buffer are mostly out of cache when
@@ -77,7 +83,8 @@
 //     sorted, best last; a level's count and volume equal the sum over its
 //     queue. Between ticks no order is in state new.
 //   - Invariant: every live order is in the id index; every resting order
-//     with an expiry is in the heap at its recorded position.
+//     with an expiry has one entry in the expiry queue, with its
+//     ExpiresUs; between ticks the queue's earliest entry is live.
 //   - Every fill of a tick in one book is at the one clearing price, which
 //     lies within every filled order's own limit or cap.
 //   - Determinism: the same inputs give the same events and the same
@@ -208,9 +215,9 @@
 // LoadEngine reads the bytes back. The Limits are not in them; everything
 // the snapshot does not hold is rebuilt: arena slots (handed out 1, 2, ...
 // in snapshot order), generations, the free list, the id index, level links
-// and volumes, and the expiry heap (from the resting orders' expiresUs; its
-// order is total on (expiresUs, id), so its layout cannot change what it
-// yields). The scratch buffers are empty between ticks. LoadEngine refuses
+// and volumes, and the expiry queue (from the resting orders' expiresUs;
+// it yields orders in (expiresUs, id) order whatever its layout). The
+// scratch buffers are empty between ticks. LoadEngine refuses
 // whatever AppendSnapshot could not have written from a state between ticks
 // as far as the engine relies on it (see its doc), so what loads re-encodes
 // to the same bytes. Money is checked by the ledger (VisitLocks).

@@ -14,8 +14,8 @@ import (
 
 // Engine limits.
 const (
-	// OrdersMaxLimit bounds Limits.OrdersMax: slots are uint32 and heap
-	// positions int32.
+	// OrdersMaxLimit bounds Limits.OrdersMax: slots are uint32, and so is
+	// the id index's mask (its table has < 4 × OrdersMax entries).
 	OrdersMaxLimit = 1 << 30
 	// PendingMaxLimit bounds Limits.PendingMax.
 	PendingMaxLimit = 1 << 24

@@ -30,6 +30,7 @@ type benchBook struct {
 	// node's event loops hash them before the sequencer; computed for each
 	// tick with the timer stopped. Otherwise Admit hashes them.
 	prepared bool
+	ttl      uint64 // of the orders admit submits
 	ids      []Hash
 	nextID   int
 	idh      keccakHasher
@@ -73,20 +74,31 @@ func newBenchBook(b *testing.B, resting int) *benchBook {
 	return bb
 }
 
-// admit submits one 1-lot limit order.
+// admit submits one 1-lot limit order (with bb.ttl) as signer i.
 func (bb *benchBook) admit(side Side, steps int64, flags uint8, i int) {
+	in := &bb.env.Intents[0]
+	*in = Intent{Kind: IntentSubmit, Book: tBookID, Side: side, Type: Limit, Flags: flags,
+		Deadline: uint64(landing(bb.nowUs, bb.h.iv)), TTL: bb.ttl}
+	in.Size.Set(e15)
+	in.Price.SetUint64(uint64(steps))
+	in.Price.Mul(&in.Price, &bb.h.e.books[0].u.tick)
+	bb.send(i)
+}
+
+// cancel cancels order id as signer i.
+func (bb *benchBook) cancel(id *Hash, i int) {
+	bb.env.Intents[0] = Intent{Kind: IntentCancel, Book: tBookID, OrderID: *id, Deadline: uint64(landing(bb.nowUs, bb.h.iv))}
+	bb.send(i)
+}
+
+// send admits bb.env as signer i, with its prepared id if bb.prepared.
+func (bb *benchBook) send(i int) {
 	a := &bb.a
 	a.Signer = bb.owners[i%len(bb.owners)]
 	a.Owner, a.NowUs = a.Signer, bb.nowUs
 	a.Nonce++
-	in := &bb.env.Intents[0]
-	*in = Intent{Kind: IntentSubmit, Book: tBookID, Side: side, Type: Limit, Flags: flags,
-		Deadline: uint64(landing(bb.nowUs, bb.h.iv))}
-	in.Size.Set(e15)
-	in.Price.SetUint64(uint64(steps))
-	in.Price.Mul(&in.Price, &bb.h.e.books[0].u.tick)
 	if bb.prepared {
-		in.ID = bb.ids[bb.nextID]
+		bb.env.Intents[0].ID = bb.ids[bb.nextID]
 		bb.nextID++
 		bb.env.HasIDs, bb.env.IDSigner, bb.env.IDNonce = true, a.Signer, a.Nonce
 	}
@@ -101,7 +113,12 @@ func (bb *benchBook) admit(side Side, steps int64, flags uint8, i int) {
 func (bb *benchBook) tick(side Side, takerSteps, idleSteps int64, makerSteps func(i int) int64) {
 	k := bb.take * benchPerLevel
 	if bb.prepared {
-		bb.prepareIDs(k, benchIntents-2*k)
+		bb.prepareIDs(benchIntents, func(j int) int { // k takers i and makers i+1 interleaved, then idle ones
+			if j < 2*k {
+				return j/2 + j%2
+			}
+			return j - 2*k
+		})
 	}
 	for i := range k {
 		bb.admit(side, takerSteps, FlagIOC, i)
@@ -115,26 +132,18 @@ func (bb *benchBook) tick(side Side, takerSteps, idleSteps int64, makerSteps fun
 	bb.nowUs = T + 1
 }
 
-// prepareIDs computes, with the timer stopped, the ids of the orders the
-// next tick admits: k takers and k makers interleaved, then idle ones, with
-// admit's signers and nonces.
-func (bb *benchBook) prepareIDs(k, idle int) {
+// prepareIDs computes, with the timer stopped, the ids of the next n
+// admissions, the j-th as signer signer(j) (admit's and cancel's i).
+func (bb *benchBook) prepareIDs(n int, signer func(j int) int) {
 	bb.b.StopTimer()
 	c0 := cpuNs()
 	bb.ids, bb.nextID = bb.ids[:0], 0
 	nonce := bb.a.Nonce
-	add := func(i int) {
+	for j := range n {
 		nonce++
 		var id Hash
-		bb.idh.orderID(&id, bb.owners[i%len(bb.owners)], nonce, 0)
+		bb.idh.orderID(&id, bb.owners[signer(j)%len(bb.owners)], nonce, 0)
 		bb.ids = append(bb.ids, id)
-	}
-	for i := range k {
-		add(i)
-		add(i + 1)
-	}
-	for i := range idle {
-		add(i)
 	}
 	bb.cpuOff += cpuNs() - c0
 	bb.b.StartTimer()
@@ -176,6 +185,89 @@ func benchmarkTick(b *testing.B, prepared bool) {
 			}
 			sink = bb.h.out.Books[0].VolumeBase
 		})
+	}
+}
+
+// BenchmarkExpiryChurn measures a book under market makers whose quotes
+// carry a ttl, as the node sees them: every tick churnMakers new 1-lot
+// quotes (ttl churnTTL ticks) around a fixed spread, the cancel of half of
+// the quotes placed churnCancelAge ticks before, and churnTakers IOC
+// orders that each take one quote at the best price. A quote thus leaves
+// by a fill, a cancel before its expiry, or its expiry; in steady state
+// about 60 000 rest. Reported per admitted intent.
+func BenchmarkExpiryChurn(b *testing.B) {
+	const (
+		churnMakers    = 2500
+		churnTTL       = 40 // 2 s at a 50 ms tick
+		churnCancelAge = 10
+		churnTakers    = 500
+		churnLevels    = 50
+		churnIntents   = churnMakers + churnMakers/2 + churnTakers
+	)
+	bb := newBenchBook(b, 0)
+	bb.prepared = true
+	bb.h.e.books[0].ordersMax = churnMakers*churnTTL + 2*churnIntents
+	bestB, bestA := bb.bestB, bb.bestB+2*churnLevels
+	var placed [churnTTL][churnMakers]Hash // quote ids, by tick mod churnTTL
+	tick := 0
+	round := func() {
+		bb.prepareIDs(churnIntents, func(j int) int {
+			if k := j - churnMakers; k >= 0 && k < churnMakers/2 {
+				return 2*k + k%2 // the canceller owns its target
+			}
+			return j
+		})
+		mine, old := &placed[tick%churnTTL], &placed[(tick+churnTTL-churnCancelAge)%churnTTL]
+		bb.ttl = churnTTL * uint64(bb.h.iv)
+		for i := range churnMakers {
+			mine[i] = bb.ids[bb.nextID]
+			if i%2 == 0 {
+				bb.admit(Buy, bestB-int64(i/2%churnLevels), 0, i)
+			} else {
+				bb.admit(Sell, bestA+int64(i/2%churnLevels), 0, i)
+			}
+		}
+		for k := range churnMakers / 2 {
+			if t := 2*k + k%2; tick >= churnCancelAge { // a buy and a sell in turn
+				bb.cancel(&old[t], t)
+			} else {
+				bb.admit(Buy, bestB-churnLevels, 0, t) // no quote that old yet: use the nonce
+			}
+		}
+		bb.ttl = 0
+		for i := range churnTakers {
+			j := churnMakers + churnMakers/2 + i
+			if i%2 == 0 {
+				bb.admit(Buy, bestA+churnLevels, FlagIOC, j)
+			} else {
+				bb.admit(Sell, bestB-churnLevels, FlagIOC, j)
+			}
+		}
+		T := landing(bb.nowUs, bb.h.iv)
+		bb.h.e.Tick(T, bb.acc, &bb.h.out)
+		bb.nowUs = T + 1
+		tick++
+	}
+	for range 2 * churnTTL { // reach the steady state
+		round()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuNs()
+	bb.cpuOff = 0
+	for b.Loop() {
+		round()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/churnIntents, "ns/intent")
+	b.ReportMetric(float64(cpuNs()-cpu0-bb.cpuOff)/float64(b.N)/churnIntents, "cpu-ns/intent")
+	var expired int
+	for _, ev := range bb.h.out.Events {
+		if ev.Kind == EventExpire {
+			expired++
+		}
+	}
+	if !bb.h.out.Books[0].Traded || expired == 0 {
+		b.Fatalf("no fills or no expiries: %d expired", expired)
 	}
 }
 

@@ -7,12 +7,9 @@ var Losses = []struct {
 	Name string
 	Lose func(e *Engine)
 }{
-	{"expiry heap", func(e *Engine) {
+	{"expiry queue", func(e *Engine) {
 		for _, b := range e.books {
-			for _, s := range b.expiry {
-				b.nodes[s].heapPos = -1
-			}
-			b.expiry = b.expiry[:0]
+			b.expiry = expiryQueue{}
 		}
 	}},
 	{"last price", func(e *Engine) {

@@ -230,7 +230,7 @@ func checkEngine(e *Engine, a *testAccounts) error {
 }
 
 func checkBook(b *book, add func(token, owner Address, v *uint256.Int)) error {
-	live := 0
+	live, expiring := 0, 0
 	for s := 1; s < len(b.nodes); s++ {
 		n, o := &b.nodes[s], &b.ords[s]
 		if n.state == stateFree {
@@ -249,11 +249,8 @@ func checkBook(b *book, add func(token, owner Address, v *uint256.Int)) error {
 		if b.index.find(&o.id, b.ords) != uint32(s) {
 			return fmt.Errorf("order %x missing from the index", o.id[:4])
 		}
-		if (o.expiresUs != 0 && n.state == stateResting) != (n.heapPos >= 0) {
-			return fmt.Errorf("order %x expiry %d heap position %d", o.id[:4], o.expiresUs, n.heapPos)
-		}
-		if n.heapPos >= 0 && b.expiry[n.heapPos] != uint32(s) {
-			return fmt.Errorf("order %x heap position wrong", o.id[:4])
+		if o.expiresUs != 0 && n.state == stateResting {
+			expiring++
 		}
 		if n.state == stateResting && (n.typ == Market || n.flags&FlagIOC != 0) {
 			return fmt.Errorf("IOC or market order %x rests", o.id[:4])
@@ -273,13 +270,41 @@ func checkBook(b *book, add func(token, owner Address, v *uint256.Int)) error {
 			return err
 		}
 	}
-	for i, s := range b.expiry {
-		if i > 0 && b.expiryLess(i, (i-1)/2) {
+	return checkExpiry(b, expiring)
+}
+
+// checkExpiry verifies the expiry queue: the run sorted, the heap ordered,
+// one entry with its expiresUs per resting order with a ttl (expiring of
+// them), a live earliest entry.
+func checkExpiry(b *book, expiring int) error {
+	q := &b.expiry
+	for i := q.head + 1; i < len(q.run); i++ {
+		if q.run[i-1].us > q.run[i].us {
+			return fmt.Errorf("expiry run out of order at %d", i)
+		}
+	}
+	for i := 1; i < len(q.heap); i++ {
+		if q.heap[(i-1)/2].us > q.heap[i].us {
 			return fmt.Errorf("expiry heap order broken at %d", i)
 		}
-		if b.nodes[s].heapPos != int32(i) {
-			return fmt.Errorf("expiry heap position broken at %d", i)
+	}
+	seen := make([]bool, len(b.nodes))
+	for _, x := range slices.Concat(q.run[q.head:], q.heap) {
+		s := b.deref(x.ref)
+		if s == 0 {
+			continue
 		}
+		if seen[s] || b.ords[s].expiresUs != x.us {
+			return fmt.Errorf("order %x: expiry entry %d twice or not its expiry", b.ords[s].id[:4], x.us)
+		}
+		seen[s] = true
+		expiring--
+	}
+	if expiring != 0 {
+		return fmt.Errorf("%d resting orders with a ttl not in the expiry queue", expiring)
+	}
+	if x, _, ok := q.top(); ok && b.deref(x.ref) == 0 {
+		return fmt.Errorf("stale earliest expiry entry")
 	}
 	return nil
 }

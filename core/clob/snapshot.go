@@ -175,7 +175,7 @@ func (e *Engine) VisitLocks(fn func(token, owner Address, amount *uint256.Int)) 
 //
 // The loaded engine behaves exactly like the one that wrote the snapshot:
 // the same inputs give the same reasons, events and snapshots. Arena slots,
-// generations, the free list, the id index, the expiry heap and the level
+// generations, the free list, the id index, the expiry queue and the level
 // links are rebuilt (the snapshot holds none of them); everything else is
 // read as written.
 //
@@ -410,7 +410,7 @@ func (b *book) loadOrder(r *snapReader, state uint8) uint32 {
 		return 0
 	}
 	s := b.alloc().slot()
-	n.gen, n.heapPos = b.nodes[s].gen, -1
+	n.gen = b.nodes[s].gen
 	b.nodes[s], b.ords[s] = n, o
 	b.index.insert(&o.id, s, b.ords)
 	return s

@@ -53,8 +53,8 @@ func TestLoadEngineScenario(t *testing.T) {
 	if err := checkEngine(e, h.acc); err != nil {
 		t.Fatal(err)
 	}
-	if len(e.books[0].expiry) != 1 || e.books[0].pending.len() != 4 || e.transfers.len() != 1 {
-		t.Fatalf("scenario: %d expiring, %d pending, %d transfers", len(e.books[0].expiry), e.books[0].pending.len(), e.transfers.len())
+	if e.books[0].expiry.len() != 1 || e.books[0].pending.len() != 4 || e.transfers.len() != 1 {
+		t.Fatalf("scenario: %d expiring, %d pending, %d transfers", e.books[0].expiry.len(), e.books[0].pending.len(), e.transfers.len())
 	}
 	// Run both for a few ticks, each with its own ledger copy.
 	h2 := &harness{t: t, e: e, acc: cloneAccounts(h.acc), iv: h.iv, nowUs: h.nowUs, names: h.names, ids: h.ids, owners: h.owners}

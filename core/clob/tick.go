@@ -111,6 +111,9 @@ func (e *Engine) Tick(tickUs int64, acc Accounts, out *TickResult) {
 	if len(out.Events) > lateStart {
 		e.groupLate(out, booksEnd, lateStart)
 	}
+	for _, b := range e.books {
+		b.expiryPrune()
+	}
 	e.finishLanded(out)
 }
 
@@ -226,13 +229,7 @@ func (e *Engine) runBook(b *book, tickUs int64, acc Accounts, out *TickResult) {
 	bt := BookTick{Book: b.cfg.ID, FirstEvent: len(out.Events)}
 	bt.NewOrders = e.drain(b, tickUs, acc, out)
 	e.queueNew(b)
-	for {
-		exp, ok := b.expiryTop()
-		if !ok || exp > tickUs {
-			break
-		}
-		e.removeOrder(b, b.expiry[0], EventExpire, acc, out)
-	}
+	e.expire(b, tickUs, acc, out)
 	if b.perp != nil {
 		e.clipReduceOnly(b, acc, out)
 	}
@@ -307,7 +304,6 @@ func (e *Engine) discard(b *book, s uint32, acc Accounts) {
 		e.expose(b, s, -b.exposedLots(s))
 	}
 	b.countLive(s, -1)
-	b.expiryRemove(s)
 	if !o.reserved.IsZero() {
 		acc.Unlock(b.u.backing(n.side), o.owner, &o.reserved)
 	}
