@@ -23,9 +23,9 @@ var ErrTooManyDeposits = errors.New("the history holds more than " + strconv.Ito
 // without the sequencer's lock. Retention (retain.go) prunes old deposits
 // from it like the rest of the history.
 func (n *Node) ProcessedDeposits() ([]core.Hash, error) {
-	n.mu.RLock()
+	n.recentMu.RLock()
 	hi := n.attestedEnd
-	n.mu.RUnlock()
+	n.recentMu.RUnlock()
 	var places []uint64
 	err := n.log.AccountPlaces(core.BridgeAddress, 0, hi, false, func(place uint64) bool {
 		places = append(places, place)

@@ -25,6 +25,13 @@
 //	                            │ and has the storer store it; then receipts
 //	                            │ become visible, waiters wake
 //
+// Only the sequencer holds mu: the writer, syncer, storer and attester
+// take none of its locks (the storer and the attester read the publisher
+// under pubMu, the attester moves records into the recent cache under
+// recentMu and wakes waiters under waitMu), so a tick that holds the
+// sequencer delays neither an acknowledgement nor a receipt of an input
+// admitted before it (TestOnAttestedDuringTick).
+//
 //	storer ──stored withdrawal rows──▶ claimer: signs the pending claims
 //	                                   (withdrawals.go) and stores the
 //	                                   proofs through the writer

@@ -95,9 +95,7 @@ func workload(t *testing.T, n *Node, clock *ManualClock, rounds, midRound int, n
 func waitAllAttested(t *testing.T, n *Node) {
 	t.Helper()
 	for range 5000 {
-		n.mu.RLock()
-		inflight := n.inflight
-		n.mu.RUnlock()
+		inflight := n.inflight.Load()
 		if inflight == 0 {
 			return
 		}

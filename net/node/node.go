@@ -162,6 +162,10 @@ type Node struct {
 	metrics     metrics
 	stats       stats     // the Prometheus metrics' sources (stats.go)
 	atRisk      riskCache // ob_getRankedPositions' ordering (perp.go)
+	// pubMu guards pub for the storer and the attester, which read it
+	// without mu (they never wait for a tick); whoever sets pub takes it
+	// inside mu.
+	pubMu sync.RWMutex
 	// pub receives durable ticks and attested receipts (nil: nobody
 	// subscribes).
 	pub        Publisher
@@ -206,7 +210,7 @@ type state struct {
 	// place before it is in the history on disk. Guarded by Node.recentMu
 	// as well as mu.
 	attestedEnd uint64
-	inflight    int // inputs applied but not yet attested
+	inflight    *atomic.Int64 // inputs applied but not yet attested (the attester lowers it)
 	// stopErr, once set, refuses every write: ErrStopped or ErrLogFailed.
 	stopErr error
 	// awaiting maps the Seq of each admitted orderbook transaction and
@@ -342,7 +346,7 @@ func (n *Node) load() error {
 	n.rebuildViews()
 	if n.log.Len() > 0 {
 		n.Logf("state restored in %v: snapshot at input %d, then %d inputs of the log replayed; %d records to attest",
-			time.Since(start).Round(time.Millisecond), n.replayedFrom, n.log.Len()-n.replayedFrom, n.inflight)
+			time.Since(start).Round(time.Millisecond), n.replayedFrom, n.log.Len()-n.replayedFrom, n.inflight.Load())
 	}
 	return nil
 }
@@ -358,6 +362,7 @@ func (n *Node) initGenesis() error {
 		perp:     newPerpViews(),
 		admitQ:   newQueue[admission](),
 		settles:  new(settleQueue),
+		inflight: new(atomic.Int64),
 		// One group syncing and one being encoded, storeLagGroups waiting
 		// for the store and one being stored, at most.
 		toSync:     make(chan *writeGroup),
@@ -509,7 +514,7 @@ func (n *Node) restore() error {
 	// source now reads earlier (a restart after the clock stepped back).
 	n.clock.raise(max(n.ppView.lastAtt.Load(), n.lastTickUs))
 	for _, e := range rest {
-		n.inflight++
+		n.inflight.Add(1)
 		n.ppView.pending.Add(1)
 		n.attestQ.push(e)
 	}
@@ -586,7 +591,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	if n.stopErr != nil {
 		return core.Reject{}, n.stopErr
 	}
-	if n.inflight >= MaxInflight {
+	if n.inflight.Load() >= MaxInflight {
 		return core.Reject{}, ErrOverloaded
 	}
 	if in.Kind == core.InputDeposit {
@@ -621,7 +626,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 		e = &Entry{Rec: rec, place: n.records, acceptedAt: time.Now()}
 		n.records++
 		n.entries.put(rec.Tx.Hash, e)
-		n.inflight++
+		n.inflight.Add(1)
 	} else {
 		n.ppView.pending.Add(-1)
 	}

@@ -338,9 +338,7 @@ func TestRestartKeepsAttestations(t *testing.T) {
 			t.Fatal(err)
 		}
 		n = openNode(t, testConfig(t, dir))
-		n.mu.RLock()
-		inflight := n.inflight
-		n.mu.RUnlock()
+		inflight := n.inflight.Load()
 		if inflight != 0 {
 			t.Fatalf("round %d: %d replayed records wait to be attested again", round, inflight)
 		}
@@ -403,11 +401,12 @@ func rewriteBatch(t *testing.T, dir string, seq uint64, edit func(*persist.Batch
 	}
 }
 
-// TestOnAttestedDuringTick: neither acknowledging a transaction nor
-// waiting for its receipt takes a lock of the sequencer's. The writer
-// makes it durable and answers it, and registers a send that waits for
-// its receipt as soon as it is durable (rpc's reply.durable); while a tick
-// holds the sequencer, none of that may block, nor lose the wake-up.
+// TestOnAttestedDuringTick: neither acknowledging a transaction, nor
+// attesting it, nor waiting for its receipt takes a lock of the
+// sequencer's. The writer makes it durable and answers it, and registers a
+// send that waits for its receipt as soon as it is durable (rpc's
+// reply.durable); the attester signs it and wakes the waiter. While a
+// tick holds the sequencer, none of that may block, nor lose the wake-up.
 func TestOnAttestedDuringTick(t *testing.T) {
 	n := openNode(t, testConfig(t, t.TempDir()))
 	defer n.Close()
@@ -437,10 +436,13 @@ func TestOnAttestedDuringTick(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Error("OnAttested waited for the sequencer")
 	}
-	n.mu.Unlock()
 	select {
 	case <-attested:
 	case <-time.After(5 * time.Second):
-		t.Fatal("the waiter was never woken")
+		t.Error("not attested while a tick holds the sequencer: the attester waits for the tick")
+	}
+	n.mu.Unlock()
+	if r, ok := n.Lookup(tx.Hash); !ok || !r.Attested {
+		t.Fatalf("lookup after the tick: %v %+v", ok, r)
 	}
 }

@@ -274,9 +274,9 @@ func (n *Node) stored(w *writeGroup, err error) {
 	if len(w.g.Withdrawals) > 0 {
 		n.wakeClaimer()
 	}
-	n.mu.RLock()
+	n.pubMu.RLock()
 	pub := n.pub
-	n.mu.RUnlock()
+	n.pubMu.RUnlock()
 	for _, a := range w.adm {
 		if a.entry != nil {
 			a.entry.withdrawals = nil
@@ -359,8 +359,7 @@ func (n *Node) attester() {
 		}
 		now := time.Now() // for the latency metric: Go's monotonic reading
 		wake = wake[:0]
-		n.mu.Lock()
-		n.attachLocked(group, b)
+		n.attach(group, b)
 		n.waitMu.Lock() // after the batches are set: OnAttested
 		for _, e := range group {
 			wake = append(wake, e.waiters...)
@@ -370,20 +369,18 @@ func (n *Node) attester() {
 		for _, e := range group {
 			n.metrics.observe(now, e)
 		}
-		n.inflight -= len(group)
+		n.inflight.Add(-int64(len(group)))
 		n.ppView.lastAtt.Store(ts) // before pending drops: pastPerfectView
 		n.ppView.pending.Add(-int64(len(group)))
 		n.metrics.observeBatch(now, len(b.Sigs), n.committee.N)
+		n.pubMu.RLock()
 		pub := n.pub
-		var attested []Receipt
+		n.pubMu.RUnlock()
 		if pub != nil {
-			attested = make([]Receipt, len(group))
+			attested := make([]Receipt, len(group))
 			for i, e := range group {
 				attested[i] = e.receipt()
 			}
-		}
-		n.mu.Unlock()
-		if pub != nil {
 			pub.Attested(attested)
 		}
 		for _, w := range wake {
@@ -393,12 +390,13 @@ func (n *Node) attester() {
 	}
 }
 
-// attachLocked makes b the attestation of the records of group (in leaf
-// order), and moves them into the cache of recent records, evicting the
-// oldest: from now on the history on disk serves those, up to the new
-// attestedEnd.
-// REQUIRES: n.mu held for writing.
-func (n *Node) attachLocked(group []*Entry, b *attest.Batch) {
+// attach makes b the attestation of the records of group (in leaf order),
+// and moves them into the cache of recent records, evicting the oldest:
+// from now on the history on disk serves those, up to the new
+// attestedEnd. It takes recentMu, not the sequencer's lock: receipts
+// never wait for a tick.
+// REQUIRES: the attester (or a start-up, alone).
+func (n *Node) attach(group []*Entry, b *attest.Batch) {
 	n.recentMu.Lock()
 	defer n.recentMu.Unlock()
 	for i, e := range group {

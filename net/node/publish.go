@@ -90,7 +90,10 @@ func (n *Node) publishIdleSlot(slotUs int64) {
 func (n *Node) SetPublisherWith(attach func(ticks []*tickrec.Tick, floorUs int64, err error) Publisher) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.pub = attach(n.preloadTicks())
+	pub := attach(n.preloadTicks())
+	n.pubMu.Lock()
+	n.pub = pub
+	n.pubMu.Unlock()
 }
 
 // preloadTicks returns what a hub starting over preloads: the stored ticks

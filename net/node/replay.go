@@ -180,7 +180,9 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 		if fw, err = n.subscribeFrames(cfg.Frames, cfg.Accounts); err != nil {
 			return res, err
 		}
+		n.pubMu.Lock()
 		n.pub = fw // the watched accounts' mark moves, as a live hub's subscriptions
+		n.pubMu.Unlock()
 	}
 	total := lg.Len()
 	var line []byte

@@ -159,9 +159,9 @@ func (n *Node) snapshotter() {
 		}
 		s := persist.NewSnapshot(p.seq, p.body)
 		for {
-			n.mu.RLock()
+			n.recentMu.RLock()
 			caughtUp := n.attestedEnd >= p.records
-			n.mu.RUnlock()
+			n.recentMu.RUnlock()
 			if caughtUp {
 				break
 			}

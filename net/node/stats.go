@@ -157,7 +157,7 @@ func (n *Node) Stats() Stats {
 	}
 	n.mu.RLock()
 	st.AdmitQueue, st.AttestQueue = n.admitQ.len(), n.attestQ.len()
-	st.Inflight = n.inflight
+	st.Inflight = int(n.inflight.Load())
 	n.mu.RUnlock()
 	return st
 }
