@@ -188,8 +188,10 @@ type readViews struct {
 	// touched is the accounts the input being applied changed (with
 	// repeats until publishInput sorts them).
 	touched []core.Address
-	// positions is positioned's set.
+	// positions is positioned's set; moved says it changed since
+	// positioned was published.
 	positions map[core.Address]struct{}
+	moved     bool
 }
 
 func newReadViews() *readViews {
@@ -250,6 +252,9 @@ func (n *Node) publishAccount(a core.Address) {
 	} else {
 		delete(v.positions, a)
 	}
+	if is := m.Positions > 0; is != was {
+		v.moved = true // positioned is republished once per input (publishPositioned)
+	}
 	if p, ok := v.accounts.get(a[0], a); ok {
 		p.Store(av)
 	} else {
@@ -258,16 +263,19 @@ func (n *Node) publishAccount(a core.Address) {
 		v.accounts.put(a[0], a, p)
 	}
 	// After the view: a ranking read before the count moves is not kept.
-	if is := m.Positions > 0; is != was && v.live {
-		v.publishPositioned()
-	}
 	if m.Positions > 0 || was {
 		v.ranked.Add(1)
 	}
 }
 
-// publishPositioned republishes positioned from its set.
+// publishPositioned republishes positioned from its set if it changed,
+// then moves the ranking's count (a ranking of the old list is not kept).
 func (v *readViews) publishPositioned() {
+	if !v.moved {
+		return
+	}
+	v.moved = false
+	defer v.ranked.Add(1)
 	list := make([]core.Address, 0, len(v.positions))
 	for a := range v.positions {
 		list = append(list, a)
@@ -335,6 +343,7 @@ func (n *Node) publishInput(in *core.Input, rec *core.TxRecord) {
 	for _, a := range v.touched {
 		n.publishAccount(a)
 	}
+	v.publishPositioned()
 	v.touched = v.touched[:0]
 }
 
