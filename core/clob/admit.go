@@ -87,10 +87,18 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 	if len(env.Intents) == 0 || len(env.Intents) > BatchIntentsMax {
 		return ReasonBatchSize
 	}
+	if a.Staged {
+		if !e.Stageable(env) {
+			panic("BUG: a staged admission of an envelope that is not Stageable")
+		}
+		e.startStaging()
+	} else if e.stg.on {
+		panic("BUG: an admission that is not staged while the engine stages")
+	}
 	s := &e.adm
 	s.nCreated, s.nOverlays, s.nFunds, s.nUses, s.transfers, s.trig.n = 0, 0, 0, 0, 0, 0
 	s.prepared = env.preparedFor(a.Signer, a.Nonce)
-	if s.prepared {
+	if s.prepared && !a.Staged { // a staged admission must not read the index a tick writes
 		// A new order's id probes a random line of its book's index:
 		// fetch it while the intents are checked.
 		for i := range env.Intents {
@@ -106,7 +114,11 @@ func (e *Engine) Admit(a *Admission, env *Envelope, acc Accounts) Reason {
 			return r
 		}
 	}
-	e.apply(a, env, acc)
+	if a.Staged {
+		e.applyStaged(a, env, acc)
+	} else {
+		e.apply(a, env, acc)
+	}
 	return OK
 }
 
@@ -129,7 +141,7 @@ func (e *Engine) check(a *Admission, in *Intent, i int, acc Accounts) Reason {
 		return ReasonUnknownBook
 	}
 	p.b = b
-	if r := checkDeadline(in.Deadline, a.NowUs, &b.u.ivDiv, b.lastTickUs); r != OK {
+	if r := checkDeadline(in.Deadline, a.NowUs, &b.u.ivDiv, e.lastTickOf(b)); r != OK {
 		return r
 	}
 	var r Reason
@@ -169,10 +181,11 @@ func checkDeadline(d uint64, nowUs int64, interval *divisor, lastUs int64) Reaso
 // intents per book, counting what the envelope already added.
 func (e *Engine) checkCapacity(b *book, newOrder bool) Reason {
 	u := e.useOf(b)
-	if newOrder && b.live()+u.orders >= b.ordersMax {
+	live, pending := e.countsOf(b)
+	if newOrder && live+u.orders >= b.ordersMax {
 		return ReasonBookFull
 	}
-	if b.pending.len()+u.pending >= len(b.pending.buf) {
+	if pending+u.pending >= len(b.pending.buf) {
 		return ReasonBookFull
 	}
 	if newOrder {
@@ -416,6 +429,7 @@ func (e *Engine) apply(a *Admission, env *Envelope, acc Accounts) {
 			q.ref = e.targetRef(p)
 			q.newLots, q.newSteps, q.reserve = p.lots, p.steps, p.newReserve
 			e.applyUpdate(a, q.ref.slot(), p, acc)
+			b.updates++
 		}
 		b.pending.push(&q)
 	}

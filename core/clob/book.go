@@ -122,6 +122,10 @@ type book struct {
 	priceHalf  int64
 	perp       *perpBook // Kind == Perp only
 	trig       triggers  // Kind == Perp only (trigger.go)
+	// updates counts the updates in pending: a book with one does not
+	// clear concurrently (stage.go).
+	updates int
+	frz     bookFacts // what staged admissions read (stage.go)
 }
 
 func newBook(cfg *MarketConfig, u *units, l *Limits) *book {

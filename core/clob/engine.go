@@ -45,6 +45,10 @@ type Engine struct {
 	tk             tickScratch
 	tmp            [5]uint256.Int // ledger call arguments must not escape from the stack
 	pp             perpEngine
+	// Admission during a tick (stage.go).
+	stg staging
+	ct  concurrentTick
+	rec deferredAccounts
 }
 
 // NewEngine returns an engine with no markets. Zero Limits fields take

@@ -52,6 +52,9 @@ type Admission struct {
 	Nonce  uint64  // the transaction's nonce
 	NowUs  int64   // the sequencer's time at admission
 	Tag    uint64  // opaque to the engine; reported back in TickResult.Landed
+	// Staged: admitted while a tick clears (stage.go); the envelope must
+	// be Stageable. Every admission is staged while the engine stages.
+	Staged bool
 }
 
 // Level is one aggregated price level of a book side.

@@ -549,6 +549,17 @@ func (h *harness) tick(tickUs ...int64) []string {
 	prices := limitsAt(h.e, T)
 	h.e.Tick(T, h.acc, &h.out)
 	h.nowUs = T + 100
+	h.checkTicked(T, prices)
+	if err := checkPerp(h.e, h.acc); err != nil {
+		h.t.Fatalf("tick %d: %v", T, err)
+	}
+	return h.format()
+}
+
+// checkTicked checks the accounts, the engine and the events of the tick
+// at T just run, prices being limitsAt before it.
+func (h *harness) checkTicked(T int64, prices map[Hash]orderPrice) {
+	h.t.Helper()
 	if err := h.acc.check(); err != nil {
 		h.t.Fatalf("tick %d: %v", T, err)
 	}
@@ -558,10 +569,6 @@ func (h *harness) tick(tickUs ...int64) []string {
 	if err := checkTick(h.e, &h.out, prices); err != nil {
 		h.t.Fatalf("tick %d: %v", T, err)
 	}
-	if err := checkPerp(h.e, h.acc); err != nil {
-		h.t.Fatalf("tick %d: %v", T, err)
-	}
-	return h.format()
 }
 
 var kindText = map[EventKind]string{EventPlaced: "placed", EventFill: "fill", EventCancel: "cancel",

@@ -24,6 +24,9 @@ const snapshotMagic = "CLOB2"
 // map order.
 // REQUIRES: not called from inside Tick (between ticks no order is "new").
 func (e *Engine) AppendSnapshot(dst []byte) []byte {
+	if e.stg.on || e.ct.begun {
+		panic("BUG: a snapshot while admissions are staged")
+	}
 	dst = append(dst, snapshotMagic...)
 	dst = binary.BigEndian.AppendUint64(dst, e.seq)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(e.transferLastUs))
@@ -350,6 +353,7 @@ func (b *book) loadPending(r *snapReader, engineSeq uint64) (updates []uint32) {
 		case p.kind == IntentCancel:
 			p.ref = b.loadTarget(r)
 		case p.kind == IntentUpdate:
+			b.updates++
 			p.ref = b.loadTarget(r)
 			p.newLots, p.newSteps = int64(r.U64()), int64(r.U64())
 			r.U256(&p.reserve)

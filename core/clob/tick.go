@@ -93,10 +93,18 @@ func (e *Engine) Tick(tickUs int64, acc Accounts, out *TickResult) {
 	if tickUs < 0 {
 		panic("BUG: negative tick time")
 	}
-	out.TickUs = tickUs
-	out.Books, out.Events, out.Landed = out.Books[:0], out.Events[:0], out.Landed[:0]
-	e.tk.landed = e.tk.landed[:0]
-	for _, b := range e.books {
+	from := 0
+	if ct := &e.ct; ct.begun { // BeginTick and ClearConcurrent ran the first books
+		if ct.tickUs != tickUs || ct.out != out {
+			panic("BUG: Tick finishing another tick than BeginTick's")
+		}
+		e.rec.replay(acc)
+		from = ct.end
+		*ct = concurrentTick{}
+	} else {
+		e.resetTick(tickUs, out)
+	}
+	for _, b := range e.books[from:] {
 		if b.due(tickUs) {
 			e.runBook(b, tickUs, acc, out)
 		}
@@ -115,6 +123,9 @@ func (e *Engine) Tick(tickUs int64, acc Accounts, out *TickResult) {
 		b.expiryPrune()
 	}
 	e.finishLanded(out)
+	if e.stg.on {
+		e.JoinStaged()
+	}
 }
 
 // groupLate moves the late events — those emitted after every book
@@ -345,6 +356,9 @@ func (e *Engine) drain(b *book, tickUs int64, acc Accounts, out *TickResult) int
 			e.removeOrder(b, s, EventCancel, acc, out)
 		case p.kind == IntentUpdate:
 			e.drainUpdate(b, s, p, tickUs, late, acc, out)
+		}
+		if p.kind == IntentUpdate {
+			b.updates--
 		}
 	}
 	return placed
