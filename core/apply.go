@@ -22,8 +22,16 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 // account and an equivocation (recovery.go) are refused right after the
 // chain id: whatever its nonce, nothing but a recovery passes a lock.
 func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
+	return l.applyTx(tx, timeUs, false)
+}
+
+// applyTx is ApplyTx for a transaction that may be staged (Input.Staged).
+func (l *Ledger) applyTx(tx *Tx, timeUs int64, staged bool) (rec *TxRecord, rej Reject) {
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
+	}
+	if staged && tx.To == BridgeAddress {
+		return nil, Reject{Code: RejectWaitTick} // it would land in the tick that clears
 	}
 	if tx.To == BridgeAddress {
 		return l.applyWithdraw(tx, timeUs)
@@ -40,7 +48,7 @@ func (l *Ledger) ApplyTx(tx *Tx, timeUs int64) (rec *TxRecord, rej Reject) {
 	var logs []Log
 	if tx.To == OrderbookAddress {
 		// The gas is paid first so the orderbook sees what is left to lock.
-		if logs, rej = l.admitOrderbook(tx, timeUs); !rej.OK() {
+		if logs, rej = l.admitOrderbook(tx, timeUs, staged); !rej.OK() {
 			acc.Native.Cash.Add(&acc.Native.Cash, &fee)
 			if !existed { // a fee-free sender's account appeared only now
 				delete(l.accounts, tx.From)

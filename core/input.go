@@ -60,6 +60,10 @@ type Input struct {
 	Price uint256.Int
 	// InputSetNonce: the account's new next nonce.
 	Nonce uint64
+	// Staged: an InputTx the sequencer admitted while a tick cleared
+	// (stage.go). A staged orderbook call's orders enter their books when
+	// that tick ends.
+	Staged bool
 }
 
 // Apply applies one input. Transactions, market creations, locks and the
@@ -67,9 +71,15 @@ type Input struct {
 // base-fee changes and ticks always apply. Base-fee changes, market
 // creations, oracle prices, locks and the controls produce no record.
 func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
+	if in.Staged && in.Kind != InputTx {
+		panic("BUG: a staged input that is not a transaction")
+	}
+	if l.engine.Staging() && !in.Staged && in.Kind != InputTick {
+		l.engine.JoinStaged() // a staged run that no tick ended (stage.go)
+	}
 	switch in.Kind {
 	case InputTx:
-		return l.ApplyTx(&in.Tx, in.TimeUs)
+		return l.applyTx(&in.Tx, in.TimeUs, in.Staged)
 	case InputDeposit:
 		return l.Deposit(in.DepositID, in.Token, in.To, &in.Amount), Reject{}
 	case InputSetBaseFee:

@@ -103,7 +103,7 @@ func (l *Ledger) LastEnvelope() *clob.Envelope { return &l.env }
 
 // admitOrderbook decodes and admits an orderbook call. Its record's Seq is
 // l.seq, which the engine reports back as the envelope's tag when it lands.
-func (l *Ledger) admitOrderbook(tx *Tx, timeUs int64) ([]Log, Reject) {
+func (l *Ledger) admitOrderbook(tx *Tx, timeUs int64, staged bool) ([]Log, Reject) {
 	reject := func(r clob.Reason) ([]Log, Reject) {
 		return nil, Reject{Code: RejectApp, App: OrderbookAddress, Reason: r}
 	}
@@ -113,7 +113,10 @@ func (l *Ledger) admitOrderbook(tx *Tx, timeUs int64) ([]Log, Reject) {
 	if r := l.decodeOrderbook(tx); r != clob.OK {
 		return reject(r)
 	}
-	adm := clob.Admission{Signer: clob.Address(tx.From), Owner: clob.Address(tx.From), Nonce: tx.Nonce, NowUs: timeUs, Tag: l.seq}
+	if staged && !l.engine.Stageable(&l.env) {
+		return nil, Reject{Code: RejectWaitTick}
+	}
+	adm := clob.Admission{Signer: clob.Address(tx.From), Owner: clob.Address(tx.From), Nonce: tx.Nonce, NowUs: timeUs, Tag: l.seq, Staged: staged}
 	if l.env.Delegated {
 		if delegationExpired(l.env.ValidUntil, timeUs) {
 			return reject(clob.ReasonDelegationExpired)
@@ -176,6 +179,16 @@ func (l *Ledger) decodeOrderbook(tx *Tx) clob.Reason {
 func delegationExpired(validUntil uint64, timeUs int64) bool {
 	return timeUs > 0 && validUntil < uint64(timeUs)
 }
+
+// BeginTick begins the tick at tickUs (clob.Engine.BeginTick): from now
+// until Tick(tickUs) ends it, ClearConcurrent may run beside Apply of
+// staged transactions (Input.Staged), and nothing else may run.
+func (l *Ledger) BeginTick(tickUs int64) { l.engine.BeginTick(tickUs, &l.tick) }
+
+// ClearConcurrent clears the books BeginTick chose (clob.Engine.
+// ClearConcurrent). It is the one ledger method safe to call beside
+// another: Apply of a staged transaction.
+func (l *Ledger) ClearConcurrent() { l.engine.ClearConcurrent() }
 
 // Tick runs the orderbook's auction at tickUs, then the withdrawal batch
 // if tickUs is one, and returns its record: the tick's settlement logs,

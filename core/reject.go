@@ -40,6 +40,11 @@ const (
 	// RejectControl refuses a test-venue control (controls.go; Detail
 	// says why).
 	RejectControl
+	// RejectWaitTick refuses a staged transaction that cannot be admitted
+	// while a tick clears (clob.Engine.Stageable; a withdrawal): the
+	// sequencer applies it again, not staged, once the tick has ended.
+	// Never answered to a client.
+	RejectWaitTick
 )
 
 // Reject describes a refused input. Which fields are meaningful depends on

@@ -24,6 +24,7 @@ func sampleInputs() []*core.Input {
 	return []*core.Input{
 		{Kind: core.InputTx, Tx: tx, TimeUs: 1_700_000_000_123_456},
 		{Kind: core.InputTx, Tx: core.Tx{Hash: core.Hash{9}}},
+		{Kind: core.InputTx, Tx: core.Tx{Hash: core.Hash{10}, Nonce: 3}, TimeUs: 1_700_000_000_600_001, Staged: true},
 		{Kind: core.InputDeposit, DepositID: core.Hash{4}, Token: core.NativeToken, To: core.Address{5}, Amount: *uint256.NewInt(1e18)},
 		{Kind: core.InputSetBaseFee, BaseFee: *uint256.NewInt(7e9)},
 		{Kind: core.InputTick, TimeUs: 1_700_000_000_500_000},

@@ -29,6 +29,9 @@ const (
 	kindSetBalance byte = 9
 	kindSetNonce   byte = 10
 	kindClock      byte = 11
+	// kindTxStaged is a transaction admitted while a tick cleared
+	// (core.Input.Staged), laid out as kindTx.
+	kindTxStaged byte = 12
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -40,7 +43,11 @@ var ErrCorrupt = errors.New("persist: corrupt log record")
 func AppendRecord(dst []byte, in *core.Input) []byte {
 	switch in.Kind {
 	case core.InputTx:
-		dst = binary.BigEndian.AppendUint64(append(dst, kindTx), uint64(in.TimeUs))
+		kind := kindTx
+		if in.Staged {
+			kind = kindTxStaged
+		}
+		dst = binary.BigEndian.AppendUint64(append(dst, kind), uint64(in.TimeUs))
 		return appendTx(dst, &in.Tx)
 	case core.InputDeposit:
 		dst = append(dst, kindDeposit)
@@ -163,9 +170,9 @@ func appendTx(dst []byte, tx *core.Tx) []byte {
 func DecodeRecord(b []byte) (core.Input, error) {
 	var in core.Input
 	r := newReader(b)
-	switch r.U8() {
-	case kindTx:
-		in.Kind = core.InputTx
+	switch k := r.U8(); k {
+	case kindTx, kindTxStaged:
+		in.Kind, in.Staged = core.InputTx, k == kindTxStaged
 		in.TimeUs = int64(r.U64())
 		decodeTx(&r, &in.Tx)
 	case kindTick:
