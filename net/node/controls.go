@@ -147,7 +147,7 @@ func (n *Node) Mine(count int, intervalUs int64) (<-chan error, error) {
 // yields once the newest input it applied is durable (nil: none) and the
 // new time.
 func (n *Node) step(to func(now int64) (int64, error)) (<-chan error, int64, error) {
-	n.mu.Lock()
+	n.lockSettled()
 	now := n.clock.NowMicros()
 	us, err := to(now)
 	var wait <-chan error

@@ -23,10 +23,12 @@ import (
 var ErrTickStuck = errors.New("BUG: the orderbook reported an executed tick as due again")
 
 // RunDueTicks applies every auction tick due at the clock's current time,
-// in order, each under the sequencer lock like any input. The returned
+// in order, each an input like any other (runTick). The returned
 // channel yields once the last of them is durable (the log keeps order, so
 // all are then); it is nil when no tick was due.
 func (n *Node) RunDueTicks() (<-chan error, error) {
+	n.tickMu.Lock()
+	defer n.tickMu.Unlock()
 	now := n.clock.NowMicros()
 	last := int64(-1)
 	var durable chan error
@@ -44,7 +46,7 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 		last = tickUs
 		wait := make(chan error, 1)
 		start := time.Now()
-		_, err := n.submitLocked(&core.Input{Kind: core.InputTick, TimeUs: tickUs}, func(_ *Entry, err error) { wait <- err })
+		err := n.runTick(tickUs, func(_ *Entry, err error) { wait <- err })
 		if err == nil {
 			n.stats.observeTick(start, len(n.ledger.LastTick().Landed))
 		}
@@ -53,6 +55,55 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 			return nil, err
 		}
 		durable = wait
+	}
+}
+
+// runTick applies the tick at tickUs in three steps (core/clob/stage.go):
+// the ledger begins it under the lock; the lock is released while its
+// leading spot books clear, so that transactions are admitted meanwhile,
+// staged (submitLocked); the tick is then finished and logged under the
+// lock, after the transactions staged during it, as an input like any
+// other. A tick is one input still: a replay stages the same
+// transactions, then runs the whole tick, to the same state.
+// REQUIRES: n.mu held for writing, n.tickMu held; returns with n.mu held.
+func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
+	if n.inflight.Load() >= MaxInflight {
+		return ErrOverloaded
+	}
+	start := time.Now()
+	n.ledger.BeginTick(tickUs)
+	n.ticking = true
+	n.ppView.pending.Add(1) // the tick is in flight from now: PastPerfectTime
+	held := time.Since(start)
+	n.mu.Unlock()
+	n.ledger.ClearConcurrent()
+	if n.cfg.DuringClearing != nil {
+		n.cfg.DuringClearing()
+	}
+	n.mu.Lock()
+	relocked := time.Now()
+	defer func() { n.stats.tickHoldSeconds.Observe((held + time.Since(relocked)).Seconds()) }()
+	n.ticking = false
+	n.tickDone.Broadcast()
+	n.ppView.pending.Add(-1) // submitLocked counts it again
+	in := &core.Input{Kind: core.InputTick, TimeUs: tickUs}
+	if n.stopErr != nil {
+		// Stopped meanwhile (Close, a failed write): finish the tick in
+		// memory, unlogged, so that the state is whole for a dump.
+		n.ledger.Apply(in)
+		return n.stopErr
+	}
+	_, err := n.submitLocked(in, done)
+	return err
+}
+
+// lockSettled takes mu for writing once no tick's books are clearing: for
+// whoever reads or changes what the clearing may be writing (the engine's
+// books, the whole state).
+func (n *Node) lockSettled() {
+	n.mu.Lock()
+	for n.ticking {
+		n.tickDone.Wait()
 	}
 }
 

@@ -110,9 +110,13 @@ type Config struct {
 	// the process there).
 	BeforeStore func(inputs int) error
 	// DuringTick, when set, runs inside every auction tick, under the
-	// sequencer lock, before the ledger applies the tick. Tests use it to
+	// sequencer lock, before the ledger finishes the tick. Tests use it to
 	// hold a tick while they read (the read-stall test).
 	DuringTick func()
+	// DuringClearing, when set, runs inside every auction tick while its
+	// books clear, without the sequencer lock (market.go, runTick): tests
+	// use it to hold a tick while transactions are admitted.
+	DuringClearing func()
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
@@ -137,6 +141,14 @@ type Node struct {
 	// mu guards the state (below, and the fields state's doc names).
 	mu sync.RWMutex
 	state
+	// ticking is true while a tick's books clear without mu (market.go,
+	// runTick): only transactions are admitted then, staged; whatever
+	// else takes mu to change or read the ledger waits on tickDone.
+	// Guarded by mu.
+	ticking  bool
+	tickDone *sync.Cond // L is &mu; broadcast when ticking ends
+	// tickMu serialises RunDueTicks (the ticker, admin_advanceTime).
+	tickMu sync.Mutex
 	// views is the read views of the state (readviews.go): what the hot
 	// reads load without mu. Replaced with the state (load, revert).
 	views atomic.Pointer[readViews]
@@ -313,6 +325,7 @@ func Open(cfg Config) (*Node, error) {
 		log:        lg,
 		logScanMax: LogScanMax,
 	}
+	n.tickDone = sync.NewCond(&n.mu)
 	n.initFaults()
 	n.dropEvmSnapshots() // left by a run that did not close
 	n.metrics.start = time.Now()
@@ -328,7 +341,26 @@ func Open(cfg Config) (*Node, error) {
 	n.views.Store(n.rviews)
 	n.snap.init(n)
 	n.startPipeline()
+	if err := n.joinStagedRun(); err != nil {
+		n.Close()
+		return nil, err
+	}
 	return n, nil
+}
+
+// joinStagedRun ends a staged run the log ends with (the node stopped
+// while a tick cleared: its staged transactions are durable, the tick is
+// not): a logged input that changes nothing, the clock offset as it is,
+// makes the ledger join their orders to the books now, and a replay at the
+// same place (core/clob/stage.go). Until then no snapshot can be taken.
+func (n *Node) joinStagedRun() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.ledger.Orderbook().Staging() {
+		return nil
+	}
+	_, err := n.submitLocked(&core.Input{Kind: core.InputClockOffset, TimeUs: n.ledger.ClockOffset()}, func(*Entry, error) {})
+	return err
 }
 
 // load builds the node's state from nothing: genesis, then the newest
@@ -586,12 +618,18 @@ func (n *Node) submit(in *core.Input, done func(*Entry, error)) (core.Reject, er
 	return n.submitLocked(in, done)
 }
 
-// REQUIRES: n.mu held.
+// While a tick's books clear (n.ticking), a transaction is admitted
+// staged if it can be (core.RejectWaitTick says it cannot); it and any
+// other input otherwise wait for the tick's end, with mu released.
+// REQUIRES: n.mu held for writing.
 func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reject, error) {
+	for n.ticking && in.Kind != core.InputTx {
+		n.tickDone.Wait()
+	}
 	if n.stopErr != nil {
 		return core.Reject{}, n.stopErr
 	}
-	if n.inflight.Load() >= MaxInflight {
+	if in.Kind != core.InputTick && n.inflight.Load() >= MaxInflight { // runTick checked a tick's before it began
 		return core.Reject{}, ErrOverloaded
 	}
 	if in.Kind == core.InputDeposit {
@@ -609,11 +647,20 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	n.ppView.pending.Add(1) // before the stamp: PastPerfectTime
 	if in.Kind == core.InputTx {
 		in.TimeUs = n.clock.NowMicros()
+		in.Staged = n.ticking
 	}
 	if in.Kind == core.InputTick && n.cfg.DuringTick != nil {
 		n.cfg.DuringTick()
 	}
 	rec, rej := n.ledger.Apply(in)
+	if rej.Code == core.RejectWaitTick {
+		n.ppView.pending.Add(-1)
+		for n.ticking {
+			n.tickDone.Wait()
+		}
+		in.Staged = false
+		return n.submitLocked(in, done) // stamped again: admitted now
+	}
 	if !rej.OK() {
 		n.ppView.pending.Add(-1)
 		if rej.Code == core.RejectEquivocation {

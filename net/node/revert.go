@@ -284,7 +284,7 @@ func (n *Node) checkStateHeader(r io.Reader) error {
 // from it; clockUs >= 0 sets a manual clock back to that reading.
 // REQUIRES: n.evm.mu held.
 func (n *Node) replaceState(r io.Reader, clockUs int64) error {
-	n.mu.Lock()
+	n.lockSettled()
 	if err := n.stopErr; err != nil {
 		n.mu.Unlock()
 		return err

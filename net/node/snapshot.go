@@ -84,6 +84,9 @@ func (s *snapshotter) afterInput() {
 	if s.sinceCount < s.n.cfg.SnapshotEvery && time.Since(s.lastAt) < s.n.cfg.SnapshotInterval {
 		return
 	}
+	if s.n.ledger.Orderbook().Staging() { // the staged orders are in no book yet: after the tick
+		return
+	}
 	if len(s.todo) == 0 {
 		s.takeLocked(nil)
 	}
@@ -123,7 +126,7 @@ func (n *Node) Snapshot() error {
 	done := make(chan error, 1)
 	var quit <-chan struct{}
 	for {
-		n.mu.Lock()
+		n.lockSettled()
 		if n.stopErr != nil {
 			n.mu.Unlock()
 			return n.stopErr

@@ -29,6 +29,8 @@ var TxKindNames = [txKinds]string{TxKindOrderbook: "orderbook", TxKindOther: "ot
 // core.RejectNone being "admitted"): refusals before the ledger sees the
 // transaction.
 const (
+	// core.RejectWaitTick, after RejectControl, never leaves the node
+	// (submitLocked admits the transaction once the tick has ended).
 	txOverloaded         = int(core.RejectControl) + 1 + iota // ErrOverloaded
 	txStopped                                                 // ErrStopped, ErrLogFailed
 	txBlacklisted                                             // ErrBlacklisted
@@ -66,7 +68,7 @@ type stats struct {
 	txs [txKinds][txOutcomes]atomic.Uint64
 	// Observed by the sequencer (ticks), the writer (commits) and the
 	// attester (attestation latency, through metrics.observe).
-	tickSeconds, tickIntents, commitSeconds, commitItems, storeSeconds, attestSeconds prometheus.Histogram
+	tickSeconds, tickHoldSeconds, tickIntents, commitSeconds, commitItems, storeSeconds, attestSeconds prometheus.Histogram
 }
 
 // init makes the histograms; m observes the attestation latency into one.
@@ -78,7 +80,9 @@ func (s *stats) init(m *metrics) {
 	seconds := prometheus.ExponentialBuckets(10e-6, 2, 20)
 	counts := prometheus.ExponentialBuckets(1, 2, 13)
 	s.tickSeconds = h("ledgerd_auction_tick_duration_seconds",
-		"Time the sequencer spends applying one auction tick (clearing every due book, indexing, building its subscription data).", seconds)
+		"Time one auction tick takes, from its beginning to its end (clearing every due book, indexing, building its subscription data).", seconds)
+	s.tickHoldSeconds = h("ledgerd_auction_tick_hold_seconds",
+		"Time one auction tick holds the sequencer's lock: the part of it during which only transactions are admitted, staged, is left out.", seconds)
 	s.tickIntents = h("ledgerd_auction_tick_intents",
 		"Orderbook intents (orders, cancels, updates, withdrawals) one auction tick applied.", append([]float64{0}, counts...))
 	s.commitSeconds = h("ledgerd_group_commit_duration_seconds",
@@ -166,7 +170,7 @@ func (n *Node) Stats() Stats {
 // registry.
 func (n *Node) Histograms() []prometheus.Collector {
 	s := &n.stats
-	return []prometheus.Collector{s.tickSeconds, s.tickIntents, s.commitSeconds, s.commitItems, s.storeSeconds, s.attestSeconds}
+	return []prometheus.Collector{s.tickSeconds, s.tickHoldSeconds, s.tickIntents, s.commitSeconds, s.commitItems, s.storeSeconds, s.attestSeconds}
 }
 
 // len is the number of items queued.

@@ -21,16 +21,16 @@ func (n *Node) Clock() Clock { return n.clock }
 
 // StateHash returns the ledger's state hash.
 func (n *Node) StateHash() core.Hash {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
+	n.lockSettled()
+	defer n.mu.Unlock()
 	return n.ledger.StateHash()
 }
 
 // StateAt returns the number of inputs applied and the state hash after
 // them, consistently.
 func (n *Node) StateAt() (seq uint64, hash core.Hash) {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
+	n.lockSettled()
+	defer n.mu.Unlock()
 	return n.ledger.Seq(), n.ledger.StateHash()
 }
 

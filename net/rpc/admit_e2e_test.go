@@ -14,35 +14,51 @@ import (
 	"github.com/ledgervenue/node/net/rpc"
 )
 
-// stallTick arms a node whose next tick holds the sequencer for
-// stallDuration (node.Config.DuringTick); stall starts that tick and
-// returns once it holds, and a channel that yields when the tick is done.
+// stallTick arms a node whose next tick holds for stallDuration: stall
+// holds it with the sequencer's lock, as a tick finishes
+// (node.Config.DuringTick), stallClearing while its books clear, without
+// the lock (node.Config.DuringClearing). Each starts that tick and returns
+// once it holds, and a channel that yields when the tick is done.
 type stallTick struct {
-	armed   atomic.Bool
-	entered chan struct{}
+	armed, armedClearing atomic.Bool
+	entered              chan struct{}
 }
 
 func (st *stallTick) option() nodeOption {
-	st.entered = make(chan struct{})
-	return func(c *node.Config) {
-		c.DuringTick = func() {
-			if st.armed.CompareAndSwap(true, false) {
-				close(st.entered)
+	st.entered = make(chan struct{}, 1)
+	hold := func(armed *atomic.Bool) func() {
+		return func() {
+			if armed.CompareAndSwap(true, false) {
+				st.entered <- struct{}{}
 				time.Sleep(stallDuration)
 			}
 		}
+	}
+	return func(c *node.Config) {
+		c.DuringTick = hold(&st.armed)
+		c.DuringClearing = hold(&st.armedClearing)
 	}
 }
 
 func (st *stallTick) stall(t *testing.T, tn *testNode) <-chan error {
 	t.Helper()
-	st.armed.Store(true)
+	return st.hold(t, tn, &st.armed)
+}
+
+func (st *stallTick) stallClearing(t *testing.T, tn *testNode) <-chan error {
+	t.Helper()
+	return st.hold(t, tn, &st.armedClearing)
+}
+
+func (st *stallTick) hold(t *testing.T, tn *testNode, armed *atomic.Bool) <-chan error {
+	t.Helper()
+	armed.Store(true)
 	ticked := make(chan error, 1)
 	go func() { ticked <- tn.admin.CallContext(context.Background(), nil, "admin_advanceTime", intervalUs) }()
 	select {
 	case <-st.entered:
 	case <-time.After(5 * time.Second):
-		t.Fatal("the tick never reached the DuringTick hook")
+		t.Fatal("the tick never reached its hook")
 	}
 	return ticked
 }

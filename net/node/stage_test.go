@@ -1,0 +1,188 @@
+package node
+
+import (
+	"bytes"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/holiman/uint256"
+	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/clob/abi"
+)
+
+// TestAdmissionDuringTick: while a tick's books clear (DuringClearing
+// holds it), new orders and transfers are admitted at once, staged; a
+// cancel waits for the tick's end. A staged order crossing the book does
+// not trade in the tick it was admitted during, only in the next. After
+// rounds of it, a restart and `ledgerd replay` rebuild the same state
+// hash and the same book from the log, which holds each tick after the
+// transactions staged during it.
+func TestAdmissionDuringTick(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.Markets = append(DevMarkets(), DevPerpMarkets()...)
+	cfg.SnapshotEvery = -1 // the restart replays the whole log
+	clock := cfg.Clock.(*ManualClock)
+	book := DevMarkets()[0].ID
+	const iv = 500_000
+
+	type staged struct {
+		tx       *core.Tx
+		rej      core.Reject
+		err      error
+		took     time.Duration
+		durable  chan error
+		inTickUs int64 // the tick clearing when it was admitted
+	}
+	var (
+		during   func(tickUs int64) []*staged
+		got      []*staged
+		nonces   [6]uint64
+		cancelOK = make(chan error, 8)
+	)
+	var n *Node
+	cfg.DuringClearing = func() {
+		if during == nil {
+			return
+		}
+		tickUs := n.ledger.LastTick().TickUs
+		for _, s := range during(tickUs) {
+			s.durable = make(chan error, 1)
+			start := time.Now()
+			s.rej, s.err = n.SubmitTx(s.tx, func(_ *Entry, err error) { s.durable <- err })
+			s.took, s.inTickUs = time.Since(start), tickUs
+			got = append(got, s)
+		}
+	}
+	n = openNode(t, cfg)
+	next := func(i int) uint64 { nonces[i]++; return nonces[i] - 1 }
+	deadline := func() uint64 { return uint64((clock.NowMicros()/iv + 2) * iv) }
+
+	// Resting asks from account 1 at 2000.00 and 2000.10.
+	var restingIDs []clob.Hash
+	for k := range 2 {
+		tx := obTx(1, next(1), submitOrder(book, clob.Sell, 2, 200_000+uint64(k)*10, deadline()))
+		submitWait(t, n, tx)
+		restingIDs = append(restingIDs, clob.OrderID(clob.Address(tx.From), tx.Nonce, 0))
+	}
+	tick := func() {
+		t.Helper()
+		clock.Advance(iv)
+		durable, err := n.RunDueTicks()
+		if err != nil || durable == nil {
+			t.Fatalf("tick: %v %v", durable, err)
+		}
+		if err := <-durable; err != nil {
+			t.Fatal(err)
+		}
+	}
+	tick() // the asks rest
+
+	for round := range 4 {
+		got = got[:0]
+		during = func(tickUs int64) []*staged {
+			// A crossing bid of account 2 (two intents in one batch), a
+			// bid below the book of account 3, a plain transfer of 0.
+			bids := []clob.Intent{
+				{Kind: clob.IntentSubmit, Book: book, Side: clob.Buy, Deadline: deadline()},
+				{Kind: clob.IntentSubmit, Book: book, Side: clob.Buy, Deadline: deadline()},
+			}
+			for i := range bids {
+				bids[i].Size.Mul(uint256.NewInt(1), uint256.NewInt(1e15))
+				bids[i].Price.Mul(uint256.NewInt(200_050), uint256.NewInt(1e16))
+			}
+			batch := abi.AppendSubmitBatch(nil, [][]byte{abi.AppendSubmitOrder(nil, &bids[0]), abi.AppendSubmitOrder(nil, &bids[1])})
+			transfer := devTransfer(next(0), 3)
+			return []*staged{
+				{tx: obTx(2, next(2), batch)},
+				{tx: obTx(3, next(3), submitOrder(book, clob.Buy, 1, 199_000-uint64(round), deadline()))},
+				{tx: transfer},
+			}
+		}
+		if round == 1 {
+			// A cancel sent while the tick clears waits for its end.
+			cancel := obTx(1, next(1), abi.AppendCancel(nil, &clob.Intent{Kind: clob.IntentCancel, Book: book,
+				OrderID: restingIDs[1], Deadline: deadline()}))
+			inner := during
+			during = func(tickUs int64) []*staged {
+				go func() {
+					start := time.Now()
+					_, err := n.SubmitTx(cancel, func(*Entry, error) {})
+					if err == nil && time.Since(start) < 50*time.Millisecond {
+						err = errCancelEarly
+					}
+					cancelOK <- err
+				}()
+				time.Sleep(100 * time.Millisecond) // the cancel waits meanwhile
+				return inner(tickUs)
+			}
+		}
+		tick()
+		during = nil
+		if round == 1 {
+			if err := <-cancelOK; err != nil {
+				t.Fatalf("the cancel sent during the tick: %v", err)
+			}
+		}
+		if len(got) != 3 {
+			t.Fatalf("round %d: %d transactions staged, want 3", round, len(got))
+		}
+		for _, s := range got {
+			if s.err != nil || !s.rej.OK() {
+				t.Fatalf("round %d: staged %x refused: %v %+v", round, s.tx.Hash, s.err, s.rej)
+			}
+			if s.took > 50*time.Millisecond {
+				t.Errorf("round %d: admitted in %v while the tick cleared", round, s.took)
+			}
+			if err := <-s.durable; err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The crossing bid landed in no tick yet: it was admitted after
+		// the tick's intents were closed.
+		r, _ := n.Lookup(got[0].tx.Hash)
+		if r.InTick {
+			t.Fatalf("round %d: the bid staged during tick %d landed in tick %d", round, got[0].inTickUs, r.TickUs)
+		}
+		tick()
+		r, _ = n.Lookup(got[0].tx.Hash)
+		if !r.InTick || r.TickUs <= got[0].inTickUs {
+			t.Fatalf("round %d: the staged bid after the next tick: %+v (staged during %d)", round, r, got[0].inTickUs)
+		}
+	}
+	if _, traded := n.ledger.Orderbook().LastPrice(book); !traded {
+		t.Fatal("the staged crossing bids never traded")
+	}
+	if !n.ledger.CheckSupply() {
+		t.Fatal("supply not conserved")
+	}
+	seq, hash := n.StateAt()
+	levels := n.levels(book)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
+	if err != nil || res.Seq != seq || res.Hash != hash {
+		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
+	}
+	cfg.DuringClearing = nil
+	n = openNode(t, cfg)
+	defer n.Close()
+	if s2, h2 := n.StateAt(); s2 != seq || h2 != hash {
+		t.Fatalf("restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
+	}
+	if got := n.levels(book); got != levels {
+		t.Fatalf("book after restart %s, before %s", got, levels)
+	}
+	if !bytes.Contains([]byte(levels), []byte("199")) {
+		t.Fatalf("the staged bids below the book are not resting: %s", levels)
+	}
+}
+
+var errCancelEarly = errorString("the cancel was admitted while the tick's books cleared")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
