@@ -32,6 +32,13 @@
 // sequencer delays neither an acknowledgement nor a receipt of an input
 // admitted before it (TestOnAttestedDuringTick).
 //
+// A tick holds mu only to begin and to finish (market.go, runTick): while
+// its leading spot books clear, mu is free and ticking is set, and
+// transactions are admitted staged (core/clob/stage.go: checked against
+// the books as the tick began, joined to them when it ends, logged before
+// it); anything else that needs the engine or the whole state waits on
+// tickDone (lockSettled, submitLocked). TestAdmissionDuringTick.
+//
 //	storer ──stored withdrawal rows──▶ claimer: signs the pending claims
 //	                                   (withdrawals.go) and stores the
 //	                                   proofs through the writer
