@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"io"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,3 +187,93 @@ var errCancelEarly = errorString("the cancel was admitted while the tick's books
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+// TestRestartInsideAStagedRun: the node stops after a transaction staged
+// during a tick is durable (and acknowledged) but before the tick is: the
+// log ends inside a staged run. The restarted node keeps the transaction,
+// joins its order to the book (a logged clock offset that changes
+// nothing), lands it in the next tick, and `ledgerd replay` and a second
+// restart reach the same state.
+func TestRestartInsideAStagedRun(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.Markets = DevMarkets()
+	cfg.SnapshotEvery = -1
+	clock := cfg.Clock.(*ManualClock)
+	book := DevMarkets()[0].ID
+	const iv = 500_000
+	deadline := func() uint64 { return uint64((clock.NowMicros()/iv + 2) * iv) }
+	var (
+		n       *Node
+		armed   bool
+		failing atomic.Bool
+		staged  = obTx(2, 0, nil)
+	)
+	cfg.BeforeAppend = func() error {
+		if failing.Load() {
+			return errDiskGone
+		}
+		return nil
+	}
+	cfg.DuringClearing = func() {
+		if !armed {
+			return
+		}
+		armed = false
+		submitWait(t, n, staged) // durable, acknowledged and attested while the tick clears
+		failing.Store(true)      // the tick's group never reaches the log
+	}
+	n = openNode(t, cfg)
+	ask := obTx(1, 0, submitOrder(book, clob.Sell, 2, 200_000, deadline()))
+	submitWait(t, n, ask)
+	staged.Data = submitOrder(book, clob.Buy, 2, 200_010, deadline())
+	armed = true
+	clock.Advance(iv)
+	if durable, err := n.RunDueTicks(); err == nil && durable != nil {
+		if err := <-durable; err == nil {
+			t.Fatal("the tick became durable: the test did not stop the node inside the staged run")
+		}
+	}
+	n.Close()
+
+	cfg.BeforeAppend, cfg.DuringClearing = nil, nil
+	n = openNode(t, cfg)
+	if n.ledger.Orderbook().Staging() {
+		t.Fatal("the restarted node still stages: its books are not whole")
+	}
+	if r, ok := n.Lookup(staged.Hash); !ok || r.InTick {
+		t.Fatalf("the staged order after the restart: %v %+v, want known and not yet in a tick", ok, r)
+	}
+	if _, traded := n.ledger.Orderbook().LastPrice(book); traded {
+		t.Fatal("traded before the next tick")
+	}
+	clock.Advance(iv)
+	durable, err := n.RunDueTicks()
+	if err != nil || durable == nil {
+		t.Fatalf("tick: %v %v", durable, err)
+	}
+	if err := <-durable; err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := n.Lookup(staged.Hash); !r.InTick {
+		t.Fatal("the staged order did not land in the tick after the restart")
+	}
+	if _, traded := n.ledger.Orderbook().LastPrice(book); !traded {
+		t.Fatal("the staged bid and the ask did not trade")
+	}
+	seq, hash := n.StateAt()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
+	if err != nil || res.Seq != seq || res.Hash != hash {
+		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
+	}
+	n = openNode(t, cfg)
+	defer n.Close()
+	if s2, h2 := n.StateAt(); s2 != seq || h2 != hash {
+		t.Fatalf("second restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
+	}
+}
+
+var errDiskGone = errorString("the disk is gone")
