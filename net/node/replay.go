@@ -226,6 +226,12 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if ob := n.ledger.Orderbook(); ob.Staging() {
+		// The log ends inside a staged run (the node stopped while a tick
+		// cleared): its orders join their books, as a restarted node
+		// joins them before anything else (joinStagedRun).
+		ob.JoinStaged()
+	}
 	res.Seq, res.Hash = n.ledger.Seq(), n.ledger.StateHash()
 	if fw != nil {
 		res.Frames = fw.count

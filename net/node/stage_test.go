@@ -235,9 +235,18 @@ func TestRestartInsideAStagedRun(t *testing.T) {
 		}
 	}
 	n.Close()
+	// `ledgerd replay` of the log as the stop left it: the staged order
+	// joined, as the restart below joins it (with one more input).
+	crashed, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
+	if err != nil {
+		t.Fatalf("replay of the log ending inside a staged run: %v", err)
+	}
 
 	cfg.BeforeAppend, cfg.DuringClearing = nil, nil
 	n = openNode(t, cfg)
+	if seq, _ := n.StateAt(); seq != crashed.Seq+1 {
+		t.Fatalf("restarted at seq %d, want the replay's %d and the joining input", seq, crashed.Seq)
+	}
 	if n.ledger.Orderbook().Staging() {
 		t.Fatal("the restarted node still stages: its books are not whole")
 	}
