@@ -17,7 +17,9 @@
 # Prints one line per (build, run, rate): the probe's p99, the mm
 # acknowledgement p99 (every mm request: 3 in 4 are ladders, 1 in 4 taker
 # IOC orders), the achieved rate, the auction tick p99 from
-# ledgerd_auction_tick_duration_seconds, and the failed requests; then the
+# ledgerd_auction_tick_duration_seconds, the failed requests, and the p99
+# of the part of a tick holding the sequencer's lock from
+# ledgerd_auction_tick_hold_seconds ("-" for a node without it); then the
 # medians per (build, rate) and each build's knee over those medians (the
 # first rate achieving under 95 % of the offered one or with an ack p99 over
 # P99_MAX_MS). BENCHMARKS.md takes these.
@@ -119,17 +121,17 @@ bench() {
 	fi
 }
 
-rows=$tmp/rows # build run rate probe_p99 ack_p99 achieved tick_p99 errors, tab-separated
+rows=$tmp/rows # build run rate probe_p99 ack_p99 achieved tick_p99 errors hold_p99, tab-separated
 
 # show prints rows in columns, the figures rounded.
 show() {
 	awk -F'\t' '{
-		for (c = 4; c <= 7; c++) if ($c != "-") $c = sprintf(c == 6 ? "%.0f" : "%.2f", $c)
-		printf "%-5s %4s %6s %13s %11s %11s %12s %7s\n", $1, $2, $3, $4, $5, $6, $7, $8
+		for (c = 4; c <= 9; c++) if (c != 8 && $c != "-") $c = sprintf(c == 6 ? "%.0f" : "%.2f", $c)
+		printf "%-5s %4s %6s %13s %11s %11s %12s %7s %12s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9
 	}'
 }
 
-printf '%-5s %4s %6s %13s %11s %11s %12s %7s\n' build run rate probe_p99_ms ack_p99_ms achieved/s tick_p99_ms errors
+printf '%-5s %4s %6s %13s %11s %11s %12s %7s %12s\n' build run rate probe_p99_ms ack_p99_ms achieved/s tick_p99_ms errors hold_p99_ms
 for i in $(seq 1 "$runs"); do
 	for which in base head; do
 		port=$(free_port)
@@ -141,11 +143,12 @@ for i in $(seq 1 "$runs"); do
 		url="http://127.0.0.1:$port"
 		bench "$which" "$which-$i-idle" --url "$url" --wait-up 60s --scenario idle --probe "$probe" --duration "$duration"
 		jq -r --arg b "$which" --arg i "$i" '.nodes[0].steps[0].runs[0] as $r |
-			[$b, $i, "idle", $r.probe.p99_ms, "-", "-", "-", $r.probe.errors] | @tsv' "$tmp/r.json" >>"$rows"
+			[$b, $i, "idle", $r.probe.p99_ms, "-", "-", "-", $r.probe.errors, "-"] | @tsv' "$tmp/r.json" >>"$rows"
 		bench "$which" "$which-$i-mm" --url "$url" --scenario mm --ramp "$rates" --conns "$conns" --probe "$probe" \
 			--metrics "http://127.0.0.1:$admin/metrics" --duration "$duration"
 		jq -r --arg b "$which" --arg i "$i" '.nodes[0].steps[] | .rate as $rate | .runs[0] as $r |
-			[$b, $i, $rate, $r.probe.p99_ms, $r.p99_ms, $r.achieved, ($r.tick.p99_ms // "-"), $r.errors + $r.probe.errors] | @tsv' \
+			[$b, $i, $rate, $r.probe.p99_ms, $r.p99_ms, $r.achieved, ($r.tick.p99_ms // "-"), $r.errors + $r.probe.errors,
+			($r.tick.hold_p99_ms // "-")] | @tsv' \
 			"$tmp/r.json" >>"$rows"
 		stop_node
 		rm -rf "$tmp/data-$which-$i"
@@ -166,13 +169,13 @@ sel() {
 
 echo
 echo "medians over $runs run(s):"
-printf '%-5s %4s %6s %13s %11s %11s %12s %7s\n' build runs rate probe_p99_ms ack_p99_ms achieved/s tick_p99_ms errors
+printf '%-5s %4s %6s %13s %11s %11s %12s %7s %12s\n' build runs rate probe_p99_ms ack_p99_ms achieved/s tick_p99_ms errors hold_p99_ms
 for which in base head; do
 	knee=""
 	for rate in idle ${rates//,/ }; do
 		probe_p99=$(sel "$which" "$rate" 4) ack_p99=$(sel "$which" "$rate" 5) achieved=$(sel "$which" "$rate" 6)
-		tick_p99=$(sel "$which" "$rate" 7) errors=$(sel "$which" "$rate" 8)
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$which" "$runs" "$rate" "$probe_p99" "$ack_p99" "$achieved" "$tick_p99" "$errors" | show
+		tick_p99=$(sel "$which" "$rate" 7) errors=$(sel "$which" "$rate" 8) hold_p99=$(sel "$which" "$rate" 9)
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$which" "$runs" "$rate" "$probe_p99" "$ack_p99" "$achieved" "$tick_p99" "$errors" "$hold_p99" | show
 		if [[ $rate != idle && -z $knee ]] &&
 			awk -v a="$achieved" -v p="$ack_p99" -v r="$rate" -v m="$p99max" 'BEGIN {exit !(a < 0.95 * r || p > m)}'; then
 			knee=$rate

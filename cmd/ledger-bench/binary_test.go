@@ -44,6 +44,12 @@ func TestAgainstLedgerdBinary(t *testing.T) {
 	if tick := step.Runs[0].Tick; tick == nil || tick.Count < 1 || tick.P99Ms <= 0 || tick.P50Ms > tick.P99Ms || step.TickMedian == nil {
 		t.Fatalf("tick figures %+v, median %+v", tick, step.TickMedian)
 	}
+	// A tick holds the lock for part of its duration: in every tick, so in
+	// the p99 too.
+	if tick := step.Runs[0].Tick; tick.HoldP99Ms == nil || *tick.HoldP99Ms <= 0 || *tick.HoldP99Ms > tick.P99Ms+1e-9 ||
+		step.TickMedian.HoldP99Ms == nil {
+		t.Fatalf("hold p99 %v of tick p99 %v (median %+v)", tick.HoldP99Ms, tick.P99Ms, step.TickMedian)
+	}
 	sent := r.Nodes[0].Steps[0].Runs[0].OK
 	after := scrape(t, admin)
 	admitted := `ledgerd_transactions_total{kind="other",outcome="admitted"}`

@@ -350,10 +350,10 @@ func measure(ctx context.Context, o *options, t *target, rate float64, stderr io
 	if err := t.scen.prepare(ctx, t, count); err != nil {
 		return nil, err
 	}
-	var before *promHistogram
+	var before, holdBefore *promHistogram
 	if t.metrics != nil {
 		var err error
-		if before, err = t.metrics.histogram(ctx, tickMetric); err != nil {
+		if before, holdBefore, err = t.metrics.tickHistograms(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -370,9 +370,9 @@ func measure(ctx context.Context, o *options, t *target, rate float64, stderr io
 	oc.res, oc.refusal, err = drive(ctx, o, t, rate, stderr)
 	probing.Wait()
 	if err == nil && probeErr == nil && before != nil {
-		var after *promHistogram
-		if after, err = t.metrics.histogram(ctx, tickMetric); err == nil {
-			oc.tick, err = tickDelta(before, after)
+		var after, holdAfter *promHistogram
+		if after, holdAfter, err = t.metrics.tickHistograms(ctx); err == nil {
+			oc.tick, err = tickDelta(before, after, holdBefore, holdAfter)
 		}
 	}
 	oc.subs = subs.stop()

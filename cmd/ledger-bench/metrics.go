@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -16,8 +17,13 @@ import (
 )
 
 // tickMetric is ledgerd's auction tick duration histogram (docs/metrics.md):
-// --metrics reads it before and after each run.
-const tickMetric = "ledgerd_auction_tick_duration_seconds"
+// --metrics reads it before and after each run, and holdMetric, the part of
+// each tick that holds the sequencer's lock, when the node has it (older
+// nodes held it for the whole tick).
+const (
+	tickMetric = "ledgerd_auction_tick_duration_seconds"
+	holdMetric = "ledgerd_auction_tick_hold_seconds"
+)
 
 // metricsBucketsMax bounds the buckets read from one histogram.
 const metricsBucketsMax = 256
@@ -55,6 +61,21 @@ func newMetricsSource(raw string, allowRemote bool) (*metricsSource, error) {
 	return &metricsSource{url: raw, client: &http.Client{Timeout: setupTimeout,
 		Transport: &http.Transport{DialContext: load.Dialer(allowRemote).DialContext}}}, nil
 }
+
+// tickHistograms scrapes tickMetric and, when the node has it, holdMetric
+// (nil otherwise).
+func (m *metricsSource) tickHistograms(ctx context.Context) (tick, hold *promHistogram, err error) {
+	if tick, err = m.histogram(ctx, tickMetric); err != nil {
+		return nil, nil, err
+	}
+	if hold, err = m.histogram(ctx, holdMetric); errors.Is(err, errNoHistogram) {
+		return tick, nil, nil
+	}
+	return tick, hold, err
+}
+
+// errNoHistogram: the scrape has no bucket of the histogram asked for.
+var errNoHistogram = errors.New("no such histogram")
 
 // histogram scrapes the histogram name.
 func (m *metricsSource) histogram(ctx context.Context, name string) (*promHistogram, error) {
@@ -111,7 +132,7 @@ func parseHistogram(sc *bufio.Scanner, name string) (*promHistogram, error) {
 		return nil, fmt.Errorf("cannot read metrics: %w", err)
 	}
 	if len(byLe) == 0 {
-		return nil, fmt.Errorf("no %s histogram", name)
+		return nil, fmt.Errorf("%w: %s", errNoHistogram, name)
 	}
 	h := &promHistogram{}
 	for le := range byLe {
@@ -133,23 +154,44 @@ type tickSummary struct {
 	Count float64 `json:"count"` // ticks during the run
 	P50Ms float64 `json:"p50_ms"`
 	P99Ms float64 `json:"p99_ms"`
+	// HoldP99Ms is the p99 of the part of a tick that holds the
+	// sequencer's lock (holdMetric); nil for a node without it.
+	HoldP99Ms *float64 `json:"hold_p99_ms,omitempty"`
 }
 
-// tickDelta returns the ticks observed between two scrapes of the same
-// histogram.
-func tickDelta(before, after *promHistogram) (*tickSummary, error) {
+// tickDelta returns the ticks observed between two scrapes of tickMetric,
+// and of holdMetric when both scrapes have it (nil: not read).
+func tickDelta(before, after, holdBefore, holdAfter *promHistogram) (*tickSummary, error) {
+	delta, err := histogramDelta(tickMetric, before, after)
+	if err != nil {
+		return nil, err
+	}
+	s := &tickSummary{Count: delta.counts[len(delta.counts)-1],
+		P50Ms: 1e3 * delta.quantile(0.5), P99Ms: 1e3 * delta.quantile(0.99)}
+	if holdBefore != nil && holdAfter != nil {
+		hold, err := histogramDelta(holdMetric, holdBefore, holdAfter)
+		if err != nil {
+			return nil, err
+		}
+		p99 := 1e3 * hold.quantile(0.99)
+		s.HoldP99Ms = &p99
+	}
+	return s, nil
+}
+
+// histogramDelta returns what histogram name observed between two scrapes.
+func histogramDelta(name string, before, after *promHistogram) (*promHistogram, error) {
 	if !slices.Equal(before.les, after.les) {
-		return nil, fmt.Errorf("%s changed its buckets between two scrapes", tickMetric)
+		return nil, fmt.Errorf("%s changed its buckets between two scrapes", name)
 	}
 	delta := &promHistogram{les: after.les, counts: make([]float64, len(after.counts))}
 	for i := range delta.counts {
 		delta.counts[i] = after.counts[i] - before.counts[i]
 		if delta.counts[i] < 0 {
-			return nil, fmt.Errorf("%s went down between two scrapes: was the node restarted?", tickMetric)
+			return nil, fmt.Errorf("%s went down between two scrapes: was the node restarted?", name)
 		}
 	}
-	return &tickSummary{Count: delta.counts[len(delta.counts)-1],
-		P50Ms: 1e3 * delta.quantile(0.5), P99Ms: 1e3 * delta.quantile(0.99)}, nil
+	return delta, nil
 }
 
 // quantile interpolates quantile q linearly within its bucket, as

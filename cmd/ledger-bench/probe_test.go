@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"math"
 	"regexp"
@@ -123,7 +124,7 @@ func TestTickDelta(t *testing.T) {
 	}
 	f := func(before, after string, want tickSummary) {
 		t.Helper()
-		got, err := tickDelta(parse(before), parse(after))
+		got, err := tickDelta(parse(before), parse(after), nil, nil)
 		if err != nil || math.Abs(got.Count-want.Count) > 1e-9 || math.Abs(got.P50Ms-want.P50Ms) > 1e-9 ||
 			math.Abs(got.P99Ms-want.P99Ms) > 1e-9 {
 			t.Fatalf("tickDelta = %+v (%v), want %+v", got, err, want)
@@ -139,8 +140,26 @@ func TestTickDelta(t *testing.T) {
 	// No tick: zeros.
 	f(base, base, tickSummary{})
 
-	if _, err := tickDelta(parse(tickMetrics(10, 20, 30, 30)), parse(tickMetrics(5, 20, 30, 30))); err == nil {
+	if _, err := tickDelta(parse(tickMetrics(10, 20, 30, 30)), parse(tickMetrics(5, 20, 30, 30)), nil, nil); err == nil {
 		t.Fatal("a bucket that went down must be refused")
+	}
+	// The hold histogram, when the node has it, gives the hold p99: 100
+	// holds in (0, 1 ms] beside ticks in (1, 2 ms].
+	holdText := func(tick string) string { return strings.ReplaceAll(tick, tickMetric, holdMetric) }
+	hb, ha := parse(tickMetrics(10, 20, 30, 30)), parse(tickMetrics(10, 120, 130, 130))
+	hold := func(text string) *promHistogram {
+		h, err := parseHistogram(bufio.NewScanner(strings.NewReader(text)), holdMetric)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	got, err := tickDelta(hb, ha, hold(holdText(tickMetrics(10, 20, 30, 30))), hold(holdText(tickMetrics(110, 120, 130, 130))))
+	if err != nil || got.HoldP99Ms == nil || math.Abs(*got.HoldP99Ms-0.99) > 1e-9 || math.Abs(got.P99Ms-1.99) > 1e-9 {
+		t.Fatalf("tickDelta with holds = %+v (%v), want p99 1.99 and hold p99 0.99", got, err)
+	}
+	if _, err := parseHistogram(bufio.NewScanner(strings.NewReader(tickMetrics(1, 2, 3, 3))), holdMetric); !errors.Is(err, errNoHistogram) {
+		t.Fatalf("a node without the hold histogram: %v, want errNoHistogram", err)
 	}
 	if _, err := parseHistogram(bufio.NewScanner(strings.NewReader("other_bucket{le=\"1\"} 1\n")), tickMetric); err == nil {
 		t.Fatal("a missing histogram must be refused")

@@ -208,6 +208,16 @@ func (s *stepReport) median() {
 		s.TickMedian = &tickSummary{}
 		medianFields(s.TickMedian, s.Runs, func(r *runReport) *tickSummary { return r.Tick },
 			func(m *tickSummary) []*float64 { return []*float64{&m.Count, &m.P50Ms, &m.P99Ms} })
+		held := make([]float64, 0, len(s.Runs))
+		for _, r := range s.Runs {
+			if r.Tick.HoldP99Ms != nil {
+				held = append(held, *r.Tick.HoldP99Ms)
+			}
+		}
+		if len(held) == len(s.Runs) { // the upper median, as medianFields
+			slices.Sort(held)
+			s.TickMedian.HoldP99Ms = &held[len(held)/2]
+		}
 	}
 }
 
@@ -251,7 +261,7 @@ func (r *report) writeTable(w io.Writer) {
 		fmt.Fprintf(w, "probe: %s at %.0f/s on %d connections of its own, beside the scenario in every run\n", probe.Kind, probe.Rate, probe.Conns)
 	}
 	if tick {
-		fmt.Fprintf(w, "tick p99: %s over each run, from the node's /metrics (interpolated in its buckets)\n", tickMetric)
+		fmt.Fprintf(w, "tick p99: %s over each run, from the node's /metrics (interpolated in its buckets); in brackets, %s, the part holding the sequencer's lock, when the node has it\n", tickMetric, holdMetric)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "node\toffered/s\tachieved/s\tp50\tp90\tp99\tp99.9\tmax\tsvc p50\tsvc p99\terrors\t"
@@ -334,7 +344,9 @@ func (r *report) row(node string, s *stepReport, probe, tick bool) string {
 	} else if probe {
 		line += "-\t-\t-\t-\t-\t-\t"
 	}
-	if t := s.TickMedian; tick && t != nil {
+	if t := s.TickMedian; tick && t != nil && t.HoldP99Ms != nil {
+		line += fmt.Sprintf("%.2f (%.2f)\t", t.P99Ms, *t.HoldP99Ms)
+	} else if t != nil && tick {
 		line += fmt.Sprintf("%.2f\t", t.P99Ms)
 	} else if tick {
 		line += "-\t"
