@@ -118,7 +118,10 @@ type Ledger struct {
 	// engine runs the orderbook; tick is its reused result.
 	engine *clob.Engine
 	tick   clob.TickResult
-	env    clob.Envelope
+	// cleared is what ClearConcurrent logged of the tick's first books,
+	// for Tick to reuse.
+	cleared clearedLogs
+	env     clob.Envelope
 	// wd holds the Bridge's withdrawals (withdraw.go).
 	wd withdrawals
 	// clockOffsetUs is what the node adds to its time source (controls.go).

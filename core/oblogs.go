@@ -1,6 +1,8 @@
 package core
 
 import (
+	"slices"
+
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core/binread"
 	"github.com/ledgervenue/node/core/clob"
@@ -182,10 +184,15 @@ func appendWordSigned(dst []byte, v *clob.Signed) []byte {
 // the perp markets' liquidations and triggers after matching) where the
 // engine put them.
 func tickLogs(res *clob.TickResult) []Log {
-	logs := make([]Log, 0, len(res.Books)+len(res.Events))
-	a := newLogArena(len(res.Books) + len(res.Events))
-	next := 0 // the first event not logged yet
-	for bi := range res.Books {
+	return appendTickLogs(make([]Log, 0, len(res.Books)+len(res.Events)), res, 0, 0)
+}
+
+// appendTickLogs appends the logs of res's books from books on, and of its
+// events from next on: the rest of tickLogs once the first books' are
+// known, their events ending at next.
+func appendTickLogs(logs []Log, res *clob.TickResult, books, next int) []Log {
+	a := newLogArena(len(res.Books) - books + len(res.Events) - next)
+	for bi := books; bi < len(res.Books); bi++ {
 		bt := &res.Books[bi]
 		logs = a.appendEventLogs(logs, res.Events[next:bt.FirstEvent])
 		data := a.start()
@@ -198,6 +205,35 @@ func tickLogs(res *clob.TickResult) []Log {
 		next = bt.EndEvent
 	}
 	return a.appendEventLogs(logs, res.Events[next:])
+}
+
+// clearedLogs are the logs of the books a tick cleared without the
+// sequencer's lock (Ledger.ClearConcurrent), made there too, and those
+// books' results they were made from.
+type clearedLogs struct {
+	logs  []Log // nil: none made
+	books []clob.BookTick
+	next  int // the first event after theirs
+}
+
+// logCleared logs the books the tick cleared so far.
+func (c *clearedLogs) logCleared(res *clob.TickResult) {
+	c.logs = tickLogs(res)
+	c.books = append(c.books[:0], res.Books...)
+	c.next = len(res.Events)
+}
+
+// finish returns the logs of the whole tick res: the cleared books' logs
+// are reused when the finish left their results as they were (a
+// liquidation's late events can be moved into their ranges: then every
+// log is made again).
+func (c *clearedLogs) finish(res *clob.TickResult) []Log {
+	logs, books := c.logs, c.books
+	c.logs = nil
+	if logs == nil || len(res.Books) < len(books) || !slices.Equal(res.Books[:len(books)], books) {
+		return tickLogs(res)
+	}
+	return appendTickLogs(logs, res, len(books), c.next)
 }
 
 // logArena holds the topics and data of one tick's logs in two buffers

@@ -188,7 +188,10 @@ func (l *Ledger) BeginTick(tickUs int64) { l.engine.BeginTick(tickUs, &l.tick) }
 // ClearConcurrent clears the books BeginTick chose (clob.Engine.
 // ClearConcurrent). It is the one ledger method safe to call beside
 // another: Apply of a staged transaction.
-func (l *Ledger) ClearConcurrent() { l.engine.ClearConcurrent() }
+func (l *Ledger) ClearConcurrent() {
+	l.engine.ClearConcurrent()
+	l.cleared.logCleared(&l.tick) // the tick's logs of those books, off the lock too
+}
 
 // Tick runs the orderbook's auction at tickUs, then the withdrawal batch
 // if tickUs is one, and returns its record: the tick's settlement logs,
@@ -199,7 +202,7 @@ func (l *Ledger) Tick(tickUs int64) *TxRecord {
 	l.seq++
 	l.engine.Tick(tickUs, (*ledgerAccounts)(l), &l.tick)
 	l.runWithdrawals(tickUs)
-	rec := &TxRecord{Kind: RecordTick, Seq: l.seq, Status: 1, Logs: tickLogs(&l.tick), TickUs: tickUs}
+	rec := &TxRecord{Kind: RecordTick, Seq: l.seq, Status: 1, Logs: l.cleared.finish(&l.tick), TickUs: tickUs}
 	rec.Tx.Hash = TickHash(tickUs, l.seq)
 	rec.Tx.From, rec.Tx.To, rec.Tx.HasTo = OrderbookAddress, OrderbookAddress, true
 	return rec
