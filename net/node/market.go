@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ledgervenue/node/core"
@@ -76,10 +77,15 @@ func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
 	n.ppView.pending.Add(1) // the tick is in flight from now: PastPerfectTime
 	held := time.Since(start)
 	n.mu.Unlock()
-	n.ledger.ClearConcurrent()
-	if n.cfg.DuringClearing != nil {
-		n.cfg.DuringClearing()
+	var hooked sync.WaitGroup
+	if hook := n.cfg.DuringClearing; hook != nil {
+		// Beside the clearing, not after it: what the hook admits races
+		// with the clearing as a client's send would (the race detector
+		// sees them as concurrent).
+		hooked.Go(hook)
 	}
+	n.ledger.ClearConcurrent()
+	hooked.Wait()
 	n.mu.Lock()
 	relocked := time.Now()
 	defer func() { n.stats.tickHoldSeconds.Observe((held + time.Since(relocked)).Seconds()) }()

@@ -113,9 +113,11 @@ type Config struct {
 	// sequencer lock, before the ledger finishes the tick. Tests use it to
 	// hold a tick while they read (the read-stall test).
 	DuringTick func()
-	// DuringClearing, when set, runs inside every auction tick while its
-	// books clear, without the sequencer lock (market.go, runTick): tests
-	// use it to hold a tick while transactions are admitted.
+	// DuringClearing, when set, runs inside every auction tick on a
+	// goroutine of its own, beside the clearing of its books, without the
+	// sequencer lock; the tick goes on once both are done (market.go,
+	// runTick). Tests use it to hold a tick while transactions are
+	// admitted.
 	DuringClearing func()
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
