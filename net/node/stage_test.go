@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"sync/atomic"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/clob/abi"
+	"github.com/ledgervenue/node/persist"
 )
 
 // TestAdmissionDuringTick: while a tick's books clear (DuringClearing
@@ -286,3 +288,129 @@ func TestRestartInsideAStagedRun(t *testing.T) {
 }
 
 var errDiskGone = errorString("the disk is gone")
+
+// TestStagedUnderLoad: market makers' ladders from six accounts, sent as
+// fast as each account's previous one is durable, while a driver moves the
+// clock by an auction interval every few milliseconds and runs the ticks
+// on two spot books; many ladders arrive while a tick's books clear and
+// are staged. After the load, `ledgerd replay` and a restart reach the
+// state hash the node had, and the supply is conserved. Under -race it
+// checks the node's own state against the clearing too.
+func TestStagedUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 3 s load")
+	}
+	const iv = 50_000
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.SnapshotEvery = -1
+	clock := cfg.Clock.(*ManualClock)
+	markets := DevMarkets()
+	for i := range markets {
+		markets[i].IntervalUs = iv
+	}
+	cfg.Markets = markets
+	n := openNode(t, cfg)
+	stop := time.Now().Add(3 * time.Second)
+	ticks := make(chan error, 1)
+	go func() {
+		var err error
+		for err == nil && time.Now().Before(stop) {
+			clock.Advance(iv)
+			_, err = n.RunDueTicks()
+			time.Sleep(2 * time.Millisecond)
+		}
+		ticks <- err
+	}()
+	errs := make(chan error, 6)
+	for a := range 6 {
+		go func() {
+			var nonce uint64
+			for time.Now().Before(stop) {
+				now := n.Clock().NowMicros()
+				var inner [][]byte
+				for i := range 10 {
+					m := &markets[i%2]
+					side := clob.Side(i % 2)
+					price := uint64(200_000) - uint64(3+i) // bids below, asks above; every fourth crosses
+					if side == clob.Sell {
+						price = 200_000 + uint64(3+i)
+					}
+					if i%4 == 0 {
+						price = 200_000
+					}
+					if m.ID != markets[0].ID {
+						price /= 4
+					}
+					in := clob.Intent{Kind: clob.IntentSubmit, Book: m.ID, Side: side,
+						Deadline: uint64((now/iv + 20) * iv), TTL: 200_000}
+					in.Size.Mul(uint256.NewInt(1), &m.LotSize)
+					in.Price.Mul(uint256.NewInt(price), &m.TickPrecision)
+					inner = append(inner, abi.AppendIntent(nil, &in))
+				}
+				tx := obTx(a, nonce, abi.AppendSubmitBatch(nil, inner))
+				tx.Hash[3], tx.Hash[4] = byte(nonce>>8), byte(nonce>>16)
+				durable := make(chan error, 1)
+				rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err })
+				if err == nil && !rej.OK() {
+					err = fmt.Errorf("account %d nonce %d refused: %+v", a, nonce, rej)
+				}
+				if err == nil {
+					err = <-durable
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				nonce++
+			}
+			errs <- nil
+		}()
+	}
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := <-ticks; err != nil {
+		t.Fatal(err)
+	}
+	if !n.ledger.CheckSupply() {
+		t.Fatal("supply not conserved")
+	}
+	seq, hash := n.StateAt()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lg, err := persist.OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, txs := 0, 0
+	err = lg.Replay(0, func(_ uint64, in *core.Input) error {
+		if in.Kind == core.InputTx {
+			txs++
+		}
+		if in.Staged {
+			staged++
+		}
+		return nil
+	})
+	lg.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d ladders, %d of them staged", txs, staged)
+	if staged == 0 {
+		t.Fatal("no ladder arrived while a tick's books cleared: the test did not test staging")
+	}
+	res, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
+	if err != nil || res.Seq != seq || res.Hash != hash {
+		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
+	}
+	n = openNode(t, cfg)
+	defer n.Close()
+	if s2, h2 := n.StateAt(); s2 != seq || h2 != hash {
+		t.Fatalf("restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
+	}
+}
