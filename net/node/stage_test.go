@@ -161,21 +161,10 @@ func TestAdmissionDuringTick(t *testing.T) {
 	if !n.ledger.CheckSupply() {
 		t.Fatal("supply not conserved")
 	}
-	seq, hash := n.StateAt()
 	levels := n.levels(book)
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	res, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
-	if err != nil || res.Seq != seq || res.Hash != hash {
-		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
-	}
 	cfg.DuringClearing = nil
-	n = openNode(t, cfg)
+	n = closeReplayRestart(t, n, cfg, nil)
 	defer n.Close()
-	if s2, h2 := n.StateAt(); s2 != seq || h2 != hash {
-		t.Fatalf("restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
-	}
 	if got := n.levels(book); got != levels {
 		t.Fatalf("book after restart %s, before %s", got, levels)
 	}
@@ -272,22 +261,35 @@ func TestRestartInsideAStagedRun(t *testing.T) {
 	if _, traded := n.ledger.Orderbook().LastPrice(book); !traded {
 		t.Fatal("the staged bid and the ask did not trade")
 	}
+	n = closeReplayRestart(t, n, cfg, nil)
+	n.Close()
+}
+
+var errDiskGone = errorString("the disk is gone")
+
+// closeReplayRestart closes n, checks that `ledgerd replay` of dir and a
+// restart with cfg reach the state n had, and returns the restarted node;
+// closed runs between the close and the replay.
+func closeReplayRestart(t *testing.T, n *Node, cfg Config, closed func()) *Node {
+	t.Helper()
 	seq, hash := n.StateAt()
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
+	if closed != nil {
+		closed()
+	}
+	res, err := Replay(ReplayConfig{DataDir: cfg.DataDir, Out: io.Discard})
 	if err != nil || res.Seq != seq || res.Hash != hash {
 		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
 	}
 	n = openNode(t, cfg)
-	defer n.Close()
 	if s2, h2 := n.StateAt(); s2 != seq || h2 != hash {
-		t.Fatalf("second restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
+		n.Close()
+		t.Fatalf("restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
 	}
+	return n
 }
-
-var errDiskGone = errorString("the disk is gone")
 
 // TestStagedUnderLoad: market makers' ladders from six accounts, sent as
 // fast as each account's previous one is durable, while a driver moves the
@@ -378,39 +380,28 @@ func TestStagedUnderLoad(t *testing.T) {
 	if !n.ledger.CheckSupply() {
 		t.Fatal("supply not conserved")
 	}
-	seq, hash := n.StateAt()
-	if err := n.Close(); err != nil {
-		t.Fatal(err)
-	}
-	lg, err := persist.OpenReadOnly(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	staged, txs := 0, 0
-	err = lg.Replay(0, func(_ uint64, in *core.Input) error {
-		if in.Kind == core.InputTx {
-			txs++
+	n = closeReplayRestart(t, n, cfg, func() {
+		lg, err := persist.OpenReadOnly(dir)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if in.Staged {
-			staged++
+		defer lg.Close()
+		staged, txs := 0, 0
+		if err := lg.Replay(0, func(_ uint64, in *core.Input) error {
+			if in.Kind == core.InputTx {
+				txs++
+			}
+			if in.Staged {
+				staged++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
-		return nil
+		t.Logf("%d ladders, %d of them staged", txs, staged)
+		if staged == 0 {
+			t.Fatal("no ladder arrived while a tick's books cleared: the test did not test staging")
+		}
 	})
-	lg.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%d ladders, %d of them staged", txs, staged)
-	if staged == 0 {
-		t.Fatal("no ladder arrived while a tick's books cleared: the test did not test staging")
-	}
-	res, err := Replay(ReplayConfig{DataDir: dir, Out: io.Discard})
-	if err != nil || res.Seq != seq || res.Hash != hash {
-		t.Fatalf("replay: %+v %v, want seq %d hash %x", res, err, seq, hash)
-	}
-	n = openNode(t, cfg)
-	defer n.Close()
-	if s2, h2 := n.StateAt(); s2 != seq || h2 != hash {
-		t.Fatalf("restart: seq %d hash %x, want %d %x", s2, h2, seq, hash)
-	}
+	n.Close()
 }
