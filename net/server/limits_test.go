@@ -98,26 +98,28 @@ func TestSlowRequest(t *testing.T) {
 	c.send("Host: localhost\r\n\r\n")
 	c.expect("GET", 200, "GET /queued ")
 
-	// A request that arrives in pieces within the deadline is served. A
-	// machine too loaded to send them within half the deadline (sleeps
-	// stretch under -race beside other tests) sends them again on a new
-	// connection, rather than race the server's rightful 408.
+	// A request that arrives in pieces within the deadline is served: eight
+	// pieces (timer sleeps stretch on a loaded machine: 66 one-byte pieces
+	// once overran the deadline). One that could not be sent within three
+	// quarters of it is sent again on a new connection.
 	req := post("/pieces", "12345")
+	const pieces = 8
+	step := (len(req) + pieces - 1) / pieces
 	for try := 1; ; try++ {
 		start, sent := time.Now(), true
-		for i := range len(req) {
-			if time.Since(start) > head/2 {
+		for i := 0; i < len(req); i += step {
+			if time.Since(start) > head*3/4 {
 				sent = false
 				break
 			}
-			c.send(req[i : i+1])
-			time.Sleep(head / time.Duration(4*len(req)))
+			c.send(req[i:min(i+step, len(req))])
+			time.Sleep(head / (4 * pieces))
 		}
 		if sent {
 			break
 		}
-		if try == 5 {
-			t.Fatalf("could not send a %d-byte request in pieces within %v in %d tries", len(req), head/2, try)
+		if try == 3 {
+			t.Fatalf("could not send a request in %d pieces within %v in %d tries", pieces, head*3/4, try)
 		}
 		c = dial(t, s)
 	}
