@@ -72,14 +72,7 @@ func TestAdmissionDuringTick(t *testing.T) {
 	}
 	tick := func() {
 		t.Helper()
-		clock.Advance(iv)
-		durable, err := n.RunDueTicks()
-		if err != nil || durable == nil {
-			t.Fatalf("tick: %v %v", durable, err)
-		}
-		if err := <-durable; err != nil {
-			t.Fatal(err)
-		}
+		advanceTick(t, n, clock, iv)
 	}
 	tick() // the asks rest
 
@@ -247,14 +240,7 @@ func TestRestartInsideAStagedRun(t *testing.T) {
 	if _, traded := n.ledger.Orderbook().LastPrice(book); traded {
 		t.Fatal("traded before the next tick")
 	}
-	clock.Advance(iv)
-	durable, err := n.RunDueTicks()
-	if err != nil || durable == nil {
-		t.Fatalf("tick: %v %v", durable, err)
-	}
-	if err := <-durable; err != nil {
-		t.Fatal(err)
-	}
+	advanceTick(t, n, clock, iv)
 	if r, _ := n.Lookup(staged.Hash); !r.InTick {
 		t.Fatal("the staged order did not land in the tick after the restart")
 	}
@@ -266,6 +252,20 @@ func TestRestartInsideAStagedRun(t *testing.T) {
 }
 
 var errDiskGone = errorString("the disk is gone")
+
+// advanceTick moves the clock by us and runs the ticks then due, waiting
+// until they are durable; at least one must be.
+func advanceTick(t *testing.T, n *Node, clock *ManualClock, us int64) {
+	t.Helper()
+	clock.Advance(us)
+	durable, err := n.RunDueTicks()
+	if err != nil || durable == nil {
+		t.Fatalf("tick: %v %v", durable, err)
+	}
+	if err := <-durable; err != nil {
+		t.Fatal(err)
+	}
+}
 
 // closeReplayRestart closes n, checks that `ledgerd replay` of dir and a
 // restart with cfg reach the state n had, and returns the restarted node;
