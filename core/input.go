@@ -71,15 +71,16 @@ type Input struct {
 // base-fee changes and ticks always apply. Base-fee changes, market
 // creations, oracle prices, locks and the controls produce no record.
 func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
-	if in.Staged && in.Kind != InputTx {
+	staged := in.Staged || l.window
+	if staged && in.Kind != InputTx {
 		panic("BUG: a staged input that is not a transaction")
 	}
-	if l.engine.Staging() && !in.Staged && in.Kind != InputTick {
+	if l.engine.Staging() && !staged && in.Kind != InputTick {
 		l.engine.JoinStaged() // a staged run that no tick ended (stage.go)
 	}
 	switch in.Kind {
 	case InputTx:
-		return l.applyTx(&in.Tx, in.TimeUs, in.Staged)
+		return l.applyTx(&in.Tx, in.TimeUs, staged)
 	case InputDeposit:
 		return l.Deposit(in.DepositID, in.Token, in.To, &in.Amount), Reject{}
 	case InputSetBaseFee:

@@ -121,7 +121,10 @@ type Ledger struct {
 	// cleared is what ClearConcurrent logged of the tick's first books,
 	// for Tick to reuse.
 	cleared clearedLogs
-	env     clob.Envelope
+	// window: a staging window is open (BeginStaging): every transaction
+	// is staged, and logged as an ordinary one.
+	window bool
+	env    clob.Envelope
 	// wd holds the Bridge's withdrawals (withdraw.go).
 	wd withdrawals
 	// clockOffsetUs is what the node adds to its time source (controls.go).

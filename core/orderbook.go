@@ -185,6 +185,35 @@ func delegationExpired(validUntil uint64, timeUs int64) bool {
 // staged transactions (Input.Staged), and nothing else may run.
 func (l *Ledger) BeginTick(tickUs int64) { l.engine.BeginTick(tickUs, &l.tick) }
 
+// BeginStaging opens a staging window between ticks: until EndStaging,
+// Apply takes transactions only, and stages each (clob.Engine's staged
+// admission; RejectWaitTick for one that cannot be staged), so that the
+// engine's books and the last tick's result stay as the tick left them
+// for whoever reads them beside it (the node's market index and tick
+// record). The window's transactions are logged as ordinary ones: staged
+// and joined before anything else, they leave the state as the same
+// transactions applied unstaged do (clob's TestStagedThenJoinedEqualsUnstaged,
+// core's TestStagingWindowEqualsReplay), and that is what a replay does.
+// REQUIRES: no tick begun, no window open.
+func (l *Ledger) BeginStaging() {
+	if l.window || l.engine.Staging() {
+		panic("BUG: BeginStaging while staging")
+	}
+	l.window = true
+}
+
+// EndStaging closes the window BeginStaging opened: the staged orders
+// join their books, in admission order.
+func (l *Ledger) EndStaging() {
+	if !l.window {
+		panic("BUG: EndStaging without BeginStaging")
+	}
+	l.window = false
+	if l.engine.Staging() {
+		l.engine.JoinStaged()
+	}
+}
+
 // ClearConcurrent clears the books BeginTick chose (clob.Engine.
 // ClearConcurrent). It is the one ledger method safe to call beside
 // another: Apply of a staged transaction.
