@@ -65,7 +65,9 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 // staged (submitLocked); the tick is then finished and logged under the
 // lock, after the transactions staged during it, as an input like any
 // other. A tick is one input still: a replay stages the same
-// transactions, then runs the whole tick, to the same state.
+// transactions, then runs the whole tick, to the same state. Its
+// downstream stage then runs without the lock too, in a staging window
+// (downstream.go).
 // REQUIRES: n.mu held for writing, n.tickMu held; returns with n.mu held.
 func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
 	if n.inflight.Load() >= MaxInflight {
@@ -73,7 +75,7 @@ func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
 	}
 	start := time.Now()
 	n.ledger.BeginTick(tickUs)
-	n.ticking = true
+	n.ticking, n.clearing = true, true
 	n.ppView.pending.Add(1) // the tick is in flight from now: PastPerfectTime
 	held := time.Since(start)
 	n.mu.Unlock()
@@ -88,8 +90,8 @@ func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
 	hooked.Wait()
 	n.mu.Lock()
 	relocked := time.Now()
-	defer func() { n.stats.tickHoldSeconds.Observe((held + time.Since(relocked)).Seconds()) }()
-	n.ticking = false
+	defer func() { n.stats.tickHoldSeconds.Observe(held.Seconds()) }()
+	n.ticking, n.clearing = false, false
 	n.tickDone.Broadcast()
 	n.ppView.pending.Add(-1) // submitLocked counts it again
 	in := &core.Input{Kind: core.InputTick, TimeUs: tickUs}
@@ -97,9 +99,17 @@ func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
 		// Stopped meanwhile (Close, a failed write): finish the tick in
 		// memory, unlogged, so that the state is whole for a dump.
 		n.ledger.Apply(in)
+		held += time.Since(relocked)
 		return n.stopErr
 	}
+	n.deferTick = !n.cfg.InlineDownstream
 	_, err := n.submitLocked(in, done)
+	n.deferTick = false
+	held += time.Since(relocked)
+	if d := n.downstream; d != nil {
+		n.downstream = nil
+		held += n.downstreamWindow(d)
+	}
 	return err
 }
 
@@ -219,26 +229,30 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 				delete(n.awaiting, tag)
 			}
 		}
-		n.idxMu.Lock()
-		n.market.tick(res)
-		n.market.idx.SyncPerp() // marks, funding, open interest moved
-		n.idxMu.Unlock()
 		n.perp.tick(res, n.ledger.Orderbook())
 		if n.rviews.live {
 			for a := range n.perp.trigTouched {
 				n.publishTriggers(a)
 			}
 		}
+		d := &tickDownstream{res: res, books: n.rviews.live}
 		if e != nil && !e.durable.Load() {
 			// A live tick (a replayed one is durable already) is built and
 			// stored even before a publisher is attached: perp markets tick
 			// every interval, from start-up to shutdown, and a tick missing
 			// from the store would cut the chain a restarted hub replays
 			// `since` from (StoredTicks).
-			e.publish = n.buildTick(res, e) // chains to the previous tick
-			n.recordWithdrawals(e)
+			d.build = n.prepareTick(res, e) // chains to the previous tick
 		}
 		n.lastTickHash = clob.Hash(rec.Tx.Hash)
+		if n.deferTick {
+			n.downstream = d // runTick runs it without mu
+			if d.build != nil {
+				e.built = make(chan struct{}) // before the writer can see e
+			}
+		} else {
+			n.runDownstream(d)
+		}
 		return links
 	case core.InputCreateMarket:
 		n.idxMu.Lock()
@@ -258,6 +272,41 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 // (ReadIndex, Node.Positions).
 type marketViews struct {
 	idx *marketdata.Index
+	// hold: a tick's downstream stage is applying the tick to the index
+	// without the sequencer lock; the orders admitted meanwhile wait in
+	// held, in admission order, for release (after the index's Tick, as
+	// in a replay).
+	hold bool
+	held []heldOrder
+}
+
+// heldOrder is an order admitted while the index was held.
+type heldOrder struct {
+	meta    marketdata.OrderMeta
+	trigger bool
+}
+
+// release applies the held orders and ends the hold.
+// REQUIRES: n.mu and n.idxMu held for writing.
+func (v *marketViews) release() {
+	v.hold = false
+	for i := range v.held {
+		v.record(&v.held[i].meta, v.held[i].trigger)
+	}
+	clear(v.held)
+	v.held = v.held[:0]
+}
+
+// record adds an admitted order (or trigger) to the index, or holds it.
+func (v *marketViews) record(m *marketdata.OrderMeta, trigger bool) {
+	switch {
+	case v.hold:
+		v.held = append(v.held, heldOrder{meta: *m, trigger: trigger})
+	case trigger:
+		v.idx.AdmittedTrigger(m)
+	default:
+		v.idx.Admitted(m)
+	}
 }
 
 func newMarketViews(live marketdata.Live) *marketViews {
@@ -292,7 +341,7 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 			DeadlineUs: int64(in.Deadline), TTLUs: int64(in.TTL), AdmittedUs: timeUs,
 		}
 		if in.Kind == clob.IntentSubmit {
-			v.idx.Admitted(&m)
+			v.record(&m, false)
 			continue
 		}
 		// The order a trigger becomes when it fires (marketdata.KindTriggered).
@@ -301,7 +350,7 @@ func (v *marketViews) admitted(tx *core.Tx, timeUs int64, env *clob.Envelope) {
 		if in.Price.IsZero() {
 			m.Type = clob.Market
 		}
-		v.idx.AdmittedTrigger(&m)
+		v.record(&m, true)
 	}
 }
 

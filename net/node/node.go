@@ -119,6 +119,15 @@ type Config struct {
 	// runTick). Tests use it to hold a tick while transactions are
 	// admitted.
 	DuringClearing func()
+	// DuringDownstream, when set, runs after every live auction tick on a
+	// goroutine of its own, beside the tick's downstream stage, without
+	// the sequencer lock (downstream.go); the next tick waits for both.
+	// Tests use it to hold the stage while transactions are admitted.
+	DuringDownstream func()
+	// InlineDownstream builds each tick's downstream stage under the
+	// sequencer lock, right after the tick applies, as a replay does: for
+	// the tests that compare the two (TestDownstreamEqualsInline).
+	InlineDownstream bool
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
@@ -144,11 +153,21 @@ type Node struct {
 	mu sync.RWMutex
 	state
 	// ticking is true while a tick's books clear without mu (market.go,
-	// runTick): only transactions are admitted then, staged; whatever
-	// else takes mu to change or read the ledger waits on tickDone.
+	// runTick; clearing is true then too) or its downstream stage runs
+	// (downstream.go): only transactions are admitted then, staged;
+	// whatever else takes mu to change or read the ledger waits on
+	// tickDone. Guarded by mu.
+	ticking, clearing bool
+	// deferTick: the tick being applied leaves its downstream stage in
+	// downstream for runTick to run without mu, instead of in line.
 	// Guarded by mu.
-	ticking  bool
-	tickDone *sync.Cond // L is &mu; broadcast when ticking ends
+	deferTick  bool
+	downstream *tickDownstream
+	// liqEquity is what Node.equity answers for the accounts the tick
+	// liquidated while its downstream runs (nil otherwise; written under
+	// mu, read under it or by the downstream on the same goroutine).
+	liqEquity map[clob.Address]clob.Signed
+	tickDone  *sync.Cond // L is &mu; broadcast when ticking ends
 	// tickMu serialises RunDueTicks (the ticker, admin_advanceTime).
 	tickMu sync.Mutex
 	// views is the read views of the state (readviews.go): what the hot
@@ -649,7 +668,7 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	n.ppView.pending.Add(1) // before the stamp: PastPerfectTime
 	if in.Kind == core.InputTx {
 		in.TimeUs = n.clock.NowMicros()
-		in.Staged = n.ticking
+		in.Staged = n.clearing // in a downstream window the ledger stages it, logged as ordinary
 	}
 	if in.Kind == core.InputTick && n.cfg.DuringTick != nil {
 		n.cfg.DuringTick()

@@ -109,19 +109,25 @@ func (v *perpViews) tick(res *clob.TickResult, ob *clob.Engine) {
 	}
 }
 
-// equity is the ledger's equity of a (marketdata.EquityFunc).
-// REQUIRES: n.mu held.
+// equity is the ledger's equity of a (marketdata.EquityFunc): as the tick
+// left it for an account the tick liquidated while its downstream runs
+// (liquidatedEquity).
+// REQUIRES: n.mu held, or a downstream window open on this goroutine.
 func (n *Node) equity(a clob.Address) clob.Signed {
+	if eq, ok := n.liqEquity[a]; ok {
+		return eq
+	}
 	return n.ledger.Margin(core.Address(a)).Equity
 }
 
-// perpTick adds a tick's perp data to t: the live state of the perp
-// markets among t.Markets, the triggers of every account the tick changed
-// (perpViews.tick ran first), and owners, extended with the accounts
-// touched by liquidations and trigger events and with the watched accounts
-// holding a position in a market whose mark or funding index moved.
+// perpTick adds a tick's perp data to t: the triggers of every account the
+// tick changed (perpViews.tick ran first), and extends owners with the
+// accounts touched by liquidations and trigger events and with the
+// watched accounts holding a position in a market whose mark or funding
+// index moved (a perp market moves when it ran, in ran, or its funding
+// accrued at this tick).
 // REQUIRES: n.mu held, right after the tick applied.
-func (n *Node) perpTick(t *tickrec.Tick, res *clob.TickResult, owners map[clob.Address]bool) {
+func (n *Node) perpTick(t *tickrec.Tick, res *clob.TickResult, ran map[clob.Hash]bool, owners map[clob.Address]bool) {
 	ob := n.ledger.Orderbook()
 	pv := &n.perp
 	for i := range res.Events {
@@ -133,15 +139,15 @@ func (n *Node) perpTick(t *tickrec.Tick, res *clob.TickResult, owners map[clob.A
 		}
 	}
 	moved := make(map[clob.Hash]bool)
-	for i := range t.Markets {
-		if !t.Markets[i].HasPerp { // the index read the perp state from the engine
+	for _, id := range ob.AppendMarkets(nil) {
+		p, ok := ob.PerpMarket(id) // false for a spot market
+		if !ok || !ran[id] && p.FundingLastUs != res.TickUs {
 			continue
 		}
-		p := &t.Markets[i].Perp
 		now := perpMark{mark: p.Mark, index: p.FundingIndex}
-		if pv.marks[p.Book] != now {
-			pv.marks[p.Book] = now
-			moved[p.Book] = true
+		if pv.marks[id] != now {
+			pv.marks[id] = now
+			moved[id] = true
 		}
 	}
 	if len(moved) > 0 && n.pub != nil { // no publisher yet: nobody watches

@@ -35,7 +35,10 @@ type Entry struct {
 	// publish is a tick's subscription data, handed to the publisher once
 	// the tick is durable.
 	publish *tickrec.Tick
-	// withdrawals are a live tick's withdrawal outcomes, for the writer.
+	// built, when not nil, is closed once a live tick's downstream stage
+	// has set publish (downstream.go); the storer waits for it.
+	built chan struct{}
+	// withdrawals are a live tick's withdrawal outcomes, for the storer.
 	withdrawals []persist.WithdrawalRow
 }
 
@@ -61,14 +64,23 @@ type writeGroup struct {
 	g      persist.Group
 }
 
-// addDerived adds to g the rows an applied input derives: its tick links,
-// and for a tick its subscription record (stored so that a restarted hub
-// can replay it, StoredTicks; the publisher sees it only once stored) and
-// its withdrawal rows. e may be nil.
+// addDerived adds to g the rows an applied input derives: its tick links
+// and addTick's. e may be nil.
 func addDerived(g *persist.Group, links []persist.TickLink, e *Entry) {
 	g.Links = append(g.Links, links...)
+	addTick(g, e)
+}
+
+// addTick adds to g, for a tick, its subscription record (stored so that
+// a restarted hub can replay it, StoredTicks; the publisher sees it only
+// once stored) and its withdrawal rows, once its downstream stage has
+// built them. e may be nil.
+func addTick(g *persist.Group, e *Entry) {
 	if e == nil {
 		return
+	}
+	if e.built != nil {
+		<-e.built
 	}
 	if t := e.publish; t != nil {
 		g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
@@ -102,7 +114,7 @@ func (n *Node) writer() {
 			switch {
 			case a.in != nil:
 				w.inputs.Add(a.in)
-				addDerived(g, a.links, a.entry)
+				g.Links = append(g.Links, a.links...) // the storer adds the ticks (addTick)
 			case a.batch != nil:
 				g.Batches = append(g.Batches, a.batch)
 			case a.claims != nil:
@@ -215,6 +227,13 @@ func (n *Node) storer() {
 				ws = append(ws, next)
 			default:
 				break more
+			}
+		}
+		for _, w := range ws {
+			for _, a := range w.adm {
+				if a.in != nil {
+					addTick(&w.g, a.entry)
+				}
 			}
 		}
 		g, inputs := &w.g, 0

@@ -108,14 +108,76 @@ func (n *Node) preloadTicks() ([]*tickrec.Tick, int64, error) {
 	return ticks, floorUs, err
 }
 
-// buildTick gathers what subscriptions need from the tick just applied.
-// REQUIRES: n.mu held; the ledger's LastTick and the index are this tick's.
-func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
+// tickBuild is a tick's subscription record while it is built, in two
+// halves: prepareTick reads what the ledger holds (owners' balances,
+// margins and perp positions, triggers, withdrawals) under the sequencer's
+// lock right after the tick applied; finishTick adds what the market index
+// and the engine's books give (orders, levels, markets, spot positions at
+// the new prices) once the index has applied the tick, which the tick's
+// downstream stage does without the sequencer's lock (downstream.go).
+type tickBuild struct {
+	t      *tickrec.Tick
+	e      *Entry
+	owners []ownerHoldings // ascending by account
+	// spot is each owner's cash and locked balance in each market's base
+	// token (keyed token, owner), as the tick left them.
+	spot map[[2]clob.Address][2]uint256.Int
+}
+
+// ownerHoldings is what the ledger holds of one owner of the tick.
+type ownerHoldings struct {
+	account clob.Address
+	perps   []clob.PositionInfo
+	margin  clob.MarginInfo
+}
+
+// prepareTick reads what a tick's record needs of the ledger.
+// REQUIRES: n.mu held; the ledger's LastTick is this tick, e its entry.
+func (n *Node) prepareTick(res *clob.TickResult, e *Entry) *tickBuild {
+	ob := n.ledger.Orderbook()
 	t := &tickrec.Tick{TickUs: res.TickUs, Hash: clob.Hash(e.Rec.Tx.Hash), ParentHash: n.lastTickHash}
+	owners := make(map[clob.Address]bool)
+	ran := make(map[clob.Hash]bool, len(res.Books))
+	for i := range res.Books {
+		bt := &res.Books[i]
+		ran[bt.Book] = true
+		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
+			owners[res.Events[j].Owner] = true
+		}
+	}
+	for i := range res.Events {
+		if ev := &res.Events[i]; ev.Kind == clob.EventTransfer {
+			owners[ev.Owner], owners[ev.To] = true, true
+		}
+	}
+	n.perpTick(t, res, ran, owners)
+	markets := ob.AppendMarkets(nil)
+	b := &tickBuild{t: t, e: e, spot: make(map[[2]clob.Address][2]uint256.Int, len(owners)*len(markets))}
+	for _, a := range sortedOwners(owners) {
+		b.owners = append(b.owners, ownerHoldings{account: a,
+			perps: n.ledger.Positions(nil, core.Address(a)), margin: n.ledger.Margin(core.Address(a))})
+		for _, id := range markets {
+			if m, ok := ob.Market(id); ok {
+				cash, locked := n.balances(m.Base, a)
+				b.spot[[2]clob.Address{m.Base, a}] = [2]uint256.Int{cash, locked}
+			}
+		}
+	}
+	n.recordWithdrawals(e, t)
+	return b
+}
+
+// finishTick completes the record with what the index and the books give:
+// each book's orders created and touched, its levels and modifications,
+// the markets that ran, and the owners' positions.
+// REQUIRES: the index has applied the tick (idxMu held, at least for
+// reading); the engine's books and LastTick are still the tick's, and
+// nothing but staged admissions changes the ledger meanwhile.
+func (n *Node) finishTick(b *tickBuild, res *clob.TickResult) {
+	t := b.t
 	t.CopyResult(res)
 	ob := n.ledger.Orderbook()
 	idx := n.market.idx
-	owners := make(map[clob.Address]bool)
 	ran := make(map[clob.Hash]bool, len(res.Books))
 	// The orders each book's events named, once each, as the index just
 	// applied them: an order lands in Created or Touched once however many
@@ -149,18 +211,11 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
 			}
 		}
 		for j := bt.FirstEvent; j < bt.EndEvent; j++ {
-			ev := &res.Events[j]
-			owners[ev.Owner] = true
-			if ev.Kind == clob.EventUpdate {
+			if ev := &res.Events[j]; ev.Kind == clob.EventUpdate {
 				if info, ok := ob.Order(ev.OrderID); ok {
 					bu.Modified = append(bu.Modified, tickrec.Modification{OrderID: ev.OrderID, Price: info.Price, Size: info.Remaining})
 				}
 			}
-		}
-	}
-	for i := range res.Events {
-		if ev := &res.Events[i]; ev.Kind == clob.EventTransfer {
-			owners[ev.Owner], owners[ev.To] = true, true
 		}
 	}
 	for _, m := range idx.Markets(nil) {
@@ -170,11 +225,15 @@ func (n *Node) buildTick(res *clob.TickResult, e *Entry) *tickrec.Tick {
 			t.Markets = append(t.Markets, m)
 		}
 	}
-	n.perpTick(t, res, owners)
-	for _, a := range sortedOwners(owners) {
-		t.Positions = append(t.Positions, tickrec.AccountPositions{Account: a, Data: n.positionsLocked(a)})
+	spot := func(token, a clob.Address) (cash, locked uint256.Int) {
+		h := b.spot[[2]clob.Address{token, a}]
+		return h[0], h[1]
 	}
-	return t
+	for i := range b.owners {
+		o := &b.owners[i]
+		t.Positions = append(t.Positions, tickrec.AccountPositions{Account: o.account, Data: marketdata.PositionsData{
+			Spot: idx.Positions(nil, o.account, spot), Perps: idx.PerpPositions(nil, o.perps), Margin: o.margin, HasMargin: true}})
+	}
 }
 
 // balances reads the ledger for the index's positions.

@@ -347,9 +347,10 @@ func (n *Node) publishInput(in *core.Input, rec *core.TxRecord) {
 	v.touched = v.touched[:0]
 }
 
-// touchTick notes the accounts the tick just applied changed, republishes
-// the books that ran, and reports whether a perp market ran (every
-// perp-exposed account's margin then moved with its mark and funding).
+// touchTick notes the accounts the tick just applied changed, and reports
+// whether a perp market ran (every perp-exposed account's margin then
+// moved with its mark and funding). The books that ran are republished by
+// the tick's downstream stage (runDownstream), after the index's Tick.
 func (n *Node) touchTick() (perp bool) {
 	v := n.rviews
 	res := n.ledger.LastTick()
@@ -368,22 +369,18 @@ func (n *Node) touchTick() (perp bool) {
 	for _, w := range n.ledger.LastWithdrawals() {
 		v.touch(w.Withdrawer)
 	}
-	ids := make([]clob.Hash, len(res.Books))
 	for i := range res.Books {
-		ids[i] = res.Books[i].Book
-		if cfg, ok := ob.Market(ids[i]); ok && cfg.Kind == clob.Perp {
+		if cfg, ok := ob.Market(res.Books[i].Book); ok && cfg.Kind == clob.Perp {
 			perp = true
 		}
-	}
-	if len(ids) > 0 {
-		n.publishBooks(ids)
 	}
 	return perp
 }
 
 // publishBooks republishes the ob_getOrderbook answers of ids (nil: every
 // book), copying the map of the others.
-// REQUIRES: n.mu held for writing.
+// REQUIRES: n.mu held for writing, or a downstream window open (which
+// makes the inputs that call it wait) and idxMu held for reading.
 func (n *Node) publishBooks(ids []clob.Hash) {
 	v := n.rviews
 	old := v.books.Load()

@@ -84,7 +84,7 @@ func (s *snapshotter) afterInput() {
 	if s.sinceCount < s.n.cfg.SnapshotEvery && time.Since(s.lastAt) < s.n.cfg.SnapshotInterval {
 		return
 	}
-	if s.n.ledger.Orderbook().Staging() { // the staged orders are in no book yet: after the tick
+	if s.n.ticking || s.n.ledger.Orderbook().Staging() { // staged orders are in no book yet, the index is the downstream's: after the tick
 		return
 	}
 	if len(s.todo) == 0 {

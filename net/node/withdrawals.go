@@ -63,18 +63,18 @@ type ClaimProof struct {
 }
 
 // recordWithdrawals keeps the outcomes of the tick just applied with its
-// entry, for the writer, and adds them to the tick's publication.
-// REQUIRES: n.mu held; e is a live tick's entry with its publish set.
-func (n *Node) recordWithdrawals(e *Entry) {
+// entry, for the storer, and adds them to t, the tick's publication.
+// REQUIRES: n.mu held; e is a live tick's entry.
+func (n *Node) recordWithdrawals(e *Entry, t *tickrec.Tick) {
 	outs := n.ledger.LastWithdrawals()
 	if len(outs) == 0 {
 		return
 	}
 	e.withdrawals = make([]persist.WithdrawalRow, len(outs))
-	e.publish.Withdrawals = make([]tickrec.Withdrawal, len(outs))
+	t.Withdrawals = make([]tickrec.Withdrawal, len(outs))
 	for i := range outs {
 		e.withdrawals[i] = persist.WithdrawalRow{Out: outs[i], Pos: uint32(i)}
-		e.publish.Withdrawals[i] = tickrec.Withdrawal{Account: clob.Address(outs[i].Withdrawer), JSON: AppendWithdrawalUpdate(nil, &outs[i])}
+		t.Withdrawals[i] = tickrec.Withdrawal{Account: clob.Address(outs[i].Withdrawer), JSON: AppendWithdrawalUpdate(nil, &outs[i])}
 	}
 }
 

@@ -17,11 +17,13 @@ import (
 // stallTick arms a node whose next tick holds for stallDuration: stall
 // holds it with the sequencer's lock, as a tick finishes
 // (node.Config.DuringTick), stallClearing while its books clear, without
-// the lock (node.Config.DuringClearing). Each starts that tick and returns
-// once it holds, and a channel that yields when the tick is done.
+// the lock (node.Config.DuringClearing), stallDownstream while its
+// downstream stage runs, without the lock (node.Config.DuringDownstream).
+// Each starts that tick and returns once it holds, and a channel that
+// yields when the tick is done.
 type stallTick struct {
-	armed, armedClearing atomic.Bool
-	entered              chan struct{}
+	armed, armedClearing, armedDownstream atomic.Bool
+	entered                               chan struct{}
 }
 
 func (st *stallTick) option() nodeOption {
@@ -37,6 +39,7 @@ func (st *stallTick) option() nodeOption {
 	return func(c *node.Config) {
 		c.DuringTick = hold(&st.armed)
 		c.DuringClearing = hold(&st.armedClearing)
+		c.DuringDownstream = hold(&st.armedDownstream)
 	}
 }
 
@@ -48,6 +51,11 @@ func (st *stallTick) stall(t *testing.T, tn *testNode) <-chan error {
 func (st *stallTick) stallClearing(t *testing.T, tn *testNode) <-chan error {
 	t.Helper()
 	return st.hold(t, tn, &st.armedClearing)
+}
+
+func (st *stallTick) stallDownstream(t *testing.T, tn *testNode) <-chan error {
+	t.Helper()
+	return st.hold(t, tn, &st.armedDownstream)
 }
 
 func (st *stallTick) hold(t *testing.T, tn *testNode, armed *atomic.Bool) <-chan error {

@@ -129,63 +129,70 @@ func TestReadsDuringStalledTick(t *testing.T) {
 	if err := <-ticked; err != nil {
 		t.Fatal(err)
 	}
-	t.Run("sendRawTransaction", func(t *testing.T) {
-		// A tick held while its books clear, with an order of s due in
-		// it: a transfer and an order of another sender are admitted
-		// meanwhile, over HTTP and WebSocket, and s's new nonce reads at
-		// once; the order lands in the next tick, not the held one.
-		s.mustSend(t, tn.submit(t, wethBook, eth(1), eth(1990), 0, 0, 0))
-		o := tn.sender(t, 2)
-		ws, err := ethclient.Dial(tn.ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ws.Close()
-		ticked := st.stallClearing(t, tn)
-		sends := []struct {
-			name string
-			eth  *ethclient.Client
-			tx   *types.Transaction
-		}{
-			{"http transfer", tn.eth, dynTx(t, s.key, chainID, s.nonce, to, big.NewInt(1), new(big.Int), gwei)},
-			{"ws order", ws, o.sign(t, tn.submit(t, wethBook, eth(1), eth(1980), 0, 0, 0), new(big.Int), core.TxGas)},
-		}
-		for _, x := range sends {
-			start := time.Now()
-			if err := x.eth.SendTransaction(ctx, x.tx); err != nil {
-				t.Fatalf("%s: %v", x.name, err)
+	for i, phase := range []struct {
+		name  string
+		stall func(*testing.T, *testNode) <-chan error
+	}{{"clearing", st.stallClearing}, {"downstream", st.stallDownstream}} {
+		t.Run("sendRawTransaction during the "+phase.name, func(t *testing.T) {
+			// A tick held while its books clear, with an order of s due in
+			// it, or held after it while its downstream stage (the index,
+			// the tick's record) is built: a transfer and an order of
+			// another sender are admitted meanwhile, over HTTP and
+			// WebSocket, and s's new nonce reads at once; the order lands
+			// in the next tick, not the held one.
+			s.mustSend(t, tn.submit(t, wethBook, eth(1), eth(1990), 0, 0, 0))
+			o := tn.sender(t, 2+i)
+			ws, err := ethclient.Dial(tn.ws)
+			if err != nil {
+				t.Fatal(err)
 			}
-			d := time.Since(start)
-			t.Logf("%s answered in %v during the clearing", x.name, d)
-			if d > stallSendMax() {
-				t.Errorf("eth_sendRawTransaction (%s) answered in %v during the stalled tick, want ≤ %v", x.name, d, stallSendMax())
+			defer ws.Close()
+			ticked := phase.stall(t, tn)
+			sends := []struct {
+				name string
+				eth  *ethclient.Client
+				tx   *types.Transaction
+			}{
+				{"http transfer", tn.eth, dynTx(t, s.key, chainID, s.nonce, to, big.NewInt(1), new(big.Int), gwei)},
+				{"ws order", ws, o.sign(t, tn.submit(t, wethBook, eth(1), eth(1980), 0, 0, 0), new(big.Int), core.TxGas)},
 			}
-		}
-		s.nonce++
-		o.nonce++
-		if n, err := tn.eth.NonceAt(ctx, s.addr(), nil); err != nil || n != s.nonce {
-			t.Errorf("nonce during the clearing: %d %v, want %d", n, err, s.nonce)
-		}
-		select {
-		case err := <-ticked:
-			t.Fatalf("the tick ended (%v) before the sends were answered", err)
-		default:
-		}
-		if err := <-ticked; err != nil {
-			t.Fatal(err)
-		}
-		heldUs := tn.node.LastTickUs()
-		r := tn.waitReceipt(sends[1].tx.Hash())
-		if r.BlockNumber != nil {
-			t.Fatalf("the order admitted during tick %d landed in it (block %v)", heldUs, r.BlockNumber)
-		}
-		tn.tick(t)
-		r = tn.waitBlock(sends[1].tx.Hash())
-		if r.BlockNumber == nil || r.BlockNumber.Int64() <= heldUs {
-			t.Fatalf("the order admitted during tick %d: block %v after the next tick", heldUs, r.BlockNumber)
-		}
-		tn.waitReceipt(sends[0].tx.Hash())
-	})
+			for _, x := range sends {
+				start := time.Now()
+				if err := x.eth.SendTransaction(ctx, x.tx); err != nil {
+					t.Fatalf("%s: %v", x.name, err)
+				}
+				d := time.Since(start)
+				t.Logf("%s answered in %v during the %s", x.name, d, phase.name)
+				if d > stallSendMax() {
+					t.Errorf("eth_sendRawTransaction (%s) answered in %v during the stalled tick, want ≤ %v", x.name, d, stallSendMax())
+				}
+			}
+			s.nonce++
+			o.nonce++
+			if n, err := tn.eth.NonceAt(ctx, s.addr(), nil); err != nil || n != s.nonce {
+				t.Errorf("nonce during the %s: %d %v, want %d", phase.name, n, err, s.nonce)
+			}
+			select {
+			case err := <-ticked:
+				t.Fatalf("the tick ended (%v) before the sends were answered", err)
+			default:
+			}
+			if err := <-ticked; err != nil {
+				t.Fatal(err)
+			}
+			heldUs := tn.node.LastTickUs()
+			r := tn.waitReceipt(sends[1].tx.Hash())
+			if r.BlockNumber != nil {
+				t.Fatalf("the order admitted during tick %d landed in it (block %v)", heldUs, r.BlockNumber)
+			}
+			tn.tick(t)
+			r = tn.waitBlock(sends[1].tx.Hash())
+			if r.BlockNumber == nil || r.BlockNumber.Int64() <= heldUs {
+				t.Fatalf("the order admitted during tick %d: block %v after the next tick", heldUs, r.BlockNumber)
+			}
+			tn.waitReceipt(sends[0].tx.Hash())
+		})
+	}
 }
 
 // stallRead is one read of the stall test, checking its answer. A REST
