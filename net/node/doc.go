@@ -37,7 +37,16 @@
 // transactions are admitted staged (core/clob/stage.go: checked against
 // the books as the tick began, joined to them when it ends, logged before
 // it); anything else that needs the engine or the whole state waits on
-// tickDone (lockSettled, submitLocked). TestAdmissionDuringTick.
+// tickDone (lockSettled, submitLocked). TestAdmissionDuringTick. Once
+// the tick is logged, its downstream stage (downstream.go: the market
+// index's Tick, the tick's subscription record, the republished books)
+// runs without mu too, in a staging window (core.Ledger.BeginStaging):
+// transactions that change no book are admitted meanwhile, staged and
+// logged as ordinary ones, the rest wait on tickDone. The record is
+// queued for the store on its own once built (admission.body), and the
+// tick answered once it is stored; until then the stored mark of derived
+// rows stays before the tick, so that a restart builds the record again
+// (storer, recordsDue). TestDownstreamEqualsInline.
 //
 //	storer ──stored withdrawal rows──▶ claimer: signs the pending claims
 //	                                   (withdrawals.go) and stores the
@@ -104,7 +113,8 @@
 //     with the state. Writes meanwhile are refused, reads answer from one
 //     state or the other.
 //   - Offline replay (replay.go, ledgerd replay): Replay applies a data
-//     directory's log through the same apply path (afterApply, buildTick)
+//     directory's log through the same apply path (afterApply, with each
+//     tick's downstream stage in line)
 //     on a Node without goroutines, reading the directory read-only; Open
 //     stores the genesis it runs under so the replay starts from it.
 //
@@ -163,9 +173,10 @@
 //   - The index-only ob_* reads (markets, oracle prices, funding rates,
 //     orders, candles, fills, backstop transfers: ReadIndex) take idxMu,
 //     which the sequencer takes inside mu only while it changes the index
-//     (an admitted order, the index's own step of a tick with its copy of
-//     the perp markets' state, an oracle setting, a market creation),
-//     never for the auction.
+//     (an admitted order, an oracle setting, a market creation), and the
+//     tick's downstream stage without mu for the index's own step of a
+//     tick with its copy of the perp markets' state; never for the
+//     auction.
 //   - svc_metrics reads the metrics' buckets under their own mutex,
 //     which the attester takes for one update.
 //   - Still under mu's read lock, off the event loops' hot path: the

@@ -51,16 +51,14 @@ func (n *Node) runDownstream(d *tickDownstream) {
 	if b := d.build; b != nil {
 		n.finishTick(b, d.res)
 		b.e.publish = b.t
-		if b.e.built != nil {
-			close(b.e.built)
-		}
 	}
 }
 
-// downstreamWindow runs d without mu, in a staging window, and returns
-// how long it held mu to open and close the window.
+// downstreamWindow runs d without mu, in a staging window, queues the
+// tick's record for the store (done answers the tick once it is stored),
+// and returns how long it held mu to open and close the window.
 // REQUIRES: n.mu held for writing (again on return); called by runTick.
-func (n *Node) downstreamWindow(d *tickDownstream) (held time.Duration) {
+func (n *Node) downstreamWindow(d *tickDownstream, done func(*Entry, error)) (held time.Duration) {
 	start := time.Now()
 	n.ledger.BeginStaging()
 	n.ticking = true
@@ -74,6 +72,9 @@ func (n *Node) downstreamWindow(d *tickDownstream) (held time.Duration) {
 	}
 	n.runDownstream(d)
 	hooked.Wait()
+	if b := d.build; b != nil && !n.admitQ.push(admission{body: b.e, done: done}) {
+		done(nil, ErrStopped) // the pipeline has stopped: the record is built again on restart
+	}
 	n.mu.Lock()
 	start = time.Now()
 	n.ledger.EndStaging()

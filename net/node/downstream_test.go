@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -175,4 +176,90 @@ func TestDownstreamEqualsInline(t *testing.T) {
 	a.cfg.DuringDownstream = nil
 	a.n = closeReplayRestart(t, a.n, a.cfg, nil)
 	a.n.Close()
+}
+
+// TestRestartBuildsALateRecord: a live tick's subscription record is
+// stored after the tick's input, with a later group (admission.body). The
+// node stops between the two store writes: the stored mark of derived
+// rows must have stayed before the tick, so that the restart builds the
+// record again, and the node then stores the ticks a node that never
+// stopped stores, byte for byte.
+func TestRestartBuildsALateRecord(t *testing.T) {
+	book := DevMarkets()[0].ID
+	const iv = 500_000
+	run := func(crash bool) *Node {
+		cfg := testConfig(t, t.TempDir())
+		cfg.Markets = DevMarkets()
+		clock := cfg.Clock.(*ManualClock)
+		var armed, failing atomic.Bool
+		if crash {
+			cfg.DuringDownstream = func() {
+				if armed.Load() {
+					time.Sleep(100 * time.Millisecond) // the tick's input is stored meanwhile
+					failing.Store(true)
+				}
+			}
+			cfg.BeforeStore = func(int) error {
+				if failing.Load() {
+					return errors.New("the process died here")
+				}
+				return nil
+			}
+		}
+		n := openNode(t, cfg)
+		deadline := uint64((clock.NowMicros()/iv + 8) * iv)
+		for i := range 3 {
+			submitWait(t, n, obTx(1, uint64(i), submitOrder(book, clob.Sell, 1, 200_000+uint64(i), deadline)))
+			submitWait(t, n, obTx(2, uint64(i), submitOrder(book, clob.Buy, 1, 200_010, deadline)))
+			advanceTick(t, n, clock, iv)
+		}
+		submitWait(t, n, obTx(1, 3, submitOrder(book, clob.Sell, 2, 200_000, deadline)))
+		submitWait(t, n, obTx(2, 3, submitOrder(book, clob.Buy, 1, 200_010, deadline)))
+		armed.Store(true)
+		clock.Advance(iv)
+		durable, err := n.RunDueTicks()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = <-durable
+		if !crash {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if err == nil {
+			t.Fatal("the tick whose record could not be stored was answered")
+		}
+		if d, _ := n.log.Derived(); d >= n.log.Len() {
+			t.Fatalf("derived %d of %d inputs: the mark passed the tick whose record is not stored", d, n.log.Len())
+		}
+		n.Close()
+		cfg.DuringDownstream, cfg.BeforeStore = nil, nil
+		n = openNode(t, cfg)
+		if d, err := n.log.Derived(); err != nil || d != n.log.Len() {
+			t.Fatalf("after the restart: derived %d of %d inputs, %v", d, n.log.Len(), err)
+		}
+		return n
+	}
+	ref := run(false)
+	defer ref.Close()
+	got := run(true)
+	defer got.Close()
+	want, err := ref.StoredTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, err := got.StoredTicks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 4 || len(have) != len(want) {
+		t.Fatalf("%d stored ticks, want %d", len(have), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(tickrec.AppendTick(nil, have[i]), tickrec.AppendTick(nil, want[i])) {
+			t.Fatalf("stored tick %d differs from the one of the node that never stopped", i)
+		}
+	}
 }

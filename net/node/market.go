@@ -103,12 +103,16 @@ func (n *Node) runTick(tickUs int64, done func(*Entry, error)) error {
 		return n.stopErr
 	}
 	n.deferTick = !n.cfg.InlineDownstream
-	_, err := n.submitLocked(in, done)
+	inputDone := done
+	if n.deferTick {
+		inputDone = nil // answered with its record (downstreamWindow)
+	}
+	_, err := n.submitLocked(in, inputDone)
 	n.deferTick = false
 	held += time.Since(relocked)
 	if d := n.downstream; d != nil {
 		n.downstream = nil
-		held += n.downstreamWindow(d)
+		held += n.downstreamWindow(d, done)
 	}
 	return err
 }
@@ -248,7 +252,7 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		if n.deferTick {
 			n.downstream = d // runTick runs it without mu
 			if d.build != nil {
-				e.built = make(chan struct{}) // before the writer can see e
+				e.recordLater = true // before the writer can see e
 			}
 		} else {
 			n.runDownstream(d)

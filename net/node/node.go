@@ -290,7 +290,13 @@ type admission struct {
 	batch  *persist.Batch
 	claims []persist.Claim
 	snap   *persist.Snapshot
-	done   func(*Entry, error)
+	// body is a live tick whose subscription record its downstream stage
+	// built after the tick's input was queued (downstream.go): stored and
+	// published with this group, and the tick answered then.
+	body *Entry
+	// done answers the admission; nil for a tick's input whose record
+	// comes later (body).
+	done func(*Entry, error)
 }
 
 // answeredStored reports whether a is answered once its group is stored,
@@ -298,6 +304,13 @@ type admission struct {
 // right after, its links, published tick and withdrawal rows, is stored
 // then) and everything that is not an input.
 func (a *admission) answeredStored() bool { return a.in == nil || a.in.Kind == core.InputTick }
+
+// answer runs a's done, if it has one.
+func (a *admission) answer(e *Entry, err error) {
+	if a.done != nil {
+		a.done(e, err)
+	}
+}
 
 // defaultOrderbookLimits replaces zero orderbook limits with the defaults
 // (a node's, and a replay's of a directory that stores no genesis).

@@ -35,9 +35,10 @@ type Entry struct {
 	// publish is a tick's subscription data, handed to the publisher once
 	// the tick is durable.
 	publish *tickrec.Tick
-	// built, when not nil, is closed once a live tick's downstream stage
-	// has set publish (downstream.go); the storer waits for it.
-	built chan struct{}
+	// recordLater: a live tick whose downstream stage sets publish after
+	// the tick's input was queued (downstream.go); the record is queued on
+	// its own then (admission.body).
+	recordLater bool
 	// withdrawals are a live tick's withdrawal outcomes, for the storer.
 	withdrawals []persist.WithdrawalRow
 }
@@ -64,28 +65,27 @@ type writeGroup struct {
 	g      persist.Group
 }
 
-// addDerived adds to g the rows an applied input derives: its tick links
-// and addTick's. e may be nil.
+// addDerived adds to g the rows an applied input derives: its tick links,
+// and for a tick its withdrawal rows and its subscription record (stored
+// so that a restarted hub can replay it, StoredTicks; the publisher sees it
+// only once stored), unless its downstream stage builds the record later
+// and queues it on its own (admission.body). e may be nil.
 func addDerived(g *persist.Group, links []persist.TickLink, e *Entry) {
 	g.Links = append(g.Links, links...)
-	addTick(g, e)
-}
-
-// addTick adds to g, for a tick, its subscription record (stored so that
-// a restarted hub can replay it, StoredTicks; the publisher sees it only
-// once stored) and its withdrawal rows, once its downstream stage has
-// built them. e may be nil.
-func addTick(g *persist.Group, e *Entry) {
 	if e == nil {
 		return
 	}
-	if e.built != nil {
-		<-e.built
+	g.Withdrawals = append(g.Withdrawals, e.withdrawals...)
+	if !e.recordLater {
+		addTickRecord(g, e)
 	}
+}
+
+// addTickRecord adds e's subscription record to g, if e is a tick.
+func addTickRecord(g *persist.Group, e *Entry) {
 	if t := e.publish; t != nil {
 		g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
 	}
-	g.Withdrawals = append(g.Withdrawals, e.withdrawals...)
 }
 
 func newWriteGroups(n int) chan *writeGroup {
@@ -114,7 +114,9 @@ func (n *Node) writer() {
 			switch {
 			case a.in != nil:
 				w.inputs.Add(a.in)
-				g.Links = append(g.Links, a.links...) // the storer adds the ticks (addTick)
+				addDerived(g, a.links, a.entry)
+			case a.body != nil:
+				addTickRecord(g, a.body)
 			case a.batch != nil:
 				g.Batches = append(g.Batches, a.batch)
 			case a.claims != nil:
@@ -164,7 +166,7 @@ func (n *Node) syncer() {
 		}
 		for _, a := range w.adm {
 			if !a.answeredStored() {
-				a.done(a.entry, nil)
+				a.answer(a.entry, nil)
 			}
 		}
 		n.toStore <- w
@@ -213,6 +215,7 @@ func (n *Node) storer() {
 	var failed bool
 	var ws []*writeGroup
 	var merged persist.Group
+	var records []uint64 // the log seqs of the ticks whose records are due, oldest first
 	for w := range n.toStore {
 		// The groups waiting behind it go in the same write: a storer that
 		// fell behind catches up with fewer, larger commits.
@@ -229,13 +232,6 @@ func (n *Node) storer() {
 				break more
 			}
 		}
-		for _, w := range ws {
-			for _, a := range w.adm {
-				if a.in != nil {
-					addTick(&w.g, a.entry)
-				}
-			}
-		}
 		g, inputs := &w.g, 0
 		if len(ws) > 1 {
 			merged.Reset()
@@ -246,6 +242,13 @@ func (n *Node) storer() {
 		}
 		for _, w := range ws {
 			inputs += w.inputs.Len()
+			records = recordsDue(records, w)
+		}
+		if len(records) > 0 && g.Through >= records[0] {
+			// A tick whose record is not stored yet: what is derived is
+			// stored up to the input before it, so that a restart builds
+			// the record again if the node stops first (Open, Derived).
+			g.Through = records[0] - 1
 		}
 		var err error
 		if failed {
@@ -266,6 +269,25 @@ func (n *Node) storer() {
 		}
 		clear(merged.Batches) // the batches are the attester's
 	}
+}
+
+// recordsDue updates due, the log seqs of the ticks whose subscription
+// records come after their inputs (admission.body), oldest first, with
+// group w: its ticks of that kind join the list, its records leave it.
+func recordsDue(due []uint64, w *writeGroup) []uint64 {
+	seq := w.g.Through - uint64(w.inputs.Len()) // the seq before the group's first input
+	for _, a := range w.adm {
+		if a.in != nil {
+			seq++
+			if a.entry != nil && a.entry.recordLater {
+				due = append(due, seq)
+			}
+		}
+		if a.body != nil { // records come in tick order: the oldest due
+			due = due[1:]
+		}
+	}
+	return due
 }
 
 // mergeGroup appends what g stores to dst (a later group after an earlier
@@ -299,19 +321,29 @@ func (n *Node) stored(w *writeGroup, err error) {
 	for _, a := range w.adm {
 		if a.entry != nil {
 			a.entry.withdrawals = nil
-			if a.entry.publish != nil {
-				if pub != nil {
-					pub.PublishTick(a.entry.publish)
-				}
-				a.entry.publish = nil
+			if !a.entry.recordLater { // else its record comes later (body)
+				n.publishStored(pub, a.entry)
 			}
 		}
+		if a.body != nil {
+			n.publishStored(pub, a.body)
+		}
 		if a.answeredStored() {
-			a.done(a.entry, nil)
+			a.answer(a.entry, nil)
 		}
 	}
 	clear(w.adm) // the entries are the attester's now
 	n.freeGroups <- w
+}
+
+// publishStored hands a stored tick's record to pub (nil: none attached).
+func (n *Node) publishStored(pub Publisher, e *Entry) {
+	if e.publish != nil {
+		if pub != nil {
+			pub.PublishTick(e.publish)
+		}
+		e.publish = nil
+	}
 }
 
 // fail handles a log write error: what the group applied in memory is not
@@ -328,7 +360,7 @@ func (n *Node) fail(group []admission, err error, inputs bool) {
 	}
 	for _, a := range group {
 		if inputs || a.answeredStored() {
-			a.done(nil, ErrLogFailed)
+			a.answer(nil, ErrLogFailed)
 		}
 	}
 }

@@ -14,11 +14,13 @@ import (
 	"github.com/ledgervenue/node/net/subs"
 )
 
-// Publishing to subscriptions. The node builds each tick's tickrec.Tick under
-// the sequencer lock, right after the tick applied (the engine's levels and
-// the index are then exactly the tick's), and hands it to the publisher
-// only once the tick is durable: a subscriber never sees a fill that a crash
-// could take back. Attested receipts go to Publisher.Attested after each
+// Publishing to subscriptions. The node builds each tick's tickrec.Tick
+// right after the tick applied: what it reads of the ledger under the
+// sequencer lock (prepareTick), the rest in the tick's downstream stage
+// (finishTick, downstream.go), while the engine's levels and the index are
+// still exactly the tick's. It hands the record to the publisher only once
+// the tick is durable: a subscriber never sees a fill that a crash could
+// take back. Attested receipts go to Publisher.Attested after each
 // batch.
 
 // PublishDepthMax bounds the levels per side a tick publishes for
