@@ -355,9 +355,15 @@ func (n *Node) touchTick() (perp bool) {
 	v := n.rviews
 	res := n.ledger.LastTick()
 	ob := n.ledger.Orderbook()
+	// A busy tick has thousands of events from a few owners: each owner
+	// once, not a sort of them all (publishInput sorts what is touched).
+	owners := make(map[clob.Address]struct{})
 	for i := range res.Events {
 		ev := &res.Events[i]
-		v.touch(core.Address(ev.Owner))
+		if _, ok := owners[ev.Owner]; !ok {
+			owners[ev.Owner] = struct{}{}
+			v.touch(core.Address(ev.Owner))
+		}
 		switch ev.Kind {
 		case clob.EventTransfer:
 			v.touch(core.Address(ev.To))
