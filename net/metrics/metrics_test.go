@@ -267,6 +267,11 @@ func TestScrapeCountsTraffic(t *testing.T) {
 	if n, intents := after.histogram(t, "ledgerd_auction_tick_intents"); n != ticks+1 || intents != 1 {
 		t.Errorf("ticks observed %d with %v intents, want 1 tick landing the order", n-ticks, intents)
 	}
+	for _, name := range []string{"ledgerd_auction_tick_hold_seconds", "ledgerd_auction_tick_downstream_seconds"} {
+		if n, _ := after.histogram(t, name); n != ticks+1 {
+			t.Errorf("%s observed %d ticks, want %d", name, n, ticks+1)
+		}
+	}
 	if n, _ := after.histogram(t, "ledgerd_group_commit_duration_seconds"); n <= commits {
 		t.Error("no group commit observed")
 	}

@@ -66,6 +66,7 @@ func (n *Node) downstreamWindow(d *tickDownstream, done func(*Entry, error)) (he
 	n.liqEquity = n.liquidatedEquity(d.res)
 	held = time.Since(start)
 	n.mu.Unlock()
+	released := time.Now()
 	var hooked sync.WaitGroup
 	if hook := n.cfg.DuringDownstream; hook != nil {
 		hooked.Go(hook) // beside the stage, as DuringClearing beside the clearing
@@ -77,6 +78,7 @@ func (n *Node) downstreamWindow(d *tickDownstream, done func(*Entry, error)) (he
 	}
 	n.mu.Lock()
 	start = time.Now()
+	n.stats.tickDownstreamSeconds.Observe(start.Sub(released).Seconds())
 	n.ledger.EndStaging()
 	n.liqEquity = nil
 	n.idxMu.Lock()

@@ -68,7 +68,7 @@ type stats struct {
 	txs [txKinds][txOutcomes]atomic.Uint64
 	// Observed by the sequencer (ticks), the writer (commits) and the
 	// attester (attestation latency, through metrics.observe).
-	tickSeconds, tickHoldSeconds, tickIntents, commitSeconds, commitItems, storeSeconds, attestSeconds prometheus.Histogram
+	tickSeconds, tickHoldSeconds, tickDownstreamSeconds, tickIntents, commitSeconds, commitItems, storeSeconds, attestSeconds prometheus.Histogram
 }
 
 // init makes the histograms; m observes the attestation latency into one.
@@ -82,7 +82,9 @@ func (s *stats) init(m *metrics) {
 	s.tickSeconds = h("ledgerd_auction_tick_duration_seconds",
 		"Time one auction tick takes, from its beginning to its end (clearing every due book, indexing, building its subscription data).", seconds)
 	s.tickHoldSeconds = h("ledgerd_auction_tick_hold_seconds",
-		"Time one auction tick holds the sequencer's lock: the part of it during which only transactions are admitted, staged, is left out.", seconds)
+		"Time one auction tick holds the sequencer's lock: the parts of it during which only transactions are admitted, staged, are left out.", seconds)
+	s.tickDownstreamSeconds = h("ledgerd_auction_tick_downstream_seconds",
+		"Time one live auction tick's downstream stage (market index, republished books, subscription data) runs after the tick, without the sequencer's lock.", seconds)
 	s.tickIntents = h("ledgerd_auction_tick_intents",
 		"Orderbook intents (orders, cancels, updates, withdrawals) one auction tick applied.", append([]float64{0}, counts...))
 	s.commitSeconds = h("ledgerd_group_commit_duration_seconds",
@@ -170,7 +172,7 @@ func (n *Node) Stats() Stats {
 // registry.
 func (n *Node) Histograms() []prometheus.Collector {
 	s := &n.stats
-	return []prometheus.Collector{s.tickSeconds, s.tickHoldSeconds, s.tickIntents, s.commitSeconds, s.commitItems, s.storeSeconds, s.attestSeconds}
+	return []prometheus.Collector{s.tickSeconds, s.tickHoldSeconds, s.tickDownstreamSeconds, s.tickIntents, s.commitSeconds, s.commitItems, s.storeSeconds, s.attestSeconds}
 }
 
 // len is the number of items queued.
