@@ -294,10 +294,11 @@ func closeReplayRestart(t *testing.T, n *Node, cfg Config, closed func()) *Node 
 // TestStagedUnderLoad: market makers' ladders from six accounts, sent as
 // fast as each account's previous one is durable, while a driver moves the
 // clock by an auction interval every few milliseconds and runs the ticks
-// on two spot books; many ladders arrive while a tick's books clear and
-// are staged. After the load, `ledgerd replay` and a restart reach the
-// state hash the node had, and the supply is conserved. Under -race it
-// checks the node's own state against the clearing too.
+// on two spot books; many ladders arrive while a tick's books clear, or
+// while its downstream stage runs, and are staged. After the load,
+// `ledgerd replay` and a restart reach the state hash the node had, and
+// the supply is conserved. Under -race it checks the node's own state
+// against the clearing and the downstream stage too.
 func TestStagedUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3 s load")
@@ -306,6 +307,14 @@ func TestStagedUnderLoad(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testConfig(t, dir)
 	cfg.SnapshotEvery = -1
+	// windows counts the downstream windows open: a ladder admitted while
+	// one was open before and after its send was admitted in it.
+	var windows, inWindow atomic.Int64
+	cfg.DuringDownstream = func() {
+		windows.Add(1)
+		time.Sleep(200 * time.Microsecond) // a window long enough to meet the senders
+		windows.Add(-1)
+	}
 	clock := cfg.Clock.(*ManualClock)
 	markets := DevMarkets()
 	for i := range markets {
@@ -353,7 +362,11 @@ func TestStagedUnderLoad(t *testing.T) {
 				tx := obTx(a, nonce, abi.AppendSubmitBatch(nil, inner))
 				tx.Hash[3], tx.Hash[4] = byte(nonce>>8), byte(nonce>>16)
 				durable := make(chan error, 1)
+				open := windows.Load() > 0
 				rej, err := n.SubmitTx(tx, func(_ *Entry, err error) { durable <- err })
+				if open && windows.Load() > 0 {
+					inWindow.Add(1)
+				}
 				if err == nil && !rej.OK() {
 					err = fmt.Errorf("account %d nonce %d refused: %+v", a, nonce, rej)
 				}
@@ -398,7 +411,10 @@ func TestStagedUnderLoad(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%d ladders, %d of them staged", txs, staged)
+		t.Logf("%d ladders, %d of them staged during a clearing, about %d during a downstream window", txs, staged, inWindow.Load())
+		if inWindow.Load() == 0 {
+			t.Error("no ladder arrived while a tick's downstream stage ran: the test did not test its window")
+		}
 		if staged == 0 {
 			t.Fatal("no ladder arrived while a tick's books cleared: the test did not test staging")
 		}
