@@ -39,7 +39,7 @@ type Entry struct {
 	// the tick's input was queued (downstream.go); the record is queued on
 	// its own then (admission.body).
 	recordLater bool
-	// withdrawals are a live tick's withdrawal outcomes, for the storer.
+	// withdrawals are a live tick's withdrawal outcomes, for the writer.
 	withdrawals []persist.WithdrawalRow
 }
 
@@ -322,11 +322,11 @@ func (n *Node) stored(w *writeGroup, err error) {
 		if a.entry != nil {
 			a.entry.withdrawals = nil
 			if !a.entry.recordLater { // else its record comes later (body)
-				n.publishStored(pub, a.entry)
+				publishStored(pub, a.entry)
 			}
 		}
 		if a.body != nil {
-			n.publishStored(pub, a.body)
+			publishStored(pub, a.body)
 		}
 		if a.answeredStored() {
 			a.answer(a.entry, nil)
@@ -337,7 +337,7 @@ func (n *Node) stored(w *writeGroup, err error) {
 }
 
 // publishStored hands a stored tick's record to pub (nil: none attached).
-func (n *Node) publishStored(pub Publisher, e *Entry) {
+func publishStored(pub Publisher, e *Entry) {
 	if e.publish != nil {
 		if pub != nil {
 			pub.PublishTick(e.publish)

@@ -120,7 +120,8 @@ func (n *Node) preloadTicks() ([]*tickrec.Tick, int64, error) {
 type tickBuild struct {
 	t      *tickrec.Tick
 	e      *Entry
-	owners []ownerHoldings // ascending by account
+	ran    map[clob.Hash]bool // the books the tick ran
+	owners []ownerHoldings    // ascending by account
 	// spot is each owner's cash and locked balance in each market's base
 	// token (keyed token, owner), as the tick left them.
 	spot map[[2]clob.Address][2]uint256.Int
@@ -153,16 +154,19 @@ func (n *Node) prepareTick(res *clob.TickResult, e *Entry) *tickBuild {
 		}
 	}
 	n.perpTick(t, res, ran, owners)
-	markets := ob.AppendMarkets(nil)
-	b := &tickBuild{t: t, e: e, spot: make(map[[2]clob.Address][2]uint256.Int, len(owners)*len(markets))}
+	var bases []clob.Address // each market's base token, once
+	for _, id := range ob.AppendMarkets(nil) {
+		if m, ok := ob.Market(id); ok && !slices.Contains(bases, m.Base) {
+			bases = append(bases, m.Base)
+		}
+	}
+	b := &tickBuild{t: t, e: e, ran: ran, spot: make(map[[2]clob.Address][2]uint256.Int, len(owners)*len(bases))}
 	for _, a := range sortedOwners(owners) {
 		b.owners = append(b.owners, ownerHoldings{account: a,
 			perps: n.ledger.Positions(nil, core.Address(a)), margin: n.ledger.Margin(core.Address(a))})
-		for _, id := range markets {
-			if m, ok := ob.Market(id); ok {
-				cash, locked := n.balances(m.Base, a)
-				b.spot[[2]clob.Address{m.Base, a}] = [2]uint256.Int{cash, locked}
-			}
+		for _, token := range bases {
+			cash, locked := n.balances(token, a)
+			b.spot[[2]clob.Address{token, a}] = [2]uint256.Int{cash, locked}
 		}
 	}
 	n.recordWithdrawals(e, t)
@@ -180,7 +184,6 @@ func (n *Node) finishTick(b *tickBuild, res *clob.TickResult) {
 	t.CopyResult(res)
 	ob := n.ledger.Orderbook()
 	idx := n.market.idx
-	ran := make(map[clob.Hash]bool, len(res.Books))
 	// The orders each book's events named, once each, as the index just
 	// applied them: an order lands in Created or Touched once however many
 	// events it has, by its first one.
@@ -189,7 +192,6 @@ func (n *Node) finishTick(b *tickBuild, res *clob.TickResult) {
 	for i := range res.Books {
 		bt := &res.Books[i]
 		bu := &t.Books[i]
-		ran[bt.Book] = true
 		// Sized once: a busy book lists thousands of orders, and growing a
 		// list of OrderMeta (248 bytes each) copied each of them again.
 		if bt.NewOrders > 0 {
@@ -223,7 +225,7 @@ func (n *Node) finishTick(b *tickBuild, res *clob.TickResult) {
 	for _, m := range idx.Markets(nil) {
 		// A perp market runs every interval, whether or not its book had
 		// work: its funding accrued in this tick.
-		if ran[m.Config.ID] || m.HasPerp && m.Perp.FundingLastUs == res.TickUs {
+		if b.ran[m.Config.ID] || m.HasPerp && m.Perp.FundingLastUs == res.TickUs {
 			t.Markets = append(t.Markets, m)
 		}
 	}

@@ -63,7 +63,7 @@ type ClaimProof struct {
 }
 
 // recordWithdrawals keeps the outcomes of the tick just applied with its
-// entry, for the storer, and adds them to t, the tick's publication.
+// entry, for the writer, and adds them to t, the tick's publication.
 // REQUIRES: n.mu held; e is a live tick's entry.
 func (n *Node) recordWithdrawals(e *Entry, t *tickrec.Tick) {
 	outs := n.ledger.LastWithdrawals()
