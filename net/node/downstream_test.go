@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -12,7 +11,6 @@ import (
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/core/clob/abi"
-	"github.com/ledgervenue/node/core/tickrec"
 )
 
 // TestDownstreamEqualsInline: a tick's downstream stage (the index's Tick,
@@ -157,22 +155,7 @@ func TestDownstreamEqualsInline(t *testing.T) {
 	if la, lb := a.n.levels(book), b.n.levels(book); la != lb {
 		t.Fatalf("books differ: %s, %s", la, lb)
 	}
-	ta, err := a.n.StoredTicks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := b.n.StoredTicks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ta) != len(tb) || len(ta) < 9 {
-		t.Fatalf("stored ticks: %d and %d", len(ta), len(tb))
-	}
-	for i := range ta {
-		if ea, eb := tickrec.AppendTick(nil, ta[i]), tickrec.AppendTick(nil, tb[i]); !bytes.Equal(ea, eb) {
-			t.Fatalf("stored tick %d at %d differs: %d and %d bytes\n%+v\n%+v", i, ta[i].TickUs, len(ea), len(eb), ta[i], tb[i])
-		}
-	}
+	sameStoredTicks(t, a.n, b.n, 9)
 	a.cfg.DuringDownstream = nil
 	a.n = closeReplayRestart(t, a.n, a.cfg, nil)
 	a.n.Close()
@@ -246,20 +229,5 @@ func TestRestartBuildsALateRecord(t *testing.T) {
 	defer ref.Close()
 	got := run(true)
 	defer got.Close()
-	want, err := ref.StoredTicks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have, err := got.StoredTicks()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 4 || len(have) != len(want) {
-		t.Fatalf("%d stored ticks, want %d", len(have), len(want))
-	}
-	for i := range want {
-		if !bytes.Equal(tickrec.AppendTick(nil, have[i]), tickrec.AppendTick(nil, want[i])) {
-			t.Fatalf("stored tick %d differs from the one of the node that never stopped", i)
-		}
-	}
+	sameStoredTicks(t, got, ref, 4)
 }
