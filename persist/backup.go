@@ -130,7 +130,12 @@ func CheckBackup(r io.Reader) error {
 // nothing; a later one leaves a store Open refuses.
 // REQUIRES: no Append, snapshot or prune runs meanwhile.
 func (l *Log) Restore(r io.Reader) error {
+	// The marker is durable before the first change and removed only once
+	// every change is (Badger's writes are not synced: checkpoint.go).
 	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(restoreMarker, nil) }); err != nil {
+		return fmt.Errorf("cannot restore the store: %w", err)
+	}
+	if err := syncStore(l.db, l.dir); err != nil {
 		return fmt.Errorf("cannot restore the store: %w", err)
 	}
 	wb := l.db.NewWriteBatch()
@@ -183,7 +188,13 @@ func (l *Log) Restore(r io.Reader) error {
 		err = wb.Flush()
 	}
 	if err == nil {
+		err = syncStore(l.db, l.dir)
+	}
+	if err == nil {
 		err = l.db.Update(func(txn *badger.Txn) error { return txn.Delete(restoreMarker) })
+	}
+	if err == nil {
+		err = l.checkpoint()
 	}
 	if err != nil {
 		return fmt.Errorf("cannot restore the store (it is now damaged: restore it again or start afresh): %w", err)

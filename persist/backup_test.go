@@ -64,13 +64,13 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	set(t, l, "a1", "one", "b2", "two", "c3", "three", "e5", "five")
+	set(t, l, "a1", "one", "a2", "two", "c3", "three", "e5", "five")
 	var backup bytes.Buffer
 	if err := l.Backup(&backup); err != nil {
 		t.Fatal(err)
 	}
 	want, wantLen := dumpStore(t, l), l.Len()
-	set(t, l, "a0", "new first", "b2", "", "c3", "changed", "d4", "new middle", "z9", "new last")
+	set(t, l, "a0", "new first", "a2", "", "c3", "changed", "d4", "new middle", "z9", "new last")
 	if err := l.Append(&Group{Inputs: sampleInputs()}); err != nil {
 		t.Fatal(err)
 	}

@@ -6,18 +6,23 @@
 // Model. The sequencer appends inputs in the order it applied them;
 // AppendInputs writes a group of them to the log's segment files with one
 // write and one fdatasync (segments.go), and only after it returns does the
-// node acknowledge those inputs to clients. Store then writes what goes
-// with them to Badger in one synced transaction: the attestation batches
-// and their history, the tick links, published ticks, withdrawal rows and
-// claims, snapshots. Replay feeds the inputs back in order at start-up,
-// which rebuilds the exact ledger state (core is deterministic); the rows
-// derived from inputs after Derived (a crash between the two writes) are
-// written again from that replay.
+// node acknowledge those inputs to clients. What the committee signed
+// (attestation batches, claim proofs) is written there too, as side
+// records (sides.go), in the same write. Store then writes what goes with
+// them to Badger in one transaction, without a sync: the attestation
+// batches and their history, the tick links, published ticks, withdrawal
+// rows and claims, snapshots. Replay feeds the inputs back in order at
+// start-up, which rebuilds the exact ledger state (core is deterministic);
+// the rows derived from inputs after Derived (a crash between the two
+// writes) are written again from that replay, and the side records after
+// it stored again (Sides). Checkpoints (checkpoint.go) bound what a stop of
+// the whole machine can take from Badger.
 //
 // Segment files (dir/log/<first seq, 16 hex digits>.seg):
 //
 //	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames
 //	frame:   length 4 | crc32c(payload) 4 | payload: kind (u8) | body
+//	         (kinds with the high bit set are side records: sides.go)
 //
 // Badger keys and values:
 //

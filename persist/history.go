@@ -232,24 +232,44 @@ func decodeLogKeyFields(b []byte, lg *core.Log) ([]byte, error) {
 	return b[32*n:], nil
 }
 
-// Head returns where the history ends, from the newest stored batch.
+// Head returns where the history ends, from the newest stored batch (the
+// newest the checkpoint covers while a store whose machine stopped is not
+// rebuilt: checkpoint.go).
 func (l *Log) Head() (Head, error) {
-	h := Head{NextSeq: 1}
+	limit := ^uint64(0)
+	if l.after != nil {
+		limit = l.after.nextBatch - 1
+	}
+	var h Head
 	err := l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{batchPrefix}})
-		defer it.Close()
-		it.Seek(batchKey(^uint64(0)))
-		if !it.Valid() {
-			return nil
-		}
-		b := Batch{Seq: binary.BigEndian.Uint64(it.Item().Key()[1:])}
-		if err := it.Item().Value(func(v []byte) error { return decodeBatch(v, &b) }); err != nil {
-			return fmt.Errorf("attestation batch %d: %w", b.Seq, err)
-		}
-		h = Head{NextPlace: b.FirstPlace + uint64(b.Leaves), NextSeq: b.Seq + 1, LastUs: b.TimeUs}
-		return nil
+		var err error
+		h, err = headIn(txn, limit)
+		return err
 	})
 	return h, err
+}
+
+// headIn returns where the history ends, from the newest stored batch with
+// a seq up to limit.
+func headIn(txn *badger.Txn, limit uint64) (Head, error) {
+	h := Head{NextSeq: 1}
+	if limit == 0 {
+		return h, nil
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{batchPrefix}})
+	defer it.Close()
+	it.Seek(batchKey(limit))
+	if !it.Valid() {
+		return h, nil
+	}
+	if len(it.Item().Key()) != 9 {
+		return h, fmt.Errorf("%w: attestation batch key %x", ErrCorrupt, it.Item().Key())
+	}
+	b := Batch{Seq: binary.BigEndian.Uint64(it.Item().Key()[1:])}
+	if err := it.Item().Value(func(v []byte) error { return decodeBatch(v, &b) }); err != nil {
+		return h, fmt.Errorf("attestation batch %d: %w", b.Seq, err)
+	}
+	return Head{NextPlace: b.FirstPlace + uint64(b.Leaves), NextSeq: b.Seq + 1, LastUs: b.TimeUs}, nil
 }
 
 // RecordByHash returns the attested record with this transaction hash; nil

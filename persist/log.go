@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -42,10 +43,16 @@ const FormatVersion = 7
 // concurrently (the node replays before it serves).
 type Log struct {
 	db    *badger.DB
+	dir   string
 	segs  *segments
 	ticks tickStore
 	// advisedAt is when Append last advised the memtable logs (trim.go).
 	advisedAt time.Time
+	// after is set while a store whose machine stopped under it is not
+	// rebuilt yet: what it may rely on (checkpoint.go).
+	after        *trust
+	checkpointAt time.Time
+	readOnly     bool
 }
 
 // Open opens (creating if needed) the log in dir.
@@ -55,7 +62,13 @@ func Open(dir string) (*Log, error) { return open(dir, nil) }
 // measure the alternatives).
 func open(dir string, tune func(badger.Options) badger.Options) (*Log, error) {
 	opts := badger.DefaultOptions(dir).
-		WithSyncWrites(true). // an acknowledged input survives a crash
+		// No sync per write: what must survive a crash is in the segment
+		// files (inputs and side records); a checkpoint syncs the rest
+		// now and then (checkpoint.go). Measured under market-maker
+		// ladders beside a read probe (BENCHMARKS.md, issue 25): a synced
+		// memtable log per group cost ~10 % of the node's CPU in msync
+		// and writes back pages a flush would have dropped.
+		WithSyncWrites(false).
 		WithLogger(nil).
 		// Every memtable flush is an L0 table, and every L0 table spans all
 		// the key prefixes, so each one is merged into the whole of the
@@ -99,8 +112,12 @@ func open(dir string, tune func(badger.Options) badger.Options) (*Log, error) {
 		db.Close()
 		return nil, fmt.Errorf("cannot open intent log in %q: %w", dir, err)
 	}
-	l := &Log{db: db, segs: segs}
-	for _, check := range []func(string) error{l.checkFormat, l.checkRestored} {
+	l := &Log{db: db, dir: dir, segs: segs, readOnly: opts.ReadOnly}
+	checks := []func(string) error{l.checkFormat, l.checkRestored}
+	if !opts.ReadOnly {
+		checks = append(checks, l.openRunning)
+	}
+	for _, check := range checks {
 		if err := check(dir); err != nil {
 			l.Close()
 			return nil, err
@@ -172,7 +189,7 @@ func (b *Inputs) Reset() { b.frames, b.n = b.frames[:0], 0 }
 // and one fdatasync. It returns the seq of the last input stored, which
 // the Group that carries their derived rows takes as Through.
 func (l *Log) AppendInputs(b *Inputs) (uint64, error) {
-	if b.n > 0 {
+	if len(b.frames) > 0 {
 		if err := l.segs.write(b.frames, b.n); err != nil {
 			return 0, err
 		}
@@ -233,6 +250,9 @@ func (l *Log) Append(g *Group) error {
 // are missing after a crash between AppendInputs and Store, and the node
 // writes them again from its replay.
 func (l *Log) Derived() (through uint64, err error) {
+	if l.after != nil {
+		return l.after.derived, nil
+	}
 	err = l.db.View(func(txn *badger.Txn) error {
 		through, err = derivedIn(txn)
 		return err
@@ -259,12 +279,14 @@ func derivedIn(txn *badger.Txn) (uint64, error) {
 	return through, err
 }
 
-// Store makes g (but its Inputs) durable with one synced Badger write (more
-// only if the group exceeds Badger's transaction size): the attester's
-// batches and their history share it. When it returns nil all of it is on
-// disk.
+// Store writes g (but its Inputs) to Badger in one transaction (more only
+// if the group exceeds Badger's transaction size), without a sync: the
+// attester's batches and their history share it. When it returns nil, all
+// of it is readable and survives the process; a checkpoint makes it
+// durable (checkpoint.go).
 //
-// REQUIRES: g's inputs are durable (AppendInputs returned g.Through); each
+// REQUIRES: g's inputs and side records are durable (AppendInputs returned
+// g.Through); each
 // batch's Seq is one more than the last stored batch's (1 for the first),
 // and its FirstPlace the previous batch's end; Batches checks the sequence
 // on the way back. A snapshot's Seq is at most g.Through.
@@ -312,6 +334,17 @@ func (l *Log) Store(g *Group) error {
 		return fmt.Errorf("cannot commit intent log: %w", err)
 	}
 	l.ticks.times = ticks
+	if l.after != nil || g.Snapshot != nil || time.Since(l.checkpointAt) >= checkpointEvery {
+		if err := l.checkpoint(); err != nil {
+			return err
+		}
+	}
+	if l.after != nil { // rebuilt: from now on the store's marks hold
+		l.after = nil
+		if err := writeFileSynced(l.dir, runningFile, []byte(bootID())); err != nil {
+			return err
+		}
+	}
 	if now := time.Now(); now.Sub(l.advisedAt) >= adviseLogsEvery {
 		l.advisedAt = now
 		l.adviseLogs()
@@ -332,4 +365,13 @@ func (l *Log) Replay(from uint64, fn func(seq uint64, in *core.Input) error) err
 }
 
 // Close flushes and closes the log.
-func (l *Log) Close() error { return errors.Join(l.segs.close(), l.db.Close()) }
+func (l *Log) Close() error {
+	err := errors.Join(l.segs.close(), l.db.Close())
+	if err == nil && !l.readOnly && l.after == nil {
+		// Closed whole: the next open trusts the store's marks.
+		if rerr := os.Remove(filepath.Join(l.dir, runningFile)); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			err = rerr
+		}
+	}
+	return err
+}

@@ -27,10 +27,12 @@ import (
 //
 //	dir/log/<seq of the first record, 16 hex digits>.seg
 //	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames
-//	frame:   length 4 | crc32c(payload) 4 | payload (AppendRecord's encoding)
+//	frame:   length 4 | crc32c(payload) 4 | payload (AppendRecord's encoding,
+//	         or a side record: its first byte has the high bit set, sides.go)
 //
-// Seqs are implicit: a segment's records are its first seq, first+1, …;
-// the next segment starts where the previous one ends. A segment rolls once
+// Seqs are implicit: a segment's input records are its first seq, first+1,
+// …; side records take no seq (a side record before the input with seq s
+// is "at" s). The next segment starts where the previous one ends. A segment rolls once
 // it holds segmentBytesMax bytes, and each run of the node starts its own.
 // Only the newest segment is appended to, so only it can end in a torn frame (a write the crash cut, never
 // acknowledged: an acknowledgement follows the fdatasync that covers every
@@ -146,8 +148,8 @@ func cutFile(path string, size int64) error {
 	return f.Sync()
 }
 
-// scanSegment counts the whole frames of the segment at path and returns
-// where the last one ends.
+// scanSegment counts the whole input frames of the segment at path and
+// returns where its last whole frame ends.
 func scanSegment(path string, first uint64) (n uint64, end int64, err error) {
 	c, err := openSegmentAt(path, first)
 	if err != nil {
@@ -155,14 +157,16 @@ func scanSegment(path string, first uint64) (n uint64, end int64, err error) {
 	}
 	defer c.f.Close()
 	for {
-		_, err := c.frame()
+		p, err := c.frame()
 		if err != nil {
 			if errors.Is(err, errTorn) {
 				return n, c.off, nil
 			}
 			return 0, 0, err
 		}
-		n++
+		if !isSide(p) {
+			n++
+		}
 	}
 }
 
@@ -253,13 +257,14 @@ func (s *segments) first() uint64 {
 	return s.segs[0]
 }
 
-// write appends frames (n records, encoded by appendFrame) to the newest
-// segment, rolling first when it is full. It does not sync: sync does.
+// write appends frames (n input records and any side records, encoded by
+// appendFrame) to the newest segment, rolling first when it is full. It
+// does not sync: sync does.
 func (s *segments) write(frames []byte, n int) error {
 	if s.readOnly {
 		return errReadOnly
 	}
-	if s.f == nil || s.size >= s.rollAt {
+	if s.f == nil || (s.size >= s.rollAt && n > 0) {
 		if err := s.roll(); err != nil {
 			return err
 		}
@@ -308,6 +313,17 @@ func (s *segments) roll() error {
 		s.f = nil
 	}
 	first := s.next.Load()
+	s.mu.Lock()
+	last := uint64(0)
+	if n := len(s.segs); n > 0 {
+		last = s.segs[n-1]
+	}
+	s.mu.Unlock()
+	if last == first {
+		// The newest segment holds side records only (an earlier run
+		// stopped before its next input): appended to, never replaced.
+		return s.reopen(first)
+	}
 	f, err := os.OpenFile(s.path(first), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("cannot start an intent log segment: %w", err)
@@ -327,6 +343,22 @@ func (s *segments) roll() error {
 	}
 	s.mu.Unlock()
 	s.f, s.size = f, int64(len(hdr))
+	return nil
+}
+
+// reopen makes the segment starting at first, which holds no input, the
+// one appended to.
+func (s *segments) reopen(first uint64) error {
+	f, err := os.OpenFile(s.path(first), os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("cannot reopen an intent log segment: %w", err)
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("cannot reopen an intent log segment: %w", err)
+	}
+	s.f, s.size = f, size
 	return nil
 }
 
@@ -421,6 +453,9 @@ func (c *segCursor) next() (uint64, []byte, error) {
 			c.r = nil
 			continue // the next segment must start at c.seq
 		}
+		if isSide(p) {
+			continue
+		}
 		seq := c.seq
 		c.seq++
 		if seq >= c.from {
@@ -497,10 +532,16 @@ func (s *segments) truncate(seq uint64) error {
 	if err != nil {
 		return err
 	}
-	for r := cut; r < seq; r++ {
-		if _, err := c.frame(); err != nil {
+	// The cut follows input seq-1 (sides.go: the side records after it
+	// may go too).
+	for r := cut; r < seq; {
+		p, err := c.frame()
+		if err != nil {
 			c.f.Close()
 			return fmt.Errorf("%w: intent log segment %d ends before seq %d", ErrCorrupt, cut, seq)
+		}
+		if !isSide(p) {
+			r++
 		}
 	}
 	end := c.off

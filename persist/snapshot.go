@@ -55,12 +55,18 @@ func snapshotKey(seq uint64) []byte { return u64Key(snapshotPrefix, seq) }
 // Snapshots calls fn for the stored snapshots, newest first, until it
 // returns false: with the state after seq inputs, or the error that kept it
 // from being read (a damaged snapshot: the caller tries an older one).
+// While a store whose machine stopped is not rebuilt, only the snapshots
+// its checkpoint covers count (checkpoint.go).
 func (l *Log) Snapshots(fn func(seq uint64, body []byte, err error) bool) error {
 	_, dec := codecs()
+	newest := ^uint64(0)
+	if l.after != nil {
+		newest = l.after.derived
+	}
 	return l.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte{snapshotPrefix}})
 		defer it.Close()
-		for it.Seek(snapshotKey(^uint64(0))); it.Valid(); it.Next() {
+		for it.Seek(snapshotKey(newest)); it.Valid(); it.Next() {
 			seq := binary.BigEndian.Uint64(it.Item().Key()[1:])
 			var body []byte
 			err := it.Item().Value(func(v []byte) error {

@@ -3,6 +3,7 @@ package persist
 import (
 	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -68,7 +69,8 @@ func (l *Log) KeepTicks(keep int) error {
 // the newest keep. It returns the stored ticks' times as they are once the
 // write commits; Append adopts them then (a failed write changes nothing).
 //
-// REQUIRES: ts in increasing time, newer than every stored tick.
+// REQUIRES: ts in increasing time, newer than every stored tick (but in a
+// rebuild).
 func (l *Log) putTicks(s *setter, ts []StoredTick) ([]int64, error) {
 	if len(ts) == 0 {
 		return l.ticks.times, nil
@@ -76,6 +78,11 @@ func (l *Log) putTicks(s *setter, ts []StoredTick) ([]int64, error) {
 	keep, old := l.ticks.keep, l.ticks.times
 	if keep == 0 {
 		panic("BUG: persist: Append with ticks before KeepTicks")
+	}
+	if l.after != nil {
+		// A rebuild after the machine stopped (checkpoint.go) writes
+		// again ticks the store may still hold.
+		old = old[:sort.Search(len(old), func(i int) bool { return old[i] >= ts[0].TickUs })]
 	}
 	ts = ts[max(0, len(ts)-keep):] // older ones would be deleted at once
 	drop := max(0, len(old)+len(ts)-keep)

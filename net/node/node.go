@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -564,12 +565,16 @@ func (n *Node) restore() error {
 	if err != nil {
 		return err
 	}
-	if derived < n.log.Len() {
+	if rest, err = n.restoreSides(derived, rest, &rebuilt); err != nil {
+		return err
+	}
+	if derived < n.log.Len() || len(rebuilt.Batches) > 0 || len(rebuilt.Claims) > 0 {
 		rebuilt.Through = n.log.Len()
 		if err := n.log.Store(&rebuilt); err != nil {
 			return fmt.Errorf("cannot store the rows derived from inputs %d to %d: %w", derived+1, rebuilt.Through, err)
 		}
-		n.Logf("stored again what inputs %d to %d derive (stopped between their log write and their store write)", derived+1, rebuilt.Through)
+		n.Logf("stored again what inputs %d to %d derive and %d signed batches (stopped between their log write and their store write)",
+			derived+1, rebuilt.Through, len(rebuilt.Batches))
 	}
 	if n.records < head.NextPlace {
 		return fmt.Errorf("the history holds %d attested records, the log only %d: the data directory is damaged", head.NextPlace, n.records)
@@ -585,6 +590,45 @@ func (n *Node) restore() error {
 		n.attestQ.push(e)
 	}
 	return nil
+}
+
+// restoreSides adds to rebuilt what the committee signed after derived that
+// the store does not hold (the log's side records): the claims, and the
+// batches after the newest stored one, which attest the oldest of rest,
+// the replayed records not attested in the store. It attaches those
+// records to their batches and returns the rest.
+func (n *Node) restoreSides(derived uint64, rest []*Entry, rebuilt *persist.Group) ([]*Entry, error) {
+	sides, err := n.log.Sides(derived + 1)
+	if err != nil {
+		return nil, err
+	}
+	rebuilt.Claims = append(rebuilt.Claims, sides.Claims...)
+	var leaves [][32]byte
+	for _, sb := range sides.Batches {
+		if sb.Seq < n.nextBatchSeq {
+			continue // stored
+		}
+		if sb.Seq != n.nextBatchSeq || sb.FirstPlace != n.attestedEnd || int(sb.Leaves) > len(rest) ||
+			!slices.Equal(appendLeaves(leaves[:0], rest[:sb.Leaves]), sb.LeafHashes) {
+			return nil, fmt.Errorf("the log's attestation batch %d does not attest its records (places %d to %d): the data directory is damaged",
+				sb.Seq, sb.FirstPlace, sb.FirstPlace+uint64(sb.Leaves)-1)
+		}
+		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs)
+		if err != nil {
+			return nil, fmt.Errorf("the log's attestation batch %d: %w", sb.Seq, err)
+		}
+		group := rest[:sb.Leaves]
+		sb.Records = make([]*core.TxRecord, len(group))
+		for i, e := range group {
+			sb.Records[i] = e.Rec
+		}
+		rebuilt.Batches = append(rebuilt.Batches, sb)
+		n.attach(group, b)
+		n.nextBatchSeq++
+		n.ppView.lastAtt.Store(sb.TimeUs)
+		rest = rest[sb.Leaves:]
+	}
+	return rest, nil
 }
 
 // checkNewestBatch rebuilds the newest stored batch from its leaves: a

@@ -118,8 +118,13 @@ func (n *Node) writer() {
 			case a.body != nil:
 				addTickRecord(g, a.body)
 			case a.batch != nil:
+				// What the committee signed is durable with the inputs
+				// (a side record), before Badger holds it: a restart
+				// stores it again rather than sign over other records.
+				w.inputs.AddBatch(a.batch)
 				g.Batches = append(g.Batches, a.batch)
 			case a.claims != nil:
+				w.inputs.AddClaims(a.claims)
 				g.Claims = append(g.Claims, a.claims...)
 			case a.snap != nil:
 				g.Snapshot = a.snap // at most one: the snapshotter waits for each

@@ -3,12 +3,16 @@ package node
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/tickrec"
+	"github.com/ledgervenue/node/persist"
 )
 
 // lostRound runs a round of four crossing orders and their tick on n,
@@ -115,6 +119,153 @@ func sameStoredTicks(t *testing.T, got, want *Node, min int) {
 	for i := range ref {
 		if a, b := tickrec.AppendTick(nil, have[i]), tickrec.AppendTick(nil, ref[i]); !bytes.Equal(a, b) {
 			t.Fatalf("stored tick %d, at %d, differs: %d bytes, want %d", i, ref[i].TickUs, len(a), len(b))
+		}
+	}
+}
+
+// TestRestartKeepsSignedBatches: the node stops after an attestation batch
+// is durable in the log (a side record, with its group's fdatasync) and
+// before Badger stores it; the restart stores that batch as signed (same
+// time, root and signatures) instead of signing the records again, and
+// every batch the log holds is the one the store holds.
+func TestRestartKeepsSignedBatches(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	var stopping atomic.Bool
+	release := make(chan struct{})
+	cfg.BeforeStore = func(int) error {
+		if !stopping.Load() {
+			return nil
+		}
+		<-release
+		return errors.New("the process died here")
+	}
+	n := openNode(t, cfg)
+	for i := range uint64(3) {
+		submitDurable(t, n, devTransfer(i, 1))
+	}
+	waitStored(t, n)
+	stopping.Store(true)
+	head, err := n.log.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitDurable(t, n, devTransfer(3, 1))
+	// The attester signs it; the syncer makes the batch durable; the
+	// storer holds it.
+	var lost *persist.Batch
+	for deadline := time.Now().Add(10 * time.Second); lost == nil; {
+		sides, err := n.log.Sides(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range sides.Batches {
+			if b.Seq == head.NextSeq {
+				lost = b
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no batch reached the log")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if h, _ := n.log.Head(); h.NextSeq != head.NextSeq {
+		t.Fatalf("batch %d stored before the crash: the test stopped nothing", h.NextSeq-1)
+	}
+	close(release)
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.BeforeStore = nil
+	n = openNode(t, cfg)
+	defer n.Close()
+	sides, err := n.log.Sides(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sides.Batches) < int(head.NextSeq) {
+		t.Fatalf("the log holds %d batches, want at least %d", len(sides.Batches), head.NextSeq)
+	}
+	for _, want := range sides.Batches {
+		got, err := n.log.Batch(want.Seq)
+		if err != nil || got == nil {
+			t.Fatalf("batch %d: %v %v", want.Seq, got, err)
+		}
+		if got.TimeUs != want.TimeUs || got.Root != want.Root || !slices.Equal(got.Sigs, want.Sigs) || !slices.Equal(got.LeafHashes, want.LeafHashes) {
+			t.Fatalf("batch %d was signed again: stored %+v, the log's %+v", want.Seq, got, want)
+		}
+	}
+	// The receipts of the lost batch's records name it as signed.
+	inLost := 0
+	for i := range uint64(4) {
+		h := devTransfer(i, 1).Hash
+		attested := make(chan struct{})
+		if !n.OnAttested(h, func() { close(attested) }) {
+			t.Fatalf("transfer %d unknown after the restart", i)
+		}
+		<-attested
+		r, _ := n.Lookup(h)
+		if r.Batch.Seq == lost.Seq {
+			inLost++
+			if r.Batch.Timestamp != lost.TimeUs || r.Batch.Root != lost.Root {
+				t.Fatalf("transfer %d: batch %d at %d, the log's at %d", i, r.Batch.Seq, r.Batch.Timestamp, lost.TimeUs)
+			}
+		}
+	}
+	if inLost == 0 {
+		t.Fatalf("no transfer's receipt names batch %d", lost.Seq)
+	}
+}
+
+// TestRestartAfterMachineStop: a node whose machine stopped under it (its
+// store's running marker names another boot) trusts only the store's
+// checkpoint, here the one taken when it opened, before any traffic: it
+// derives the history again from the log and stores the batches the log's
+// side records hold, as they were signed; state and batches equal the
+// node's before the stop.
+func TestRestartAfterMachineStop(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	cfg.Markets = DevMarkets()
+	clock := cfg.Clock.(*ManualClock)
+	n := openNode(t, cfg)
+	workload(t, n, clock, 2, -1, map[int]uint64{}, nil)
+	waitStored(t, n)
+	_, wantHash := n.StateAt()
+	head, err := n.log.Head()
+	if err != nil || head.NextSeq < 3 {
+		t.Fatalf("head %+v %v: too little history", head, err)
+	}
+	var want []*persist.Batch
+	for seq := uint64(1); seq < head.NextSeq; seq++ {
+		b, err := n.log.Batch(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, b)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "running"), []byte("another boot"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1_000_000) // a batch signed again would carry a later time
+	n = openNode(t, cfg)
+	defer n.Close()
+	for n.inflight.Load() > 0 { // what it would attest again, if anything
+		time.Sleep(time.Millisecond)
+	}
+	waitStored(t, n)
+	if _, h := n.StateAt(); h != wantHash {
+		t.Fatal("the state differs after the rebuild")
+	}
+	if h, err := n.log.Head(); err != nil || h.NextSeq < head.NextSeq {
+		t.Fatalf("head after the rebuild %+v %v, want at least %+v", h, err, head)
+	}
+	for _, w := range want {
+		got, err := n.log.Batch(w.Seq)
+		if err != nil || got == nil || got.TimeUs != w.TimeUs || got.Root != w.Root || !slices.Equal(got.Sigs, w.Sigs) {
+			t.Fatalf("batch %d after the rebuild: %+v %v, want %+v", w.Seq, got, err, w)
 		}
 	}
 }
