@@ -22,7 +22,10 @@
 # ledgerd_auction_tick_hold_seconds ("-" for a node without it); then the
 # medians per (build, rate) and each build's knee over those medians (the
 # first rate achieving under 95 % of the offered one or with an ack p99 over
-# P99_MAX_MS). BENCHMARKS.md takes these.
+# P99_MAX_MS). Last, per build, the node's CPU time (user + system, from
+# /proc) per acknowledged mm request over the whole ramp, probe included:
+# a figure the machine's noise moves less than the tails. BENCHMARKS.md
+# takes these.
 #
 # Environment: RATES (500,1000,1500,3000,5000), PROBE (balance:3000),
 # CONNS (32), DRAIN (5s), P99_MAX_MS (100); OUT, a directory to keep each
@@ -122,6 +125,12 @@ bench() {
 }
 
 rows=$tmp/rows # build run rate probe_p99 ack_p99 achieved tick_p99 errors hold_p99, tab-separated
+cpus=$tmp/cpus # build run cpu_us_per_request, tab-separated
+
+# cpu_ticks prints the user + system clock ticks process $1 has used.
+cpu_ticks() {
+	awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
+}
 
 # show prints rows in columns, the figures rounded.
 show() {
@@ -144,8 +153,13 @@ for i in $(seq 1 "$runs"); do
 		bench "$which" "$which-$i-idle" --url "$url" --wait-up 60s --scenario idle --probe "$probe" --duration "$duration"
 		jq -r --arg b "$which" --arg i "$i" '.nodes[0].steps[0].runs[0] as $r |
 			[$b, $i, "idle", $r.probe.p99_ms, "-", "-", "-", $r.probe.errors, "-"] | @tsv' "$tmp/r.json" >>"$rows"
+		before=$(cpu_ticks "$node_pid")
 		bench "$which" "$which-$i-mm" --url "$url" --scenario mm --ramp "$rates" --conns "$conns" --probe "$probe" \
 			--metrics "http://127.0.0.1:$admin/metrics" --duration "$duration"
+		used=$(($(cpu_ticks "$node_pid") - before))
+		jq -r --arg b "$which" --arg i "$i" --argjson used "$used" --argjson hz "$(getconf CLK_TCK)" \
+			'[.nodes[0].steps[].runs[0].ok] | add as $ok | [$b, $i, (if $ok > 0 then $used / $hz * 1e6 / $ok else "-" end)] | @tsv' \
+			"$tmp/r.json" >>"$cpus"
 		jq -r --arg b "$which" --arg i "$i" '.nodes[0].steps[] | .rate as $rate | .runs[0] as $r |
 			[$b, $i, $rate, $r.probe.p99_ms, $r.p99_ms, $r.achieved, ($r.tick.p99_ms // "-"), $r.errors + $r.probe.errors,
 			($r.tick.hold_p99_ms // "-")] | @tsv' \
@@ -182,4 +196,10 @@ for which in base head; do
 		fi
 	done
 	echo "$which knee: ${knee:-none up to ${rates##*,}}${knee:+/s offered} (achieved < 95 % of offered or ack p99 > $p99max ms)"
+done
+echo
+echo "node CPU per acknowledged mm request over the ramp, µs (runs; median):"
+for which in base head; do
+	runs_cpu=$(awk -F'\t' -v b="$which" '$1 == b {printf "%s%.0f", sep, $3; sep = " "}' "$cpus")
+	printf '%-5s %s; %.0f\n' "$which" "$runs_cpu" "$(awk -F'\t' -v b="$which" '$1 == b {print $3}' "$cpus" | median)"
 done
