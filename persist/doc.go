@@ -20,7 +20,8 @@
 //
 // Segment files (dir/log/<first seq, 16 hex digits>.seg):
 //
-//	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames
+//	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames | zeros written
+//	         ahead of them (a zero length ends the frames)
 //	frame:   length 4 | crc32c(payload) 4 | payload: kind (u8) | body
 //	         (kinds with the high bit set are side records: sides.go)
 //

@@ -26,7 +26,7 @@ import (
 // a crash (Derived).
 //
 //	dir/log/<seq of the first record, 16 hex digits>.seg
-//	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames
+//	segment: magic "LVSEGv1\n" 8 | first seq 8 | frames | zeros (zeroAhead)
 //	frame:   length 4 | crc32c(payload) 4 | payload (AppendRecord's encoding,
 //	         or a side record: its first byte has the high bit set, sides.go)
 //
@@ -63,7 +63,8 @@ type segments struct {
 	mu       sync.Mutex
 	segs     []uint64 // first seq of each segment, ascending
 	f        *os.File // the segment this run appends to (nil until its first append)
-	size     int64    // bytes in f
+	size     int64    // bytes of frames in f (with its header)
+	zeroed   int64    // f's length: zeros past size (zeroAhead)
 	rollAt   int64    // segmentBytesMax; tests lower it
 	next     atomic.Uint64
 }
@@ -269,11 +270,42 @@ func (s *segments) write(frames []byte, n int) error {
 			return err
 		}
 	}
-	if _, err := s.f.Write(frames); err != nil {
+	if end := s.size + int64(len(frames)); end > s.zeroed {
+		if err := s.zeroTo(end + zeroAhead); err != nil {
+			return err
+		}
+	}
+	if _, err := s.f.WriteAt(frames, s.size); err != nil {
 		return fmt.Errorf("cannot write the intent log: %w", err)
 	}
 	s.size += int64(len(frames))
 	s.next.Add(uint64(n))
+	return nil
+}
+
+// zeroAhead is how far past the frames a segment's file is written with
+// zeros: an fdatasync that must also commit a new file length costs ext4 a
+// journal commit, measured on this VM at 130–160 µs of CPU and 0.57 ms per
+// 16 KiB append against 81–85 µs and 0.29 ms for the same write inside
+// zeros written before. A zero length ends a segment's frames, so readers
+// stop where the frames do.
+//
+// The zeros go in page-sized writes: the kernel sizes a file's page-cache
+// folios by the write that creates them, and a commit that dirties part of
+// a large folio writes all of it back (trim.go).
+const zeroAhead = 256 << 10
+
+var zeros = make([]byte, 4096)
+
+// zeroTo writes zeros from f's length up to end.
+func (s *segments) zeroTo(end int64) error {
+	for s.zeroed < end {
+		n := min(end-s.zeroed, int64(len(zeros)))
+		if _, err := s.f.WriteAt(zeros[:n], s.zeroed); err != nil {
+			return fmt.Errorf("cannot write the intent log: %w", err)
+		}
+		s.zeroed += n
+	}
 	return nil
 }
 
@@ -342,23 +374,27 @@ func (s *segments) roll() error {
 		s.segs = append(s.segs, first)
 	}
 	s.mu.Unlock()
-	s.f, s.size = f, int64(len(hdr))
+	s.f, s.size, s.zeroed = f, int64(len(hdr)), int64(len(hdr))
 	return nil
 }
 
 // reopen makes the segment starting at first, which holds no input, the
 // one appended to.
 func (s *segments) reopen(first uint64) error {
+	_, end, err := scanSegment(s.path(first), first)
+	if err != nil {
+		return err
+	}
 	f, err := os.OpenFile(s.path(first), os.O_RDWR, 0)
 	if err != nil {
 		return fmt.Errorf("cannot reopen an intent log segment: %w", err)
 	}
-	size, err := f.Seek(0, io.SeekEnd)
+	zeroed, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("cannot reopen an intent log segment: %w", err)
 	}
-	s.f, s.size = f, size
+	s.f, s.size, s.zeroed = f, end, zeroed
 	return nil
 }
 
