@@ -480,6 +480,8 @@ func (n *Node) startPipeline() {
 		n.wg.Add(1)
 		go n.trimmer()
 	}
+	n.wg.Add(1)
+	go n.valueLogCollector()
 }
 
 // restore rebuilds the state: from the newest usable snapshot, then the log

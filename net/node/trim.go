@@ -17,8 +17,19 @@ const TrimMappedEveryDefault = 15 * time.Second
 // MADV_PAGEOUT) is logged once and ends the loop: RSS then includes the
 // mapped tables, as without it.
 func (n *Node) trimmer() {
+	n.every(n.cfg.TrimMappedEvery, func() bool {
+		if _, err := n.log.TrimMapped(); err != nil {
+			n.Logf("cannot hand the store's mapped pages back to the kernel, not trying again: %v", err)
+			return false
+		}
+		return true
+	})
+}
+
+// every calls fn every d until Close, or until fn returns false.
+func (n *Node) every(d time.Duration, fn func() bool) {
 	defer n.wg.Done()
-	t := time.NewTicker(n.cfg.TrimMappedEvery)
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
@@ -26,8 +37,7 @@ func (n *Node) trimmer() {
 			return
 		case <-t.C:
 		}
-		if _, err := n.log.TrimMapped(); err != nil {
-			n.Logf("cannot hand the store's mapped pages back to the kernel, not trying again: %v", err)
+		if !fn() {
 			return
 		}
 	}
