@@ -104,9 +104,13 @@
 // Snapshots: 's' | seq 8 → zstd(the node's state after the first seq
 // inputs; its layout is the node's). The frame's checksum catches damage.
 //
-// Published ticks: 'p' | tick time 8 → the tick's subscription data (the
-// node's subs tick codec; opaque here), written with the tick's input. Only
-// the newest KeepTicks stay: Store deletes older ones in the same write.
+// Published ticks: 'p' | tick time 8 | chunk 2 → the chunk-th piece (at
+// most 512 KiB, chunks from 0 with no gap) of the tick's subscription data
+// (the node's subs tick codec; opaque here) compressed with s2 (block
+// format), written with the tick's input. Earlier builds wrote 'p' | tick
+// time 8 → the data whole and uncompressed; such keys are still read and
+// deleted. Only the newest KeepTicks stay: Store deletes older ones in the
+// same write.
 //
 // Bridge withdrawals (withdrawals.go): 'w' and a family byte. The rows and
 // indexes are written with the tick's input that executed them; a claim

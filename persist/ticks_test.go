@@ -1,8 +1,12 @@
 package persist
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"github.com/ledgervenue/node/core"
 )
@@ -108,4 +112,70 @@ func TestTicksSurviveReopen(t *testing.T) {
 	wantTicks(t, l, 40, 50)
 	appendTicks(t, l, 60)
 	wantTicks(t, l, 50, 60)
+}
+
+// TestTicksChunked: a body larger than a chunk is stored in several keys
+// and read back whole; a tick stored whole by an earlier build is read and
+// deleted like the others; deleting a tick leaves none of its chunks.
+func TestTicksChunked(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { l.Close() }()
+	legacy := []byte("a tick an earlier build stored whole")
+	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(u64Key(tickPrefix, 5), legacy) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.KeepTicks(3); err != nil {
+		t.Fatal(err)
+	}
+	big := func(us int64) []byte { // incompressible: several chunks
+		b := make([]byte, 3*tickChunkMax+100)
+		rand.New(rand.NewSource(us)).Read(b)
+		return b
+	}
+	for us := int64(10); us <= 11; us++ {
+		g := Group{Inputs: []*core.Input{{Kind: core.InputTick, TimeUs: us}}, Ticks: []StoredTick{{TickUs: us, Body: big(us)}}}
+		if err := l.Append(&g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := l.Ticks()
+	if err != nil || len(got) != 3 || got[0].TickUs != 5 || !bytes.Equal(got[0].Body, legacy) ||
+		!bytes.Equal(got[1].Body, big(10)) || !bytes.Equal(got[2].Body, big(11)) {
+		t.Fatalf("stored ticks: %d, %v", len(got), err)
+	}
+	keys := func() (n int) {
+		l.db.View(func(txn *badger.Txn) error {
+			it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tickPrefix}})
+			defer it.Close()
+			for it.Rewind(); it.Valid(); it.Next() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	if n := keys(); n != 1+4+4 {
+		t.Fatalf("%d tick keys, want the legacy one and 4 chunks each", n)
+	}
+	appendTicks(t, l, 12, 13) // small: one chunk each; 5 and 10 go
+	if n := keys(); n != 4+1+1 {
+		t.Fatalf("%d tick keys after two more ticks, want 6", n)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.KeepTicks(1); err != nil { // a smaller keep: 11 and 12 go
+		t.Fatal(err)
+	}
+	if n := keys(); n != 1 {
+		t.Fatalf("%d tick keys after KeepTicks(1), want 1", n)
+	}
+	wantTicks(t, l, 13)
 }

@@ -3,6 +3,7 @@ package persist
 import (
 	"bytes"
 	"fmt"
+	"math/rand"
 	"os"
 	"runtime"
 	"strconv"
@@ -136,8 +137,10 @@ func storeTicks(t *testing.T, l *Log, n, size int) {
 		t.Fatal(err)
 	}
 	var g Group
+	rng := rand.New(rand.NewSource(1))
 	for i := range n {
-		body := make([]byte, size)
+		body := make([]byte, size) // incompressible: stored ticks are compressed
+		rng.Read(body)
 		body[0], body[1] = byte(i), byte(i>>8)
 		g.Ticks = append(g.Ticks, StoredTick{TickUs: int64(i + 1), Body: body})
 		if len(g.Ticks) == 500 || i == n-1 {

@@ -6,11 +6,10 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// Badger keeps values of at least its value threshold (1 MB here: the
-// published ticks of busy auctions, snapshots) in value-log files, and
-// reclaims a file only when asked: the published ticks past KeepTicks and
-// the old snapshots are deleted all the time, so without it the value log
-// would grow with every busy tick ever stored.
+// Badger keeps values of at least its value threshold (1 MB here:
+// snapshots; published ticks are chunked below it, ticks.go) in value-log
+// files, and reclaims a file only when asked: old snapshots are deleted as
+// newer ones come, so without it the value log would keep every one.
 
 // ValueLogGCMax bounds the value-log files one CollectValueLog rewrites or
 // drops.

@@ -3,9 +3,8 @@ package node
 import "time"
 
 // valueLogGCEvery is how often the store's value log is collected
-// (persist.CollectValueLog): the published ticks of busy auctions live
-// there, about 5 MB/s under 1 500 ladders/s, and are deleted 80 ticks
-// later.
+// (persist.CollectValueLog): snapshots of 1 MB and more live there and are
+// deleted as newer ones are stored.
 const valueLogGCEvery = 10 * time.Second
 
 // valueLogCollector collects the store's value log until Close. An error
