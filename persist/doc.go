@@ -90,7 +90,9 @@
 // History, written with the batch that attests it (Store, in the same
 // group commit), read without any lock of the node's:
 //
-//	'r' | place 8                 → batch seq 8 | leaf 4 | record
+//	'r' | place 8                 → batch seq 8 | leaf 4 | record, or 0x80 and
+//	                                the record s2-compressed (block format;
+//	                                when that saves an eighth or more)
 //	'h' | tx hash 32              → place 8
 //	'a' | address 20 | place 8    → (empty)      sender and recipient
 //	'l' | place 8 | log index 4   → address 20 | nTopics 1 | topics

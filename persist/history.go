@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/s2"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/binread"
 )
@@ -58,6 +60,8 @@ type Head struct {
 type setter struct {
 	db  *badger.DB
 	txn *badger.Txn
+	// plain is scratch for a record's encoding before it is compressed.
+	plain []byte
 }
 
 func (s *setter) set(key, val []byte) error {
@@ -103,9 +107,11 @@ func (s *setter) putBatch(b *Batch) error {
 	}
 	for i, rec := range b.Records {
 		place := b.FirstPlace + uint64(i)
-		val := binary.BigEndian.AppendUint64(nil, b.Seq)
-		val = binary.BigEndian.AppendUint32(val, uint32(i))
-		if err := s.set(u64Key(recordPrefix, place), appendTxRecord(val, rec)); err != nil {
+		s.plain = appendTxRecord(s.plain[:0], rec)
+		val := make([]byte, 12, 12+1+s2.MaxEncodedLen(len(s.plain)))
+		binary.BigEndian.PutUint64(val, b.Seq)
+		binary.BigEndian.PutUint32(val[8:], uint32(i))
+		if err := s.set(u64Key(recordPrefix, place), appendStoredRecord(val, s.plain)); err != nil {
 			return err
 		}
 		if err := s.set(hashKey(hashPrefix, rec.Tx.Hash), binary.BigEndian.AppendUint64(nil, place)); err != nil {
@@ -157,6 +163,45 @@ func appendLogKeyFields(dst []byte, lg *core.Log) []byte {
 		dst = append(dst, t[:]...)
 	}
 	return dst
+}
+
+// storedRecordS2 marks a record row whose record is s2-compressed (block
+// format); a plain record starts with its kind, below it.
+const storedRecordS2 = 0x80
+
+// storedRecordMax bounds a compressed record's decoded length: a longer
+// one is corruption.
+const storedRecordMax = 4 * MaxDataBytes
+
+// appendStoredRecord appends plain (appendTxRecord's bytes) as a record
+// row holds it: s2-compressed when that saves an eighth or more (a
+// transaction's calldata and logs are ABI words, mostly zero bytes), else
+// as is.
+func appendStoredRecord(dst, plain []byte) []byte {
+	at := len(dst)
+	dst = append(dst, storedRecordS2)
+	n := s2.MaxEncodedLen(len(plain))
+	dst = slices.Grow(dst, n)
+	// Given exactly its bound, Encode writes into dst's spare capacity.
+	if enc := s2.Encode(dst[len(dst):len(dst)+n], plain); len(enc) <= len(plain)-len(plain)/8 {
+		return dst[:len(dst)+len(enc)]
+	}
+	return append(dst[:at], plain...)
+}
+
+// decodeStoredRecord decodes a record row's record (appendStoredRecord's
+// bytes) into rec, which does not alias b.
+func decodeStoredRecord(b []byte, rec *core.TxRecord) error {
+	if len(b) > 0 && b[0] == storedRecordS2 {
+		n, err := s2.DecodedLen(b[1:])
+		if err != nil || n > storedRecordMax {
+			return ErrCorrupt
+		}
+		if b, err = s2.Decode(make([]byte, n), b[1:]); err != nil {
+			return ErrCorrupt
+		}
+	}
+	return decodeTxRecord(b, rec)
 }
 
 // appendTxRecord appends a record's encoding: kind 1 | seq 8 | status 1 |
@@ -352,7 +397,7 @@ func getRecord(txn *badger.Txn, place uint64) (*Stored, error) {
 		}
 		s.BatchSeq = binary.BigEndian.Uint64(v)
 		s.Leaf = binary.BigEndian.Uint32(v[8:])
-		return decodeTxRecord(v[12:], &s.Rec)
+		return decodeStoredRecord(v[12:], &s.Rec)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("history: record at place %d: %w", place, err)
