@@ -135,7 +135,7 @@ func (l *Log) Restore(r io.Reader) error {
 	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(restoreMarker, nil) }); err != nil {
 		return fmt.Errorf("cannot restore the store: %w", err)
 	}
-	if err := syncStore(l.db, l.dir); err != nil {
+	if err := syncStore(l.dir); err != nil {
 		return fmt.Errorf("cannot restore the store: %w", err)
 	}
 	wb := l.db.NewWriteBatch()
@@ -188,7 +188,7 @@ func (l *Log) Restore(r io.Reader) error {
 		err = wb.Flush()
 	}
 	if err == nil {
-		err = syncStore(l.db, l.dir)
+		err = syncStore(l.dir)
 	}
 	if err == nil {
 		err = l.db.Update(func(txn *badger.Txn) error { return txn.Delete(restoreMarker) })

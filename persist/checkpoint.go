@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -22,10 +23,9 @@ import (
 // its marks may claim rows it lost. For that case:
 //
 //   - Store takes a checkpoint every checkpointEvery and after each
-//     snapshot: it syncs the file system that holds the store (syncfs, or
-//     Badger's own sync where there is none), then writes the derived mark
-//     and the next batch seq it covers to dir/checkpoint (replaced
-//     atomically, synced);
+//     snapshot: it syncs the store's unsynced files (syncStore), then
+//     writes the derived mark and the next batch seq it covers to
+//     dir/checkpoint (replaced atomically, synced);
 //   - Open writes the machine's boot id to dir/running and Close removes
 //     it: a store opened while dir/running names another boot was in use
 //     when its machine stopped, and until its next Store (the node's
@@ -105,7 +105,7 @@ func (l *Log) checkpoint() error {
 	if err != nil {
 		return err
 	}
-	if err := syncStore(l.db, l.dir); err != nil {
+	if err := syncStore(l.dir); err != nil {
 		return fmt.Errorf("cannot sync the store: %w", err)
 	}
 	if err := writeFileSynced(l.dir, checkpointFile, appendCheckpoint(nil, cp)); err != nil {
@@ -121,6 +121,37 @@ func appendCheckpoint(dst []byte, cp trust) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, cp.derived)
 	dst = binary.BigEndian.AppendUint64(dst, cp.nextBatch)
 	return binary.BigEndian.AppendUint32(dst, crc32.Checksum(dst[at:], crcTable))
+}
+
+// syncStore makes durable what Badger wrote without a sync: each memtable
+// log (the immutable ones too, which Badger's own Sync leaves alone) and
+// value log, then the folder (new files' names); Badger syncs its tables
+// and manifest itself. Only the store's files: a sync of the whole file
+// system (syncfs) would also wait for whatever else the machine wrote.
+func syncStore(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".mem") && !strings.HasSuffix(name, ".vlog") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, name))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // a memtable flushed and its log removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return syncDir(dir)
 }
 
 // writeFileSynced replaces dir/name with data: a temporary file, synced,
