@@ -69,8 +69,11 @@ func (l *Log) openRunning(dir string) error {
 	if err := l.checkpoint(); err != nil {
 		return err
 	}
-	return writeFileSynced(dir, runningFile, []byte(boot))
+	return l.markRunning()
 }
+
+// markRunning writes this boot's id to dir/running.
+func (l *Log) markRunning() error { return writeFileSynced(l.dir, runningFile, []byte(bootID())) }
 
 // readCheckpoint reads dir/checkpoint; none (a store that never took one)
 // trusts nothing.

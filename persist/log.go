@@ -341,7 +341,7 @@ func (l *Log) Store(g *Group) error {
 	}
 	if l.after != nil { // rebuilt: from now on the store's marks hold
 		l.after = nil
-		if err := writeFileSynced(l.dir, runningFile, []byte(bootID())); err != nil {
+		if err := l.markRunning(); err != nil {
 			return err
 		}
 	}

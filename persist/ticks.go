@@ -59,13 +59,22 @@ func tickChunkKey(tickUs int64, chunk uint16) []byte {
 	return binary.BigEndian.AppendUint16(u64Key(tickPrefix, uint64(tickUs)), chunk)
 }
 
+// keys returns t's keys.
+func (t storedTickKeys) keys() [][]byte {
+	if t.chunks == 0 {
+		return [][]byte{u64Key(tickPrefix, uint64(t.us))}
+	}
+	keys := make([][]byte, t.chunks)
+	for c := range t.chunks {
+		keys[c] = tickChunkKey(t.us, c)
+	}
+	return keys
+}
+
 // del deletes t's keys in s.
 func (t storedTickKeys) del(s *setter) error {
-	if t.chunks == 0 {
-		return s.del(u64Key(tickPrefix, uint64(t.us)))
-	}
-	for c := range t.chunks {
-		if err := s.del(tickChunkKey(t.us, c)); err != nil {
+	for _, k := range t.keys() {
+		if err := s.del(k); err != nil {
 			return err
 		}
 	}
@@ -106,14 +115,11 @@ func (l *Log) KeepTicks(keep int) error {
 		return fmt.Errorf("cannot read the stored ticks: %w", err)
 	}
 	if drop := len(times) - keep; drop > 0 {
-		s := setter{db: l.db, txn: l.db.NewTransaction(true)}
-		defer func() { s.txn.Discard() }()
+		var keys [][]byte
 		for _, t := range times[:drop] {
-			if err := t.del(&s); err != nil {
-				return fmt.Errorf("stored ticks: %w", err)
-			}
+			keys = append(keys, t.keys()...)
 		}
-		if err := s.txn.Commit(); err != nil {
+		if err := l.deleteKeys(keys); err != nil {
 			return fmt.Errorf("stored ticks: %w", err)
 		}
 		times = times[drop:]

@@ -620,10 +620,7 @@ func (n *Node) restoreSides(derived uint64, rest []*Entry, rebuilt *persist.Grou
 			return nil, fmt.Errorf("the log's attestation batch %d: %w", sb.Seq, err)
 		}
 		group := rest[:sb.Leaves]
-		sb.Records = make([]*core.TxRecord, len(group))
-		for i, e := range group {
-			sb.Records[i] = e.Rec
-		}
+		sb.Records = recordsOf(group)
 		rebuilt.Batches = append(rebuilt.Batches, sb)
 		n.attach(group, b)
 		n.nextBatchSeq++

@@ -406,10 +406,7 @@ func (n *Node) attester() {
 		// receipts is served: after a crash they are read back, never
 		// signed again over other records.
 		sb := &persist.Batch{Seq: seq, Epoch: b.Epoch, TimeUs: ts, Root: b.Root, FirstPlace: group[0].place,
-			Leaves: uint32(len(group)), Sigs: b.Sigs, LeafHashes: slices.Clone(leaves), Records: make([]*core.TxRecord, len(group))}
-		for i, e := range group {
-			sb.Records[i] = e.Rec
-		}
+			Leaves: uint32(len(group)), Sigs: b.Sigs, LeafHashes: slices.Clone(leaves), Records: recordsOf(group)}
 		if !n.storeBatch(sb) {
 			return
 		}
@@ -483,6 +480,15 @@ func (n *Node) store(a admission) bool {
 
 // appendLeaves appends the receipt leaves of group, in order: what an
 // attestation batch over group signs.
+// recordsOf returns the records of group, in its order.
+func recordsOf(group []*Entry) []*core.TxRecord {
+	recs := make([]*core.TxRecord, len(group))
+	for i, e := range group {
+		recs[i] = e.Rec
+	}
+	return recs
+}
+
 func appendLeaves(dst [][32]byte, group []*Entry) [][32]byte {
 	for _, e := range group {
 		dst = append(dst, Commitment(e.Rec).Leaf())
