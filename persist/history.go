@@ -60,8 +60,28 @@ type Head struct {
 type setter struct {
 	db  *badger.DB
 	txn *badger.Txn
-	// plain is scratch for a record's encoding before it is compressed.
-	plain []byte
+	sc  *storeScratch
+}
+
+// storeScratch is what one Store writes its rows with, reused by the next.
+type storeScratch struct {
+	slab slab
+	// plain and packed are a record's encoding before and after it is
+	// compressed; ticks holds the compressed ticks of one Store.
+	plain, packed, ticks []byte
+}
+
+// storeTicksKept bounds the ticks' buffer a Store leaves for the next one.
+const storeTicksKept = 16 << 20
+
+// done makes what the Store took free for the next one.
+// REQUIRES: its transaction is committed or discarded.
+func (sc *storeScratch) done() {
+	sc.slab.reset()
+	sc.ticks = sc.ticks[:0]
+	if cap(sc.ticks) > storeTicksKept {
+		sc.ticks = nil
+	}
 }
 
 func (s *setter) set(key, val []byte) error {
@@ -105,30 +125,33 @@ func (s *setter) putBatch(b *Batch) error {
 	if err := s.set(tk, binary.BigEndian.AppendUint64(nil, b.FirstPlace)); err != nil {
 		return err
 	}
+	sc := s.sc
 	for i, rec := range b.Records {
 		place := b.FirstPlace + uint64(i)
-		s.plain = appendTxRecord(s.plain[:0], rec)
-		val := make([]byte, 12, 12+1+s2.MaxEncodedLen(len(s.plain)))
-		binary.BigEndian.PutUint64(val, b.Seq)
-		binary.BigEndian.PutUint32(val[8:], uint32(i))
-		if err := s.set(u64Key(recordPrefix, place), appendStoredRecord(val, s.plain)); err != nil {
+		sc.plain = appendTxRecord(sc.plain[:0], rec)
+		sc.packed = appendStoredRecord(sc.packed[:0], sc.plain)
+		val := binary.BigEndian.AppendUint64(sc.slab.take(12+len(sc.packed)), b.Seq)
+		val = append(binary.BigEndian.AppendUint32(val, uint32(i)), sc.packed...)
+		if err := s.set(appendU64Key(sc.slab.take(u64KeyLen), recordPrefix, place), val); err != nil {
 			return err
 		}
-		if err := s.set(hashKey(hashPrefix, rec.Tx.Hash), binary.BigEndian.AppendUint64(nil, place)); err != nil {
+		val = binary.BigEndian.AppendUint64(sc.slab.take(8), place)
+		if err := s.set(appendHashKey(sc.slab.take(hashKeyLen), hashPrefix, rec.Tx.Hash), val); err != nil {
 			return err
 		}
-		if err := s.set(accountKey(rec.Tx.From, place), nil); err != nil {
+		if err := s.set(appendAccountKey(sc.slab.take(accountKeyLen), rec.Tx.From, place), nil); err != nil {
 			return err
 		}
 		if rec.Tx.HasTo && rec.Tx.To != rec.Tx.From {
-			if err := s.set(accountKey(rec.Tx.To, place), nil); err != nil {
+			if err := s.set(appendAccountKey(sc.slab.take(accountKeyLen), rec.Tx.To, place), nil); err != nil {
 				return err
 			}
 		}
 		for li := range rec.Logs {
 			lg := &rec.Logs[li]
-			key := binary.BigEndian.AppendUint32(u64Key(logPrefixIdx, place), uint32(li))
-			if err := s.set(key, appendLogKeyFields(nil, lg)); err != nil {
+			key := appendU64Key(sc.slab.take(u64KeyLen+4), logPrefixIdx, place)
+			key = binary.BigEndian.AppendUint32(key, uint32(li))
+			if err := s.set(key, appendLogKeyFields(sc.slab.take(logKeyFieldsLen(lg)), lg)); err != nil {
 				return err
 			}
 		}
@@ -137,20 +160,44 @@ func (s *setter) putBatch(b *Batch) error {
 }
 
 func (s *setter) putLink(k *TickLink) error {
-	val := binary.BigEndian.AppendUint64(nil, uint64(k.TickUs))
-	return s.set(hashKey(linkPrefix, k.Intent), append(val, k.TickHash[:]...))
+	val := binary.BigEndian.AppendUint64(s.sc.slab.take(8+len(k.TickHash)), uint64(k.TickUs))
+	return s.set(appendHashKey(s.sc.slab.take(hashKeyLen), linkPrefix, k.Intent), append(val, k.TickHash[:]...))
 }
+
+// The keys' lengths.
+const (
+	u64KeyLen     = 1 + 8
+	hashKeyLen    = 1 + len(core.Hash{})
+	accountKeyLen = 1 + len(core.Address{}) + 8
+)
 
 // u64Key is prefix followed by v, big-endian: keys that sort by v.
 func u64Key(prefix byte, v uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{prefix}, v)
+	return appendU64Key(make([]byte, 0, u64KeyLen), prefix, v)
 }
 
-func hashKey(prefix byte, h core.Hash) []byte { return append([]byte{prefix}, h[:]...) }
+func appendU64Key(dst []byte, prefix byte, v uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(dst, prefix), v)
+}
+
+func hashKey(prefix byte, h core.Hash) []byte {
+	return appendHashKey(make([]byte, 0, hashKeyLen), prefix, h)
+}
+
+func appendHashKey(dst []byte, prefix byte, h core.Hash) []byte {
+	return append(append(dst, prefix), h[:]...)
+}
 
 func accountKey(a core.Address, place uint64) []byte {
-	return binary.BigEndian.AppendUint64(append([]byte{accountPrefix}, a[:]...), place)
+	return appendAccountKey(make([]byte, 0, accountKeyLen), a, place)
 }
+
+func appendAccountKey(dst []byte, a core.Address, place uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(append(dst, accountPrefix), a[:]...), place)
+}
+
+// logKeyFieldsLen is the length appendLogKeyFields appends.
+func logKeyFieldsLen(lg *core.Log) int { return len(lg.Address) + 1 + len(lg.Topics)*len(core.Hash{}) }
 
 // appendLogKeyFields appends what a log filter looks at: address and topics.
 func appendLogKeyFields(dst []byte, lg *core.Log) []byte {

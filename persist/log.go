@@ -53,6 +53,8 @@ type Log struct {
 	after        *trust
 	checkpointAt time.Time
 	readOnly     bool
+	// store is Store's scratch (Stores never overlap).
+	store storeScratch
 }
 
 // Open opens (creating if needed) the log in dir.
@@ -215,7 +217,7 @@ type Group struct {
 	Batches []*Batch
 	Links   []TickLink
 	// Ticks are stored in the inputs' transaction, keeping the newest
-	// KeepTicks (ticks.go).
+	// KeepTicks (ticks.go). Store keeps no reference to their bodies.
 	Ticks []StoredTick
 	// Withdrawals are the outcome rows of the ticks among the inputs
 	// (withdrawals.go), Claims the claim proofs signed since the last group.
@@ -285,14 +287,17 @@ func derivedIn(txn *badger.Txn) (uint64, error) {
 // of it is readable and survives the process; a checkpoint makes it
 // durable (checkpoint.go).
 //
-// REQUIRES: g's inputs and side records are durable (AppendInputs returned
-// g.Through); each
-// batch's Seq is one more than the last stored batch's (1 for the first),
-// and its FirstPlace the previous batch's end; Batches checks the sequence
-// on the way back. A snapshot's Seq is at most g.Through.
+// REQUIRES: Stores do not overlap; g's inputs and side records are durable
+// (AppendInputs returned g.Through); each batch's Seq is one more than the
+// last stored batch's (1 for the first), and its FirstPlace the previous
+// batch's end; Batches checks the sequence on the way back. A snapshot's
+// Seq is at most g.Through.
 func (l *Log) Store(g *Group) error {
-	s := setter{db: l.db, txn: l.db.NewTransaction(true)}
-	defer func() { s.txn.Discard() }()
+	s := setter{db: l.db, txn: l.db.NewTransaction(true), sc: &l.store}
+	defer func() {
+		s.txn.Discard()
+		l.store.done()
+	}()
 	if g.Through > 0 {
 		if err := s.set(derivedKey, binary.BigEndian.AppendUint64(nil, g.Through)); err != nil {
 			return err

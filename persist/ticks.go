@@ -170,7 +170,7 @@ func (l *Log) putTicks(s *setter, ts []StoredTick) ([]storedTickKeys, error) {
 		if len(t.Body) > tickBodyMax {
 			panic("BUG: persist: a stored tick over tickBodyMax")
 		}
-		enc := s2.Encode(nil, t.Body)
+		enc := s.sc.packTick(t.Body)
 		k := storedTickKeys{us: t.TickUs}
 		for len(enc) > 0 || k.chunks == 0 {
 			n := min(len(enc), tickChunkMax)
@@ -183,6 +183,20 @@ func (l *Log) putTicks(s *setter, ts []StoredTick) ([]storedTickKeys, error) {
 		times = append(times, k)
 	}
 	return times, nil
+}
+
+// packTick returns body s2-compressed, in the Store's ticks buffer: the
+// ticks of one Store share one allocation (or none, when the last Store's
+// buffer is large enough), as they stay Badger's until the commit.
+func (sc *storeScratch) packTick(body []byte) []byte {
+	at, n := len(sc.ticks), s2.MaxEncodedLen(len(body))
+	if cap(sc.ticks)-at < n {
+		// The earlier ticks keep the old buffer alive until the commit.
+		at, sc.ticks = 0, make([]byte, 0, max(n, 2*cap(sc.ticks)))
+	}
+	enc := s2.Encode(sc.ticks[at:at+n], body)
+	sc.ticks = sc.ticks[:at+len(enc)]
+	return enc
 }
 
 // Ticks returns the stored ticks, oldest first. It reads one consistent

@@ -399,3 +399,24 @@ func TestAttestBySubset(t *testing.T) {
 		}()
 	}
 }
+
+// TestLeafHashesTheWholeEncoding checks that Leaf, which hashes a large
+// receipt's encoding a chunk at a time, gives keccak256 of the whole of
+// AppendReceiptCommitment, for receipts below, at and far beyond a chunk.
+func TestLeafHashesTheWholeEncoding(t *testing.T) {
+	for _, logs := range []int{0, 1, 20, 27, 3000} {
+		r := &ReceiptCommitment{Status: 1, GasUsed: 21000, CumulativeGasUsed: 21000}
+		r.TxHash[0], r.From[0], r.To[0] = 1, 2, 3
+		for i := range logs {
+			l := LogCommitment{Address: [20]byte{byte(i)}, Data: make([]byte, i%300)}
+			for k := range i % (MaxLogTopics + 1) {
+				l.Topics = append(l.Topics, [32]byte{byte(i), byte(k)})
+			}
+			r.Logs = append(r.Logs, l)
+		}
+		enc := AppendReceiptCommitment(nil, r)
+		if got, want := r.Leaf(), crypto.Keccak256Hash(enc); got != want {
+			t.Fatalf("%d logs (%d bytes): leaf %x, want %x", logs, len(enc), got, want)
+		}
+	}
+}

@@ -33,11 +33,27 @@ type LogCommitment struct {
 // REQUIRES: the same as AppendReceiptCommitment.
 func (r *ReceiptCommitment) Leaf() [32]byte {
 	h := getHasher()
-	h.enc = AppendReceiptCommitment(h.enc[:0], r)
-	leaf := h.sum(h.enc)
+	// The encoding is hashed as it is written, a few KB at a time: a
+	// tick's receipt carries every event of the tick (megabytes), which
+	// the scratch would otherwise grow to, and drop, at every tick.
+	h.st.Reset()
+	h.enc = appendReceiptHead(h.enc[:0], r)
+	for i := range r.Logs {
+		if len(h.enc) >= leafChunk {
+			h.st.Write(h.enc)
+			h.enc = h.enc[:0]
+		}
+		h.enc = appendLogCommitment(h.enc, &r.Logs[i])
+	}
+	h.st.Write(h.enc)
+	h.st.Read(h.out[:])
+	leaf := h.out
 	putHasher(h)
 	return leaf
 }
+
+// leafChunk is how much of a receipt's encoding Leaf hashes at a time.
+const leafChunk = 4 << 10
 
 // AppendReceiptCommitment appends the canonical encoding of r to dst and
 // returns the extended slice. The layout is drawn in doc.go.
@@ -45,6 +61,15 @@ func (r *ReceiptCommitment) Leaf() [32]byte {
 // REQUIRES: every log has at most MaxLogTopics topics; len(r.Logs) and every
 // len(Data) fit in a uint32.
 func AppendReceiptCommitment(dst []byte, r *ReceiptCommitment) []byte {
+	dst = appendReceiptHead(dst, r)
+	for i := range r.Logs {
+		dst = appendLogCommitment(dst, &r.Logs[i])
+	}
+	return dst
+}
+
+// appendReceiptHead appends what comes before r's logs in its encoding.
+func appendReceiptHead(dst []byte, r *ReceiptCommitment) []byte {
 	if uint64(len(r.Logs)) > math.MaxUint32 {
 		panic("BUG: attest.AppendReceiptCommitment: too many logs")
 	}
@@ -55,11 +80,7 @@ func AppendReceiptCommitment(dst []byte, r *ReceiptCommitment) []byte {
 	dst = append(dst, r.EffectiveGasPrice[:]...)
 	dst = append(dst, r.From[:]...)
 	dst = append(dst, r.To[:]...)
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(r.Logs)))
-	for i := range r.Logs {
-		dst = appendLogCommitment(dst, &r.Logs[i])
-	}
-	return dst
+	return binary.BigEndian.AppendUint32(dst, uint32(len(r.Logs)))
 }
 
 func appendLogCommitment(dst []byte, l *LogCommitment) []byte {

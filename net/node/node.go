@@ -520,6 +520,7 @@ func (n *Node) restore() error {
 		return fmt.Errorf("the store holds a snapshot at input %d but derived rows only up to input %d: the data directory is damaged", from, derived)
 	}
 	var rebuilt persist.Group
+	var bodies []byte // rebuilt's tick records
 	var rest []*Entry
 	err = n.log.Replay(from, func(seq uint64, in *core.Input) error {
 		rec, rej := n.ledger.Apply(in)
@@ -557,7 +558,7 @@ func (n *Node) restore() error {
 		if e == nil && in.Kind == core.InputTick {
 			e = &Entry{Rec: rec, place: place}
 		}
-		addDerived(&rebuilt, n.afterApply(in, rec, e), e)
+		addDerived(&rebuilt, &bodies, n.afterApply(in, rec, e), e)
 		if e != nil {
 			e.durable.Store(true)
 			e.publish, e.withdrawals = nil, nil

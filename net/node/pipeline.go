@@ -63,6 +63,7 @@ type writeGroup struct {
 	adm    []admission
 	inputs persist.Inputs
 	g      persist.Group
+	bodies []byte // g's tick records (addTickRecord)
 }
 
 // addDerived adds to g the rows an applied input derives: its tick links,
@@ -70,23 +71,34 @@ type writeGroup struct {
 // so that a restarted hub can replay it, StoredTicks; the publisher sees it
 // only once stored), unless its downstream stage builds the record later
 // and queues it on its own (admission.body). e may be nil.
-func addDerived(g *persist.Group, links []persist.TickLink, e *Entry) {
+func addDerived(g *persist.Group, bodies *[]byte, links []persist.TickLink, e *Entry) {
 	g.Links = append(g.Links, links...)
 	if e == nil {
 		return
 	}
 	g.Withdrawals = append(g.Withdrawals, e.withdrawals...)
 	if !e.recordLater {
-		addTickRecord(g, e)
+		addTickRecord(g, bodies, e)
 	}
 }
 
-// addTickRecord adds e's subscription record to g, if e is a tick.
-func addTickRecord(g *persist.Group, e *Entry) {
+// addTickRecord adds e's subscription record to g, if e is a tick, encoded
+// at the end of *bodies. Store keeps no body, so a writer group reuses its
+// buffer for the next group: a busy tick's record (megabytes) no longer
+// grows from nothing, which cost ~5 % of the node's CPU under market-maker
+// ladders (BENCHMARKS.md, issue 25).
+func addTickRecord(g *persist.Group, bodies *[]byte, e *Entry) {
 	if t := e.publish; t != nil {
-		g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: tickrec.AppendTick(nil, t)})
+		at := len(*bodies)
+		*bodies = tickrec.AppendTick(*bodies, t)
+		body := (*bodies)[at:len(*bodies):len(*bodies)]
+		g.Ticks = append(g.Ticks, persist.StoredTick{TickUs: t.TickUs, Body: body})
 	}
 }
+
+// tickBodiesKept bounds the tick records' buffer a writer group keeps for
+// its next use.
+const tickBodiesKept = 16 << 20
 
 func newWriteGroups(n int) chan *writeGroup {
 	free := make(chan *writeGroup, n)
@@ -109,14 +121,18 @@ func (n *Node) writer() {
 		}
 		w.inputs.Reset()
 		w.g.Reset()
+		w.bodies = w.bodies[:0]
+		if cap(w.bodies) > tickBodiesKept {
+			w.bodies = nil
+		}
 		g := &w.g
 		for _, a := range w.adm {
 			switch {
 			case a.in != nil:
 				w.inputs.Add(a.in)
-				addDerived(g, a.links, a.entry)
+				addDerived(g, &w.bodies, a.links, a.entry)
 			case a.body != nil:
-				addTickRecord(g, a.body)
+				addTickRecord(g, &w.bodies, a.body)
 			case a.batch != nil:
 				// What the committee signed is durable with the inputs
 				// (a side record), before Badger holds it: a restart
@@ -507,12 +523,26 @@ func Commitment(rec *core.TxRecord) *attest.ReceiptCommitment {
 		From:              rec.Tx.From,
 		To:                rec.Tx.To,
 	}
-	for _, l := range rec.Logs {
-		lc := attest.LogCommitment{Address: l.Address, Data: l.Data}
-		for _, t := range l.Topics {
-			lc.Topics = append(lc.Topics, t)
+	// Two allocations, whatever the logs: a tick's record has thousands.
+	topics := 0
+	for i := range rec.Logs {
+		topics += len(rec.Logs[i].Topics)
+	}
+	if len(rec.Logs) == 0 {
+		return c
+	}
+	all := make([][32]byte, 0, topics)
+	c.Logs = make([]attest.LogCommitment, len(rec.Logs))
+	for i := range rec.Logs {
+		l, lc := &rec.Logs[i], &c.Logs[i]
+		lc.Address, lc.Data = l.Address, l.Data
+		if len(l.Topics) > 0 {
+			at := len(all)
+			for _, t := range l.Topics {
+				all = append(all, t)
+			}
+			lc.Topics = all[at:len(all):len(all)]
 		}
-		c.Logs = append(c.Logs, lc)
 	}
 	return c
 }
