@@ -95,7 +95,11 @@
 //	                                when that saves an eighth or more)
 //	'h' | tx hash 32              → place 8
 //	'a' | address 20 | place 8    → (empty)      sender and recipient
-//	'l' | place 8 | log index 4   → address 20 | nTopics 1 | topics
+//	'l' | place 8                 → nLogs uvarint | per log: address 20 |
+//	                                nTopics 1 | topics (the record's logs, one
+//	                                row; earlier builds wrote 'l' | place 8 |
+//	                                log index 4 → one log's, still read and
+//	                                pruned)
 //	't' | batch time 8 | seq 8    → firstPlace 8 (time → place)
 //	'k' | intent tx hash 32       → tick time 8 | tick hash 32
 //	                                (written with the tick's input)

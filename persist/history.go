@@ -147,11 +147,19 @@ func (s *setter) putBatch(b *Batch) error {
 				return err
 			}
 		}
-		for li := range rec.Logs {
-			lg := &rec.Logs[li]
-			key := appendU64Key(sc.slab.take(u64KeyLen+4), logPrefixIdx, place)
-			key = binary.BigEndian.AppendUint32(key, uint32(li))
-			if err := s.set(key, appendLogKeyFields(sc.slab.take(logKeyFieldsLen(lg)), lg)); err != nil {
+		if len(rec.Logs) > 0 {
+			// One row for all of the record's logs: a ladder has one per
+			// order, and a row per log was ~5 % of the node's CPU under
+			// market-maker ladders (BENCHMARKS.md, issue 25).
+			n := binary.MaxVarintLen32
+			for li := range rec.Logs {
+				n += logKeyFieldsLen(&rec.Logs[li])
+			}
+			val := binary.AppendUvarint(sc.slab.take(n), uint64(len(rec.Logs)))
+			for li := range rec.Logs {
+				val = appendLogKeyFields(val, &rec.Logs[li])
+			}
+			if err := s.set(appendU64Key(sc.slab.take(u64KeyLen), logPrefixIdx, place), val); err != nil {
 				return err
 			}
 		}
@@ -567,6 +575,10 @@ func (l *Log) AccountPlaces(a core.Address, lo, hi uint64, desc bool, fn func(pl
 // ScanLogs calls fn with the address and topics of each stored log whose
 // record's place lies in [lo, hi), in order, until fn returns false. lg is
 // reused between calls.
+//
+// A record's logs are one row ('l' | place); earlier builds wrote a row
+// per log ('l' | place | index), which sorts after it and is read too (a
+// record has rows of one form only).
 func (l *Log) ScanLogs(lo, hi uint64, fn func(place uint64, index int, lg *core.Log) bool) error {
 	if lo >= hi {
 		return nil
@@ -577,21 +589,47 @@ func (l *Log) ScanLogs(lo, hi uint64, fn func(place uint64, index int, lg *core.
 		var lg core.Log
 		for it.Seek(u64Key(logPrefixIdx, lo)); it.Valid(); it.Next() {
 			key := it.Item().Key()
+			if len(key) != u64KeyLen && len(key) != u64KeyLen+4 {
+				return fmt.Errorf("history: a log index key of %d bytes: %w", len(key), ErrCorrupt)
+			}
 			place := binary.BigEndian.Uint64(key[1:])
 			if place >= hi {
 				return nil
 			}
+			more := true
 			err := it.Item().Value(func(v []byte) error {
-				rest, err := decodeLogKeyFields(v, &lg)
-				if err == nil && len(rest) != 0 {
-					err = ErrCorrupt
+				if len(key) == u64KeyLen+4 { // one log
+					rest, err := decodeLogKeyFields(v, &lg)
+					if err == nil && len(rest) != 0 {
+						err = ErrCorrupt
+					}
+					more = err != nil || fn(place, int(binary.BigEndian.Uint32(key[9:])), &lg)
+					return err
 				}
-				return err
+				n, k := binary.Uvarint(v)
+				if k <= 0 || n == 0 || n > MaxRecordLogs {
+					return ErrCorrupt
+				}
+				v = v[k:]
+				for i := range int(n) {
+					var err error
+					if v, err = decodeLogKeyFields(v, &lg); err != nil {
+						return err
+					}
+					if !fn(place, i, &lg) {
+						more = false
+						return nil
+					}
+				}
+				if len(v) != 0 {
+					return ErrCorrupt
+				}
+				return nil
 			})
 			if err != nil {
 				return fmt.Errorf("history: log index at place %d: %w", place, err)
 			}
-			if !fn(place, int(binary.BigEndian.Uint32(key[9:])), &lg) {
+			if !more {
 				return nil
 			}
 		}
@@ -634,7 +672,15 @@ func (l *Log) PruneBefore(cutoffUs int64, maxRecords int) (pruned int, lastSeq u
 					return err
 				}
 				if s != nil {
-					dels = appendRecordKeys(dels, s)
+					perLog := false
+					if len(s.Rec.Logs) > 0 {
+						_, err := txn.Get(u64Key(logPrefixIdx, s.Place))
+						if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+							return fmt.Errorf("history: %w", err)
+						}
+						perLog = err != nil
+					}
+					dels = appendRecordKeys(dels, s, perLog)
 					lastSeq = max(lastSeq, s.Rec.Seq)
 				}
 				pruned++
@@ -649,16 +695,21 @@ func (l *Log) PruneBefore(cutoffUs int64, maxRecords int) (pruned int, lastSeq u
 	return pruned, lastSeq, l.deleteKeys(dels)
 }
 
-// appendRecordKeys appends every key the history holds for s.
-func appendRecordKeys(dst [][]byte, s *Stored) [][]byte {
+// appendRecordKeys appends every key the history holds for s; perLog: its
+// logs' index rows are an earlier build's, one per log.
+func appendRecordKeys(dst [][]byte, s *Stored, perLog bool) [][]byte {
 	rec := &s.Rec
 	dst = append(dst, u64Key(recordPrefix, s.Place), hashKey(hashPrefix, rec.Tx.Hash), hashKey(linkPrefix, rec.Tx.Hash),
 		accountKey(rec.Tx.From, s.Place))
 	if rec.Tx.HasTo && rec.Tx.To != rec.Tx.From {
 		dst = append(dst, accountKey(rec.Tx.To, s.Place))
 	}
-	for li := range rec.Logs {
-		dst = append(dst, binary.BigEndian.AppendUint32(u64Key(logPrefixIdx, s.Place), uint32(li)))
+	if perLog {
+		for li := range rec.Logs {
+			dst = append(dst, binary.BigEndian.AppendUint32(u64Key(logPrefixIdx, s.Place), uint32(li)))
+		}
+	} else if len(rec.Logs) > 0 {
+		dst = append(dst, u64Key(logPrefixIdx, s.Place))
 	}
 	return dst
 }

@@ -2,6 +2,7 @@ package persist
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand"
 	"reflect"
 	"slices"
@@ -230,4 +231,97 @@ func FuzzDecodeStoredRecord(f *testing.F) {
 			t.Fatalf("a decoded record does not survive a round trip: %v", err)
 		}
 	})
+}
+
+// TestLogRowsBothForms: a record's logs are one index row; an earlier
+// build's rows, one per log, are read in place order beside them, a scan
+// stops inside a record's row when asked, and pruning deletes both forms.
+func TestLogRowsBothForms(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	// Places 0..14, one log on even places; place 3 has two (stored below
+	// as an earlier build did), place 10 three.
+	old := []core.Log{{Address: core.Address{0xd0}, Topics: []core.Hash{{1}, {2}, {3}}}, {Address: core.Address{0xd1}}}
+	for seq := uint64(1); seq <= 5; seq++ {
+		b := sampleBatch(seq)
+		switch seq {
+		case 3:
+			b.Records[0].Logs = old
+		case 5:
+			b.Records[0].Logs = []core.Log{{Address: core.Address{0xe1}}, {Address: core.Address{0xe2}, Topics: []core.Hash{{9}}}, {Address: core.Address{0xe3}}}
+		}
+		if err := l.Append(&Group{Batches: []*Batch{b}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Delete(u64Key(logPrefixIdx, 3)); err != nil {
+			return err
+		}
+		for i := range old {
+			key := binary.BigEndian.AppendUint32(u64Key(logPrefixIdx, 3), uint32(i))
+			if err := txn.Set(key, appendLogKeyFields(nil, &old[i])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		place uint64
+		index int
+		addr  byte
+	}
+	scan := func(lo, hi uint64, limit int) []seen {
+		var got []seen
+		err := l.ScanLogs(lo, hi, func(place uint64, index int, lg *core.Log) bool {
+			got = append(got, seen{place, index, lg.Address[0]})
+			return len(got) < limit
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	want := []seen{{0, 0, 0xee}, {2, 0, 0xee}, {3, 0, 0xd0}, {3, 1, 0xd1}, {4, 0, 0xee}, {6, 0, 0xee},
+		{8, 0, 0xee}, {10, 0, 0xe1}, {10, 1, 0xe2}, {10, 2, 0xe3}, {12, 0, 0xee}, {14, 0, 0xee}}
+	if got := scan(0, 15, 100); !slices.Equal(got, want) {
+		t.Fatalf("all logs:\n got %v\nwant %v", got, want)
+	}
+	if got := scan(3, 11, 6); !slices.Equal(got, want[2:8]) {
+		t.Fatalf("stopped inside place 10's row: %v", got)
+	}
+	if got := scan(10, 11, 2); !slices.Equal(got, want[7:9]) {
+		t.Fatalf("two of place 10's three: %v", got)
+	}
+	var topics []core.Hash
+	if err := l.ScanLogs(3, 4, func(_ uint64, _ int, lg *core.Log) bool { topics = lg.Topics; return false }); err != nil ||
+		!slices.Equal(topics, old[0].Topics) {
+		t.Fatalf("old row's topics %v, %v", topics, err)
+	}
+
+	// Batches 1..3 (places 0..5) go, the old rows at place 3 with them.
+	pruned, _, err := l.PruneBefore(sampleBatch(4).TimeUs, 100)
+	if err != nil || pruned != 6 {
+		t.Fatalf("pruned %d, %v", pruned, err)
+	}
+	if got := scan(0, 15, 100); !slices.Equal(got, want[5:]) {
+		t.Fatalf("after pruning places 0..5: %v", got)
+	}
+	if err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{logPrefixIdx}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if place := binary.BigEndian.Uint64(it.Item().Key()[1:]); place < 6 {
+				t.Errorf("a log row of pruned place %d is left (%x)", place, it.Item().Key())
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
