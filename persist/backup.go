@@ -55,7 +55,14 @@ func (l *Log) Backup(w io.Writer) error {
 		bw.Write(n[:])
 		bw.Write(b)
 	}
-	err = l.db.View(func(txn *badger.Txn) error {
+	v, err := l.viewTicks()
+	if err != nil {
+		zw.Close()
+		return fmt.Errorf("cannot back up the store: %w", err)
+	}
+	defer v.close()
+	err = func() error {
+		txn := v.txn
 		// The inputs (segment files) go where their keys sort, up to the
 		// last the view's derived rows cover: the state is the view's.
 		through, err := derivedIn(txn)
@@ -77,6 +84,28 @@ func (l *Log) Backup(w io.Writer) error {
 				return nil
 			})
 		}
+		// The tick files go after Badger's ticks (older), as Badger's
+		// chunks: Restore stores them so.
+		ticksDone := false
+		ticks := func() error {
+			ticksDone = true
+			for _, us := range v.files {
+				enc, ok, err := l.readTickFile(us)
+				if !ok {
+					if err != nil {
+						return err
+					}
+					continue
+				}
+				for c := uint16(0); len(enc) > 0 || c == 0; c++ {
+					n := min(len(enc), tickChunkMax)
+					put(tickChunkKey(us, c))
+					put(enc[:n])
+					enc = enc[n:]
+				}
+			}
+			return nil
+		}
 		it := txn.NewIterator(badger.IteratorOptions{})
 		defer it.Close()
 		var val []byte
@@ -84,6 +113,11 @@ func (l *Log) Backup(w io.Writer) error {
 			item := it.Item()
 			if !inputsDone && item.Key()[0] > logPrefix {
 				if err := inputs(); err != nil {
+					return err
+				}
+			}
+			if !ticksDone && item.Key()[0] > tickPrefix {
+				if err := ticks(); err != nil {
 					return err
 				}
 			}
@@ -95,10 +129,15 @@ func (l *Log) Backup(w io.Writer) error {
 			put(val)
 		}
 		if !inputsDone {
-			return inputs()
+			if err := inputs(); err != nil {
+				return err
+			}
+		}
+		if !ticksDone {
+			return ticks()
 		}
 		return nil
-	})
+	}()
 	if err != nil {
 		zw.Close()
 		return fmt.Errorf("cannot back up the store: %w", err)
@@ -191,10 +230,18 @@ func (l *Log) Restore(r io.Reader) error {
 		err = syncStore(l.dir)
 	}
 	if err == nil {
+		// The tick files are of the state replaced: the backup's ticks
+		// are Badger's now.
+		err = l.removeTickFiles()
+	}
+	if err == nil {
+		err = l.syncTicks(true)
+	}
+	if err == nil {
 		err = l.db.Update(func(txn *badger.Txn) error { return txn.Delete(restoreMarker) })
 	}
 	if err == nil {
-		err = l.checkpoint()
+		err = l.checkpoint(true)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot restore the store (it is now damaged: restore it again or start afresh): %w", err)

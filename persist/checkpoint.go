@@ -66,7 +66,7 @@ func (l *Log) openRunning(dir string) error {
 	}
 	// The store as found is trusted: a first checkpoint covers it before
 	// this run writes anything unsynced.
-	if err := l.checkpoint(); err != nil {
+	if err := l.checkpoint(true); err != nil {
 		return err
 	}
 	return l.markRunning()
@@ -92,9 +92,10 @@ func readCheckpoint(dir string) (trust, error) {
 }
 
 // checkpoint makes everything Store wrote durable and records what it
-// covers.
+// covers; allTicks: every tick file, not only those written since the last
+// checkpoint (at open, the previous run's may be unsynced).
 // REQUIRES: the storer (no Store beside it).
-func (l *Log) checkpoint() error {
+func (l *Log) checkpoint(allTicks bool) error {
 	var cp trust
 	err := l.db.View(func(txn *badger.Txn) error {
 		var err error
@@ -110,6 +111,9 @@ func (l *Log) checkpoint() error {
 	}
 	if err := syncStore(l.dir); err != nil {
 		return fmt.Errorf("cannot sync the store: %w", err)
+	}
+	if err := l.syncTicks(allTicks); err != nil {
+		return fmt.Errorf("cannot sync the stored ticks: %w", err)
 	}
 	if err := writeFileSynced(l.dir, checkpointFile, appendCheckpoint(nil, cp)); err != nil {
 		return err
@@ -141,20 +145,26 @@ func syncStore(dir string) error {
 		if !strings.HasSuffix(name, ".mem") && !strings.HasSuffix(name, ".vlog") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, name))
-		if errors.Is(err, os.ErrNotExist) {
-			continue // a memtable flushed and its log removed meanwhile
-		}
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
+		// A file gone meanwhile is a memtable flushed and its log removed.
+		if err := syncFile(filepath.Join(dir, name)); err != nil {
 			return err
 		}
 	}
 	return syncDir(dir)
+}
+
+// syncFile makes the file at path durable; a file that no longer exists
+// needs nothing.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	return errors.Join(err, f.Close())
 }
 
 // writeFileSynced replaces dir/name with data: a temporary file, synced,

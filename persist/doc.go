@@ -10,8 +10,8 @@
 // (attestation batches, claim proofs) is written there too, as side
 // records (sides.go), in the same write. Store then writes what goes with
 // them to Badger in one transaction, without a sync: the attestation
-// batches and their history, the tick links, published ticks, withdrawal
-// rows and claims, snapshots. Replay feeds the inputs back in order at
+// batches and their history, the tick links, withdrawal rows and claims,
+// snapshots; and the published ticks to files of their own (ticks.go). Replay feeds the inputs back in order at
 // start-up, which rebuilds the exact ledger state (core is deterministic);
 // the rows derived from inputs after Derived (a crash between the two
 // writes) are written again from that replay, and the side records after
@@ -110,13 +110,17 @@
 // Snapshots: 's' | seq 8 → zstd(the node's state after the first seq
 // inputs; its layout is the node's). The frame's checksum catches damage.
 //
-// Published ticks: 'p' | tick time 8 | chunk 2 → the chunk-th piece (at
-// most 512 KiB, chunks from 0 with no gap) of the tick's subscription data
-// (the node's subs tick codec; opaque here) compressed with s2 (block
-// format), written with the tick's input. Earlier builds wrote 'p' | tick
-// time 8 → the data whole and uncompressed; such keys are still read and
-// deleted. Only the newest KeepTicks stay: Store deletes older ones in the
-// same write.
+// Published ticks (ticks.go): one file each, dir/ticks/<tick time µs,
+// 16 hex digits>.tick = crc32c(the rest) 4 | the tick's subscription data
+// (the node's tick codec; opaque here) compressed with s2 (block format),
+// written (through a temporary name, renamed) before the Store's commit,
+// without a sync: a checkpoint syncs those written since the last one. In
+// Badger, 'p' | tick time 8 | chunk 2 → the chunk-th piece (at most 512
+// KiB, chunks from 0 with no gap) of such a compressed body: how a backup
+// carries the files and a restore stores them, and how an earlier build
+// stored every tick; 'p' | tick time 8 → the data whole and uncompressed,
+// from builds before that. All are read and deleted alike. Only the newest
+// KeepTicks stay: Store deletes older ones.
 //
 // Bridge withdrawals (withdrawals.go): 'w' and a family byte. The rows and
 // indexes are written with the tick's input that executed them; a claim

@@ -67,7 +67,7 @@ type setter struct {
 type storeScratch struct {
 	slab slab
 	// plain and packed are a record's encoding before and after it is
-	// compressed; ticks holds the compressed ticks of one Store.
+	// compressed, ticks a tick file's (writeTickFile).
 	plain, packed, ticks []byte
 }
 

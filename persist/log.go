@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
@@ -55,6 +56,9 @@ type Log struct {
 	readOnly     bool
 	// store is Store's scratch (Stores never overlap).
 	store storeScratch
+	// ticksMu is held by a Store, which writes tick files before its
+	// commit, and by viewTicks.
+	ticksMu sync.Mutex
 }
 
 // Open opens (creating if needed) the log in dir.
@@ -293,6 +297,8 @@ func derivedIn(txn *badger.Txn) (uint64, error) {
 // batch's end; Batches checks the sequence on the way back. A snapshot's
 // Seq is at most g.Through.
 func (l *Log) Store(g *Group) error {
+	l.ticksMu.Lock()
+	defer l.ticksMu.Unlock()
 	s := setter{db: l.db, txn: l.db.NewTransaction(true), sc: &l.store}
 	defer func() {
 		s.txn.Discard()
@@ -340,7 +346,7 @@ func (l *Log) Store(g *Group) error {
 	}
 	l.ticks.times = ticks
 	if l.after != nil || g.Snapshot != nil || time.Since(l.checkpointAt) >= checkpointEvery {
-		if err := l.checkpoint(); err != nil {
+		if err := l.checkpoint(false); err != nil {
 			return err
 		}
 	}

@@ -2,11 +2,15 @@ package persist
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/ledgervenue/node/core"
 )
@@ -45,18 +49,26 @@ func wantTicks(t *testing.T, l *Log, us ...int64) {
 	}
 }
 
-// TestTicksKeepNewest: Append keeps the newest KeepTicks ticks, oldest
-// first in time order (big-endian keys, times past 2^32 included),
-// however the ticks are spread over groups.
-func TestTicksKeepNewest(t *testing.T) {
+// openKeeping opens a log in a new folder, keeping keep ticks; the test
+// closes it.
+func openKeeping(t *testing.T, keep int) *Log {
+	t.Helper()
 	l, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	if err := l.KeepTicks(3); err != nil {
+	t.Cleanup(func() { l.Close() })
+	if err := l.KeepTicks(keep); err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// TestTicksKeepNewest: Append keeps the newest KeepTicks ticks, oldest
+// first in time order (big-endian keys, times past 2^32 included),
+// however the ticks are spread over groups.
+func TestTicksKeepNewest(t *testing.T) {
+	l := openKeeping(t, 3)
 	wantTicks(t, l)
 	appendTicks(t, l, 255)
 	appendTicks(t, l, 256, 1<<32)
@@ -114,27 +126,51 @@ func TestTicksSurviveReopen(t *testing.T) {
 	wantTicks(t, l, 50, 60)
 }
 
-// TestTicksChunked: a body larger than a chunk is stored in several keys
-// and read back whole; a tick stored whole by an earlier build is read and
-// deleted like the others; deleting a tick leaves none of its chunks.
-func TestTicksChunked(t *testing.T) {
+// TestTicksInFiles: a tick is a file of its own; ticks stored in Badger by
+// earlier builds (whole, or in chunks) are read beside them and deleted
+// like them; a leftover temporary file is removed; a damaged file is an
+// error, not a silently shorter ring.
+func TestTicksInFiles(t *testing.T) {
 	dir := t.TempDir()
 	l, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { l.Close() }()
-	legacy := []byte("a tick an earlier build stored whole")
-	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Set(u64Key(tickPrefix, 5), legacy) }); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.KeepTicks(3); err != nil {
-		t.Fatal(err)
-	}
-	big := func(us int64) []byte { // incompressible: several chunks
+	big := func(us int64) []byte { // incompressible: several Badger chunks
 		b := make([]byte, 3*tickChunkMax+100)
 		rand.New(rand.NewSource(us)).Read(b)
 		return b
+	}
+	legacy := []byte("a tick an earlier build stored whole")
+	if err := l.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(u64Key(tickPrefix, 5), legacy); err != nil {
+			return err
+		}
+		enc := s2.Encode(nil, big(7))
+		for c := uint16(0); len(enc) > 0; c++ {
+			n := min(len(enc), tickChunkMax)
+			if err := txn.Set(tickChunkKey(7, c), enc[:n]); err != nil {
+				return err
+			}
+			enc = enc[n:]
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ticksDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, ticksDir, tickFileName(9)+".tmp")
+	if err := os.WriteFile(tmp, []byte("half a tick"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.KeepTicks(4); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the leftover temporary file is still there: %v", err)
 	}
 	for us := int64(10); us <= 11; us++ {
 		g := Group{Inputs: []*core.Input{{Kind: core.InputTick, TimeUs: us}}, Ticks: []StoredTick{{TickUs: us, Body: big(us)}}}
@@ -143,8 +179,9 @@ func TestTicksChunked(t *testing.T) {
 		}
 	}
 	got, err := l.Ticks()
-	if err != nil || len(got) != 3 || got[0].TickUs != 5 || !bytes.Equal(got[0].Body, legacy) ||
-		!bytes.Equal(got[1].Body, big(10)) || !bytes.Equal(got[2].Body, big(11)) {
+	if err != nil || len(got) != 4 || got[0].TickUs != 5 || !bytes.Equal(got[0].Body, legacy) ||
+		got[1].TickUs != 7 || !bytes.Equal(got[1].Body, big(7)) ||
+		!bytes.Equal(got[2].Body, big(10)) || !bytes.Equal(got[3].Body, big(11)) {
 		t.Fatalf("stored ticks: %d, %v", len(got), err)
 	}
 	keys := func() (n int) {
@@ -158,12 +195,19 @@ func TestTicksChunked(t *testing.T) {
 		})
 		return n
 	}
-	if n := keys(); n != 1+4+4 {
-		t.Fatalf("%d tick keys, want the legacy one and 4 chunks each", n)
+	files := func() []int64 {
+		us, err := l.tickFiles(false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return us
 	}
-	appendTicks(t, l, 12, 13) // small: one chunk each; 5 and 10 go
-	if n := keys(); n != 4+1+1 {
-		t.Fatalf("%d tick keys after two more ticks, want 6", n)
+	if n, f := keys(), files(); n != 1+4 || fmt.Sprint(f) != "[10 11]" {
+		t.Fatalf("%d tick keys and files %v, want the legacy key, 4 chunks and the files of 10 and 11", n, f)
+	}
+	appendTicks(t, l, 12, 13) // 5 and 7 go
+	if n, f := keys(), files(); n != 0 || fmt.Sprint(f) != "[10 11 12 13]" {
+		t.Fatalf("%d tick keys and files %v after two more ticks", n, f)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -171,11 +215,55 @@ func TestTicksChunked(t *testing.T) {
 	if l, err = Open(dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.KeepTicks(1); err != nil { // a smaller keep: 11 and 12 go
+	if err := l.KeepTicks(2); err != nil { // a smaller keep: 10 and 11 go
 		t.Fatal(err)
 	}
-	if n := keys(); n != 1 {
-		t.Fatalf("%d tick keys after KeepTicks(1), want 1", n)
+	if f := files(); fmt.Sprint(f) != "[12 13]" {
+		t.Fatalf("files %v after KeepTicks(2)", f)
 	}
-	wantTicks(t, l, 13)
+	wantTicks(t, l, 12, 13)
+	name := filepath.Join(dir, ticksDir, tickFileName(13))
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 1
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Ticks(); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a damaged tick file read as %v", err)
+	}
+}
+
+// TestTicksBackupRestore: a backup carries the tick files as Badger's
+// chunks; restoring it leaves its ticks in Badger and removes the files of
+// the state replaced, and the ring goes on from them.
+func TestTicksBackupRestore(t *testing.T) {
+	l := openKeeping(t, 3)
+	appendTicks(t, l, 10, 20)
+	var backup bytes.Buffer
+	if err := l.Backup(&backup); err != nil {
+		t.Fatal(err)
+	}
+	appendTicks(t, l, 30, 40)
+	wantTicks(t, l, 20, 30, 40)
+	if err := l.Restore(bytes.NewReader(backup.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	wantTicks(t, l, 10, 20)
+	if f, err := l.tickFiles(false); err != nil || len(f) != 0 {
+		t.Fatalf("tick files after Restore: %v, %v", f, err)
+	}
+	appendTicks(t, l, 50, 60) // 10 and 20 in Badger, 50 a file: 10 goes
+	wantTicks(t, l, 20, 50, 60)
+	var again bytes.Buffer // Badger's ticks and files in one backup, in order
+	if err := l.Backup(&again); err != nil {
+		t.Fatal(err)
+	}
+	appendTicks(t, l, 70)
+	if err := l.Restore(bytes.NewReader(again.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	wantTicks(t, l, 20, 50, 60)
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/ledgervenue/node/core"
 )
 
@@ -45,7 +46,7 @@ func TestTrimMapped(t *testing.T) {
 	}
 	const n = 20_000
 	appendEach(t, l, n, 1000, func(i int) *core.Input { return &core.Input{Kind: core.InputTick, TimeUs: int64(i + 1)} })
-	storeTicks(t, l, n, 200) // the inputs are in segment files: Badger's tables hold these
+	storeRows(t, l, n, 200) // the inputs are in segment files: Badger's tables hold these
 	// Closing flushes the memtable into a table file, which the reopened
 	// store maps.
 	if err := l.Close(); err != nil {
@@ -66,10 +67,7 @@ func TestTrimMapped(t *testing.T) {
 	if tables == 0 {
 		t.Fatal("no table file of the store is mapped")
 	}
-	// Read everything once so that the tables' pages are resident.
-	if ticks, err := l.Ticks(); err != nil || len(ticks) != n {
-		t.Fatalf("%d ticks read back, want %d (%v)", len(ticks), n, err)
-	}
+	checkRows(t, l, n, 200) // now the tables' pages are resident
 	before := rssFile(t)
 	advised, err := l.TrimMapped()
 	if err != nil || advised < tables {
@@ -98,11 +96,10 @@ func TestTrimMappedLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	// About 24 MB of stored ticks (the inputs are in segment files, not
-	// in Badger): well inside one 64 MB memtable, so no table file exists
-	// and every byte written sits in the log's mapping.
+	// About 24 MB of rows: well inside one 64 MB memtable, so no table
+	// file exists and every byte written sits in the log's mapping.
 	const n, size = 12_000, 2000
-	storeTicks(t, l, n, size)
+	storeRows(t, l, n, size)
 	maps, err := os.ReadFile("/proc/self/maps")
 	if err != nil {
 		t.Fatal(err)
@@ -118,37 +115,56 @@ func TestTrimMappedLogs(t *testing.T) {
 	if after := rssFile(t); after > before-written/2 {
 		t.Fatalf("RssFile %d kB before the trim, %d kB after: %d kB were written to the log", before>>10, after>>10, written>>10)
 	}
-	ticks, err := l.Ticks()
-	if err != nil || len(ticks) != n {
-		t.Fatalf("%d ticks read back, want %d (%v)", len(ticks), n, err)
-	}
-	for i, tk := range ticks {
-		if tk.TickUs != int64(i+1) || len(tk.Body) != size || tk.Body[0] != byte(i) || tk.Body[1] != byte(i>>8) {
-			t.Fatalf("tick %d read back as time %d with %d bytes", i, tk.TickUs, len(tk.Body))
+	checkRows(t, l, n, size)
+}
+
+// rowsPrefix is the test rows' key prefix: no kind of the store's.
+const rowsPrefix = 'z'
+
+// storeRows writes n Badger rows of size bytes each (keys 1 to n, the
+// first two bytes of each value its index), 500 to a commit.
+func storeRows(t *testing.T, l *Log, n, size int) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(1))
+	for from := 0; from < n; from += 500 {
+		err := l.db.Update(func(txn *badger.Txn) error {
+			for i := from; i < min(n, from+500); i++ {
+				v := make([]byte, size)
+				rng.Read(v)
+				v[0], v[1] = byte(i), byte(i>>8)
+				if err := txn.Set(u64Key(rowsPrefix, uint64(i+1)), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
 
-// storeTicks stores n ticks of size bytes each (times 1 to n, the first two
-// bytes the index), 500 to a group, keeping all of them.
-func storeTicks(t *testing.T, l *Log, n, size int) {
+// checkRows reads storeRows' rows back.
+func checkRows(t *testing.T, l *Log, n, size int) {
 	t.Helper()
-	if err := l.KeepTicks(n); err != nil {
-		t.Fatal(err)
-	}
-	var g Group
-	rng := rand.New(rand.NewSource(1))
-	for i := range n {
-		body := make([]byte, size) // incompressible: stored ticks are compressed
-		rng.Read(body)
-		body[0], body[1] = byte(i), byte(i>>8)
-		g.Ticks = append(g.Ticks, StoredTick{TickUs: int64(i + 1), Body: body})
-		if len(g.Ticks) == 500 || i == n-1 {
-			if err := l.Store(&g); err != nil {
-				t.Fatal(err)
+	i := 0
+	err := l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{rowsPrefix}})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			v, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return err
 			}
-			g.Reset()
+			if len(v) != size || v[0] != byte(i) || v[1] != byte(i>>8) {
+				t.Fatalf("row %d read back with %d bytes", i, len(v))
+			}
+			i++
 		}
+		return nil
+	})
+	if err != nil || i != n {
+		t.Fatalf("%d rows read back, want %d (%v)", i, n, err)
 	}
 }
 

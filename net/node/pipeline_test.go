@@ -243,6 +243,10 @@ func TestRestartAfterMachineStop(t *testing.T) {
 		}
 		want = append(want, b)
 	}
+	wantTicks, err := n.log.Ticks()
+	if err != nil || len(wantTicks) < 2 {
+		t.Fatalf("%d stored ticks, %v", len(wantTicks), err)
+	}
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,6 +270,17 @@ func TestRestartAfterMachineStop(t *testing.T) {
 		got, err := n.log.Batch(w.Seq)
 		if err != nil || got == nil || got.TimeUs != w.TimeUs || got.Root != w.Root || !slices.Equal(got.Sigs, w.Sigs) {
 			t.Fatalf("batch %d after the rebuild: %+v %v, want %+v", w.Seq, got, err, w)
+		}
+	}
+	// The ticks were written again (tick files after the checkpoint are
+	// not trusted), byte for byte.
+	gotTicks, err := n.log.Ticks()
+	if err != nil || len(gotTicks) != len(wantTicks) {
+		t.Fatalf("%d stored ticks after the rebuild, want %d (%v)", len(gotTicks), len(wantTicks), err)
+	}
+	for i := range wantTicks {
+		if g, w := gotTicks[i], wantTicks[i]; g.TickUs != w.TickUs || !bytes.Equal(g.Body, w.Body) {
+			t.Fatalf("stored tick %d at %d differs after the rebuild", i, w.TickUs)
 		}
 	}
 }
