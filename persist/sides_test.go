@@ -42,11 +42,7 @@ func TestSideRecords(t *testing.T) {
 		if err := l.Close(); err != nil {
 			t.Fatal(err)
 		}
-		l, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
+		return openIn(t, dir, 0)
 	}
 	l = reopen()
 	appendGroup(l, func(in *Inputs) { in.AddBatch(b2) }) // a segment of side records only

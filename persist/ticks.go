@@ -1,6 +1,7 @@
 package persist
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -102,8 +103,8 @@ func (t storedTickKeys) keys() [][]byte {
 	return keys
 }
 
-// del deletes t: its keys in s, or its file (at once: a deleted tick is
-// one the ring no longer needs, whether s commits or not).
+// delTick deletes t: its keys in s, or its file (at once: a deleted tick
+// is one the ring no longer needs, whether s commits or not).
 func (l *Log) delTick(s *setter, t storedTickKeys) error {
 	if t.file {
 		return removeTickFile(l.dir, t.us)
@@ -193,18 +194,8 @@ func (l *Log) storedTicks() ([]storedTickKeys, error) {
 	for _, us := range files {
 		times = append(times, storedTickKeys{us: us, file: true})
 	}
-	slices.SortStableFunc(times, func(a, b storedTickKeys) int { return compareInt64(a.us, b.us) })
+	slices.SortStableFunc(times, func(a, b storedTickKeys) int { return cmp.Compare(a.us, b.us) })
 	return times, nil
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // tickFiles returns the times of the tick files, ascending; clean removes
@@ -252,17 +243,21 @@ func (l *Log) putTicks(s *setter, ts []StoredTick) ([]storedTickKeys, error) {
 	if keep == 0 {
 		panic("BUG: persist: Store with ticks before KeepTicks")
 	}
-	if l.after != nil {
-		// A rebuild after the machine stopped (checkpoint.go) writes
-		// again ticks the store may still hold: the old ones go.
-		i := sort.Search(len(old), func(i int) bool { return old[i].us >= ts[0].TickUs })
-		for _, t := range old[i:] {
-			if err := l.delTick(s, t); err != nil {
-				return nil, err
-			}
+	// Ticks stored at or after the first of ts are ones the store's
+	// derived rows do not cover, written again now: after the machine
+	// stopped (checkpoint.go), any; otherwise only files, which a Store
+	// writes before its commit, left by a process stopped in between.
+	// The old ones go.
+	i := sort.Search(len(old), func(i int) bool { return old[i].us >= ts[0].TickUs })
+	for _, t := range old[i:] {
+		if !t.file && l.after == nil {
+			panic("BUG: persist: a stored tick not newer than the last one")
 		}
-		old = old[:i]
+		if err := l.delTick(s, t); err != nil {
+			return nil, err
+		}
 	}
+	old = old[:i]
 	ts = ts[max(0, len(ts)-keep):] // older ones would be deleted at once
 	// A copy: old stays intact until the write commits.
 	times := make([]storedTickKeys, 0, len(old)+len(ts))
@@ -389,7 +384,7 @@ func (l *Log) Ticks() ([]StoredTick, error) {
 		}
 		out = append(out, StoredTick{TickUs: us, Body: body})
 	}
-	slices.SortStableFunc(out, func(a, b StoredTick) int { return compareInt64(a.TickUs, b.TickUs) })
+	slices.SortStableFunc(out, func(a, b StoredTick) int { return cmp.Compare(a.TickUs, b.TickUs) })
 	return out, nil
 }
 

@@ -176,7 +176,8 @@
 //     (an admitted order, an oracle setting, a market creation), and the
 //     tick's downstream stage without mu for the index's own step of a
 //     tick with its copy of the perp markets' state; never for the
-//     auction.
+//     auction. The RPC service runs such a read on a worker while the
+//     index is busy (IndexBusy), so that its wait holds up no event loop.
 //   - svc_metrics reads the metrics' buckets under their own mutex,
 //     which the attester takes for one update.
 //   - Still under mu's read lock, off the event loops' hot path: the

@@ -38,6 +38,9 @@ func (n *Node) runDownstream(d *tickDownstream) {
 	n.idxMu.Lock()
 	n.market.tick(d.res)
 	n.market.idx.SyncPerp() // marks, funding, open interest moved
+	if hook := n.cfg.DuringIndexStep; hook != nil && d.build != nil {
+		hook()
+	}
 	n.idxMu.Unlock()
 	n.idxMu.RLock()
 	defer n.idxMu.RUnlock()

@@ -370,3 +370,14 @@ func (n *Node) ReadIndex(fn func(x *marketdata.Index)) {
 	defer n.idxMu.RUnlock()
 	fn(n.market.idx)
 }
+
+// IndexBusy reports whether ReadIndex would wait now: the index is taking
+// a tick's step (or an admitted order, or a writer waits for it). The RPC
+// service then runs the read on a worker, not on its event loop.
+func (n *Node) IndexBusy() bool {
+	if n.idxMu.TryRLock() {
+		n.idxMu.RUnlock()
+		return false
+	}
+	return true
+}

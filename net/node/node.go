@@ -125,6 +125,10 @@ type Config struct {
 	// the sequencer lock (downstream.go); the next tick waits for both.
 	// Tests use it to hold the stage while transactions are admitted.
 	DuringDownstream func()
+	// DuringIndexStep, when set, runs inside every live tick's downstream
+	// stage while the market index is locked for its step (downstream.go).
+	// Tests use it to hold the index-only ob_ reads.
+	DuringIndexStep func()
 	// InlineDownstream builds each tick's downstream stage under the
 	// sequencer lock, right after the tick applies, as a replay does: for
 	// the tests that compare the two (TestDownstreamEqualsInline).

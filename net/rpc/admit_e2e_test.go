@@ -2,12 +2,15 @@ package rpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math/big"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 	"github.com/ledgervenue/node/net/node"
@@ -18,12 +21,13 @@ import (
 // holds it with the sequencer's lock, as a tick finishes
 // (node.Config.DuringTick), stallClearing while its books clear, without
 // the lock (node.Config.DuringClearing), stallDownstream while its
-// downstream stage runs, without the lock (node.Config.DuringDownstream).
-// Each starts that tick and returns once it holds, and a channel that
-// yields when the tick is done.
+// downstream stage runs, without the lock (node.Config.DuringDownstream),
+// stallIndex while its downstream stage holds the market index for its step
+// (node.Config.DuringIndexStep). Each starts that tick and returns once it
+// holds, and a channel that yields when the tick is done.
 type stallTick struct {
-	armed, armedClearing, armedDownstream atomic.Bool
-	entered                               chan struct{}
+	armed, armedClearing, armedDownstream, armedIndex atomic.Bool
+	entered                                           chan struct{}
 }
 
 func (st *stallTick) option() nodeOption {
@@ -40,6 +44,7 @@ func (st *stallTick) option() nodeOption {
 		c.DuringTick = hold(&st.armed)
 		c.DuringClearing = hold(&st.armedClearing)
 		c.DuringDownstream = hold(&st.armedDownstream)
+		c.DuringIndexStep = hold(&st.armedIndex)
 	}
 }
 
@@ -58,6 +63,11 @@ func (st *stallTick) stallDownstream(t *testing.T, tn *testNode) <-chan error {
 	return st.hold(t, tn, &st.armedDownstream)
 }
 
+func (st *stallTick) stallIndex(t *testing.T, tn *testNode) <-chan error {
+	t.Helper()
+	return st.hold(t, tn, &st.armedIndex)
+}
+
 func (st *stallTick) hold(t *testing.T, tn *testNode, armed *atomic.Bool) <-chan error {
 	t.Helper()
 	armed.Store(true)
@@ -71,47 +81,68 @@ func (st *stallTick) hold(t *testing.T, tn *testNode, armed *atomic.Bool) <-chan
 	return ticked
 }
 
+// loopTest is a node whose next tick is due (an order of s) and a
+// WebSocket client, for the tests that hold a tick and send a read behind
+// a waiting request on the same connection, so served by the same loop.
+type loopTest struct {
+	st    stallTick
+	tn    *testNode
+	s     *obSender
+	order common.Hash // the order's transaction
+	rc    *gethrpc.Client
+	eth   *ethclient.Client
+	want  *big.Int // s's balance
+}
+
+func newLoopTest(t *testing.T) *loopTest {
+	t.Helper()
+	lt := &loopTest{}
+	lt.tn = startNode(t, lt.st.option())
+	lt.s = lt.tn.sender(t, 0)
+	lt.order = lt.s.mustSend(t, lt.tn.submit(t, wethBook, eth(1), eth(2000), 0, 0, 0)).TxHash
+	var err error
+	if lt.rc, err = gethrpc.DialContext(context.Background(), lt.tn.ws); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lt.rc.Close)
+	lt.eth = ethclient.NewClient(lt.rc)
+	if lt.want, err = lt.eth.BalanceAt(context.Background(), lt.s.addr(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return lt
+}
+
+// balanceAtOnce reads s's balance on the connection, behind what waits on
+// it, and checks the answer came at once (stallReadMax).
+func (lt *loopTest) balanceAtOnce(t *testing.T, behind string) {
+	t.Helper()
+	time.Sleep(50 * time.Millisecond) // what waits reaches the loop first
+	start := time.Now()
+	got, err := lt.eth.BalanceAt(context.Background(), lt.s.addr(), nil)
+	d := time.Since(start)
+	if err != nil || got.Cmp(lt.want) != 0 {
+		t.Fatalf("eth_getBalance: %v %v, want %v", got, err, lt.want)
+	}
+	t.Logf("eth_getBalance behind %s on the same connection: %v", behind, d)
+	if d > stallReadMax() {
+		t.Errorf("eth_getBalance behind %s on the same connection answered in %v during the stall, want ≤ %v", behind, d, stallReadMax())
+	}
+}
+
 // TestSendDoesNotBlockTheLoop: while a tick holds the sequencer, a lone
 // eth_sendRawTransaction waits for admission in the admission stage, not on
 // its event loop: a read sent after it on the same WebSocket connection
 // (so served by the same loop) is answered at once, and the send is
 // answered, admitted, once the tick is over.
 func TestSendDoesNotBlockTheLoop(t *testing.T) {
-	var st stallTick
-	tn := startNode(t, st.option())
-	ctx := context.Background()
-	s := tn.sender(t, 0)
-	s.mustSend(t, tn.submit(t, wethBook, eth(1), eth(2000), 0, 0, 0)) // a tick is due
-	rc, err := gethrpc.DialContext(ctx, tn.ws)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	eth := ethclient.NewClient(rc)
-	want, err := eth.BalanceAt(ctx, s.addr(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	ticked := st.stall(t, tn)
+	lt := newLoopTest(t)
+	s := lt.s
+	ticked := lt.st.stall(t, lt.tn)
 	tx := dynTx(t, s.key, chainID, s.nonce, devAddr(1), big.NewInt(1), new(big.Int), gwei)
 	sent := make(chan error, 1)
 	sendStart := time.Now()
-	go func() { sent <- eth.SendTransaction(ctx, tx) }()
-	time.Sleep(50 * time.Millisecond) // the send reaches the loop first
-	start := time.Now()
-	got, err := eth.BalanceAt(ctx, s.addr(), nil)
-	d := time.Since(start)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("eth_getBalance behind a pending send on the same connection: %v", d)
-	if d > stallReadMax() {
-		t.Errorf("eth_getBalance behind a send on the same connection answered in %v during the stalled tick, want ≤ %v", d, stallReadMax())
-	}
-	if got.Cmp(want) != 0 {
-		t.Errorf("balance %v, want %v", got, want)
-	}
+	go func() { sent <- lt.eth.SendTransaction(context.Background(), tx) }()
+	lt.balanceAtOnce(t, "a pending send")
 	if err := <-sent; err != nil {
 		t.Fatalf("the send waiting for admission: %v", err)
 	}
@@ -120,7 +151,52 @@ func TestSendDoesNotBlockTheLoop(t *testing.T) {
 	if err := <-ticked; err != nil {
 		t.Fatal(err)
 	}
-	tn.waitReceipt(tx.Hash())
+	lt.tn.waitReceipt(tx.Hash())
+}
+
+// TestIndexReadsLeaveTheLoop: while a tick's downstream stage holds the
+// market index for its step, an index-only ob_ read waits for it on a
+// worker, not on its event loop: a read sent after it on the same WebSocket
+// connection (so served by the same loop) is answered at once; the ob_
+// reads, over WebSocket and HTTP, are answered once the step is done, with
+// the tick's outcome.
+func TestIndexReadsLeaveTheLoop(t *testing.T) {
+	lt := newLoopTest(t)
+	ticked := lt.st.stallIndex(t, lt.tn)
+	held := time.Now()
+	type answer struct {
+		orders json.RawMessage
+		err    error
+		at     time.Duration
+	}
+	read := func(c *gethrpc.Client) <-chan answer {
+		done := make(chan answer, 1)
+		go func() {
+			var a answer
+			a.err = c.CallContext(context.Background(), &a.orders, "ob_getOrders", lt.s.addr(), map[string]any{"orderbook_id": wethBook})
+			a.at = time.Since(held)
+			done <- a
+		}()
+		return done
+	}
+	wsRead, httpRead := read(lt.rc), read(lt.tn.rpc)
+	lt.balanceAtOnce(t, "an ob_getOrders waiting for the index")
+	for name, ch := range map[string]<-chan answer{"ws": wsRead, "http": httpRead} {
+		a := <-ch
+		t.Logf("%s ob_getOrders answered %v after the hold began (it lasts %v)", name, a.at, stallDuration)
+		if a.err != nil {
+			t.Fatalf("%s ob_getOrders: %v", name, a.err)
+		}
+		if a.at < stallDuration/2 {
+			t.Errorf("%s ob_getOrders answered %v into the hold: it did not wait for the index's step", name, a.at)
+		}
+		if !strings.Contains(string(a.orders), `"tx_hash":"`+lt.order.Hex()) || !strings.Contains(string(a.orders), `"status":"active"`) {
+			t.Errorf("%s ob_getOrders: %s, want the order %s active, as the tick left it", name, a.orders, lt.order)
+		}
+	}
+	if err := <-ticked; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestAdmissionQueueBound: the admission stage holds at most

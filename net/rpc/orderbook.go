@@ -19,11 +19,10 @@ import (
 // applied input.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	var err *jsonrpc.Error
-	switch string(c.req.Method) {
-	case "ob_getOrderbook":
+	if string(c.req.Method) == "ob_getOrderbook" {
 		return c.getOrderbook(dst)
-	case "ob_getMarkets", "ob_getOraclePrices", "ob_getFundingRates",
-		"ob_getOrders", "ob_getCandles", "ob_getFills", "ob_getBackstopTransfers":
+	}
+	if isIndexRead(c.req.Method) {
 		c.s.node.ReadIndex(func(x *marketdata.Index) {
 			switch string(c.req.Method) {
 			case "ob_getMarkets":
@@ -70,6 +69,30 @@ func (c *call) getOrderbook(dst []byte) ([]byte, *jsonrpc.Error) {
 }
 
 var errUnknownOrderbook = jsonrpc.InvalidParams("unknown orderbook")
+
+// isIndexRead reports whether method m answers from the market index
+// alone (node.ReadIndex), which a tick's downstream stage locks while the
+// index takes the tick's step: Serve and ServeWS run a body holding one on
+// a worker while the index is busy (node.IndexBusy), so that the wait
+// never holds up an event loop and the other connections it serves.
+func isIndexRead(m []byte) bool {
+	switch string(m) {
+	case "ob_getMarkets", "ob_getOraclePrices", "ob_getFundingRates",
+		"ob_getOrders", "ob_getCandles", "ob_getFills", "ob_getBackstopTransfers":
+		return true
+	}
+	return false
+}
+
+// readsIndex reports whether reqs hold a valid index read (isIndexRead).
+func readsIndex(reqs []jsonrpc.Request) bool {
+	for i := range reqs {
+		if reqs[i].Invalid == nil && isIndexRead(reqs[i].Method) {
+			return true
+		}
+	}
+	return false
+}
 
 // orderbookID reads param i as an orderbook id.
 func (c *call) orderbookID(i int) (clob.Hash, *jsonrpc.Error) {
