@@ -140,8 +140,12 @@ func TestRestartKeepsSignedBatches(t *testing.T) {
 		return errors.New("the process died here")
 	}
 	n := openNode(t, cfg)
+	var attested []<-chan struct{}
 	for i := range uint64(3) {
-		submitDurable(t, n, devTransfer(i, 1))
+		attested = append(attested, submitDurable(t, n, devTransfer(i, 1)))
+	}
+	for _, a := range attested { // their batches stored: none is pending when the store stops
+		<-a
 	}
 	waitStored(t, n)
 	stopping.Store(true)
