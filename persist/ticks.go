@@ -391,56 +391,55 @@ func (l *Log) Ticks() ([]StoredTick, error) {
 // badgerTicks returns the ticks stored in Badger, oldest first.
 func badgerTicks(txn *badger.Txn) ([]StoredTick, error) {
 	var out []StoredTick
-	err := func() error {
-		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tickPrefix}})
-		defer it.Close()
-		var enc []byte // the compressed chunks of the tick at us so far
-		var us int64
-		var next uint16 // the chunk expected next
-		flush := func() error {
-			if next == 0 {
-				return nil
-			}
-			body, err := decodeTickBody(enc, us)
-			if err != nil {
-				return err
-			}
-			out = append(out, StoredTick{TickUs: us, Body: body})
-			enc, next = enc[:0], 0
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{tickPrefix}})
+	defer it.Close()
+	var enc []byte // the compressed chunks of the tick at us so far
+	var us int64
+	var next uint16 // the chunk expected next
+	flush := func() error {
+		if next == 0 {
 			return nil
 		}
-		for it.Rewind(); it.Valid(); it.Next() {
-			k := it.Item().Key()
-			if len(k) != legacyTickKeyLen && len(k) != legacyTickKeyLen+2 {
-				return fmt.Errorf("%w: stored tick key %x", ErrCorrupt, k)
-			}
-			kus := int64(binary.BigEndian.Uint64(k[1:]))
-			if next > 0 && kus != us {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-			if len(k) == legacyTickKeyLen {
-				body, err := it.Item().ValueCopy(nil)
-				if err != nil {
-					return fmt.Errorf("stored tick at %d: %w", kus, err)
-				}
-				out = append(out, StoredTick{TickUs: kus, Body: body})
-				continue
-			}
-			if chunk := binary.BigEndian.Uint16(k[legacyTickKeyLen:]); chunk != next {
-				return fmt.Errorf("%w: stored tick at %d has chunk %d where %d belongs", ErrCorrupt, kus, chunk, next)
-			}
-			us = kus
-			err := it.Item().Value(func(v []byte) error { enc = append(enc, v...); return nil })
-			if err != nil {
-				return fmt.Errorf("stored tick at %d: %w", us, err)
-			}
-			next++
+		body, err := decodeTickBody(enc, us)
+		if err != nil {
+			return err
 		}
-		return flush()
-	}()
-	return out, err
+		out = append(out, StoredTick{TickUs: us, Body: body})
+		enc, next = enc[:0], 0
+		return nil
+	}
+	for it.Rewind(); it.Valid(); it.Next() {
+		k := it.Item().Key()
+		if len(k) != legacyTickKeyLen && len(k) != legacyTickKeyLen+2 {
+			return nil, fmt.Errorf("%w: stored tick key %x", ErrCorrupt, k)
+		}
+		kus := int64(binary.BigEndian.Uint64(k[1:]))
+		if next > 0 && kus != us {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+		if len(k) == legacyTickKeyLen {
+			body, err := it.Item().ValueCopy(nil)
+			if err != nil {
+				return nil, fmt.Errorf("stored tick at %d: %w", kus, err)
+			}
+			out = append(out, StoredTick{TickUs: kus, Body: body})
+			continue
+		}
+		if chunk := binary.BigEndian.Uint16(k[legacyTickKeyLen:]); chunk != next {
+			return nil, fmt.Errorf("%w: stored tick at %d has chunk %d where %d belongs", ErrCorrupt, kus, chunk, next)
+		}
+		us = kus
+		if err := it.Item().Value(func(v []byte) error { enc = append(enc, v...); return nil }); err != nil {
+			return nil, fmt.Errorf("stored tick at %d: %w", us, err)
+		}
+		next++
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // removeTickFiles removes every tick file.

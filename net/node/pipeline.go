@@ -523,13 +523,13 @@ func Commitment(rec *core.TxRecord) *attest.ReceiptCommitment {
 		From:              rec.Tx.From,
 		To:                rec.Tx.To,
 	}
+	if len(rec.Logs) == 0 {
+		return c
+	}
 	// Two allocations, whatever the logs: a tick's record has thousands.
 	topics := 0
 	for i := range rec.Logs {
 		topics += len(rec.Logs[i].Topics)
-	}
-	if len(rec.Logs) == 0 {
-		return c
 	}
 	all := make([][32]byte, 0, topics)
 	c.Logs = make([]attest.LogCommitment, len(rec.Logs))

@@ -72,9 +72,9 @@ var errUnknownOrderbook = jsonrpc.InvalidParams("unknown orderbook")
 
 // isIndexRead reports whether method m answers from the market index
 // alone (node.ReadIndex), which a tick's downstream stage locks while the
-// index takes the tick's step: Serve and ServeWS run a body holding one on
-// a worker while the index is busy (node.IndexBusy), so that the wait
-// never holds up an event loop and the other connections it serves.
+// index takes the tick's step: a body holding one runs on a worker while
+// the index is busy (needsWorker), so that the wait never holds up an
+// event loop and the other connections it serves.
 func isIndexRead(m []byte) bool {
 	switch string(m) {
 	case "ob_getMarkets", "ob_getOraclePrices", "ob_getFundingRates",

@@ -226,12 +226,10 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	case isLoneSend(reqs, batch):
 		c := call{s: s, sc: sc, req: &reqs[0], origin: o}
 		w.Body = c.run(w.Body)
-	case s.hasWrite(reqs, o.admin) || readsIndex(reqs) && s.node.IndexBusy():
-		// A write waits for durability, an index read for the index's step
-		// (isIndexRead): on a worker, not on the event loop. One request
-		// of a connection is served at a time (later ones wait behind a
-		// deferred response), so HTTP needs no bound per connection: only
-		// the node's queue can be full.
+	case s.needsWorker(reqs, o.admin):
+		// One request of a connection is served at a time (later ones wait
+		// behind a deferred response), so HTTP needs no bound per
+		// connection: only the node's queue can be full.
 		if err := s.reserve(len(req.Body)); err != nil {
 			w.Status = 503
 			w.Body = s.runAll(sc, reqs, batch, o, err, w.Body)
@@ -317,6 +315,15 @@ func isWrite(method []byte) bool {
 		return true
 	}
 	return isStateControl(method)
+}
+
+// needsWorker reports whether reqs must run on a worker, not on the event
+// loop: they hold a write, which waits for durability (hasWrite), or an
+// index read while the market index takes a tick's step, which waits for
+// it (readsIndex, node.IndexBusy). A lone send is neither: it answers
+// through a deferred response (isLoneSend).
+func (s *Service) needsWorker(reqs []jsonrpc.Request, admin bool) bool {
+	return s.hasWrite(reqs, admin) || readsIndex(reqs) && s.node.IndexBusy()
 }
 
 // hasWrite reports whether reqs hold a write that must wait in place on a

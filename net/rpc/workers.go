@@ -10,9 +10,10 @@ import (
 // The bounded worker model. A request with writes (a batch holding a
 // transaction, an authorized admin write) waits for durability in place, so
 // it cannot run on an event loop; nor can a read of the market index while
-// a tick's downstream stage holds it (isIndexRead, node.IndexBusy). It runs on one of Config.Workers worker
-// goroutines, started by New, fed by a queue of Config.QueueMax jobs for the
-// whole node. Nothing starts a goroutine per request:
+// a tick's downstream stage holds it (isIndexRead, node.IndexBusy). It runs
+// on one of Config.Workers worker goroutines, started by New, fed by a
+// queue of Config.QueueMax jobs for the whole node (needsWorker). Nothing
+// starts a goroutine per request:
 //
 //	event loop ─ reserve() ─▶ jobs (chan, cap QueueMax) ─▶ work() × Workers ─▶ runAll ─▶ answer
 //	     │ full (QueueMax jobs, QueueBytesMax bytes): answered at once, HTTP 503 / WebSocket -32005

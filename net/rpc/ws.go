@@ -71,7 +71,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		return
 	}
 	lone := isLoneSend(reqs, batch)
-	pooled := !lone && (s.hasWrite(reqs, st.admin) || readsIndex(reqs) && s.node.IndexBusy())
+	pooled := !lone && s.needsWorker(reqs, st.admin)
 	var refusal *jsonrpc.Error
 	switch {
 	case (lone || pooled) && !st.acquire(s.cfg.WSInFlightMax):
