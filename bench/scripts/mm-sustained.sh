@@ -33,54 +33,13 @@ nodeStopWait=20
 [[ $runs =~ ^[1-9][0-9]?$ ]] || { echo "RUNS must be 1..99" >&2; exit 2; }
 command -v jq >/dev/null || { echo "mm-sustained.sh needs jq" >&2; exit 2; }
 
-root=$(git rev-parse --show-toplevel)
-tmp=$(mktemp -d)
-node_pid=""
-stop_node() {
-	[[ -n $node_pid ]] || return 0
-	kill -TERM "$node_pid" 2>/dev/null || true
-	for _ in $(seq 1 $((nodeStopWait * 10))); do
-		kill -0 "$node_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$node_pid" 2>/dev/null || true
-	wait "$node_pid" 2>/dev/null || true
-	node_pid=""
-}
-cleanup() {
-	stop_node
-	git -C "$root" worktree remove --force "$tmp/src" >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-git -C "$root" worktree add --detach "$tmp/src" "$base" >/dev/null
+. "$(dirname "$0")/node-lib.sh"
+worktree_at "$base"
 mkdir -p "$tmp/base" "$tmp/head"
 (cd "$tmp/src" && CGO_ENABLED=0 go build -o "$tmp/base/" ./cmd/ledgerd)
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/head/" ./cmd/ledgerd ./cmd/ledger-bench)
 echo "base $(git -C "$root" rev-parse --short "$base"), head $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+dirty')"
 echo "per run: mm at $rate/s offered on $conns connections for $duration; $(nproc) CPUs"
-
-# free_port prints a loopback TCP port nobody listens on now, below the
-# kernel's ephemeral range (see pipeline-before-after.sh).
-free_port() {
-	local p lo
-	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
-	for _ in $(seq 1 100); do
-		p=$((10000 + RANDOM % (lo - 10000)))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	echo "no free port found" >&2
-	return 1
-}
-
-cpu_ticks() {
-	awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
-}
 
 rows=$tmp/rows # build run cpu_us achieved p50 p99 data_mb, tab-separated
 printf '%-5s %4s %14s %10s %9s %9s %8s\n' build run cpu_us/request achieved/s p50_ms p99_ms data_MB
@@ -119,11 +78,6 @@ for i in $(seq 1 "$runs"); do
 			awk -F'\t' '{printf "%-5s %4s %14.0f %10.0f %9.2f %9.1f %8s\n", $1, $2, $3, $4, $5, $6, $7}'
 	done
 done
-
-# median of the numbers on stdin, the upper one of an even count.
-median() {
-	sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else print v[int(NR / 2) + 1]}'
-}
 
 echo
 echo "medians over $runs run(s):"

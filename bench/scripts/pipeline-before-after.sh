@@ -50,29 +50,8 @@ nodeStopWait=20
 [[ $runs =~ ^[1-9][0-9]?$ ]] || { echo "RUNS must be 1..99" >&2; exit 2; }
 command -v jq >/dev/null || { echo "pipeline-before-after.sh needs jq" >&2; exit 2; }
 
-root=$(git rev-parse --show-toplevel)
-tmp=$(mktemp -d)
-node_pid=""
-stop_node() {
-	[[ -n $node_pid ]] || return 0
-	kill -TERM "$node_pid" 2>/dev/null || true
-	for _ in $(seq 1 $((nodeStopWait * 10))); do
-		kill -0 "$node_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$node_pid" 2>/dev/null || true
-	wait "$node_pid" 2>/dev/null || true
-	node_pid=""
-}
-cleanup() {
-	stop_node
-	git -C "$root" worktree remove --force "$tmp/src" >/dev/null 2>&1 || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-git -C "$root" worktree add --detach "$tmp/src" "$base" >/dev/null
+. "$(dirname "$0")/node-lib.sh"
+worktree_at "$base"
 mkdir -p "$tmp/base" "$tmp/head"
 (cd "$tmp/src" && CGO_ENABLED=0 go build -o "$tmp/base/" ./cmd/ledgerd ./cmd/ledger-bench)
 (cd "$root" && CGO_ENABLED=0 go build -o "$tmp/head/" ./cmd/ledgerd ./cmd/ledger-bench)
@@ -83,24 +62,6 @@ if ! "$tmp/base/ledger-bench" -h 2>&1 | grep -q -- '-probe'; then
 fi
 echo "base $(git -C "$root" rev-parse --short "$base"), head $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+dirty')$bench_note"
 echo "per run: $duration, drain $drain; probe $probe; mm at $rates/s offered on $conns connections; $(nproc) CPUs"
-
-# free_port prints a loopback TCP port nobody listens on now, below the
-# kernel's ephemeral range: the load's thousands of client connections take
-# ports from that range, and one still in TIME_WAIT makes the node's bind
-# fail ("address already in use").
-free_port() {
-	local p lo
-	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
-	for _ in $(seq 1 100); do
-		p=$((10000 + RANDOM % (lo - 10000)))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-			echo "$p"
-			return 0
-		fi
-	done
-	echo "no free port found" >&2
-	return 1
-}
 
 # bench runs ledger-bench of build $1 with the rest as flags and its JSON
 # report to $tmp/r.json (and $OUT/$2.json); a run with failed requests
@@ -126,11 +87,6 @@ bench() {
 
 rows=$tmp/rows # build run rate probe_p99 ack_p99 achieved tick_p99 errors hold_p99, tab-separated
 cpus=$tmp/cpus # build run cpu_us_per_request, tab-separated
-
-# cpu_ticks prints the user + system clock ticks process $1 has used.
-cpu_ticks() {
-	awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"
-}
 
 # show prints rows in columns, the figures rounded.
 show() {
@@ -169,12 +125,6 @@ for i in $(seq 1 "$runs"); do
 		grep "^$which	$i	" "$rows" | show
 	done
 done
-
-# median of the numbers on stdin, the upper one of an even count ("-" for
-# none), as ledger-bench takes them.
-median() {
-	{ grep -v '^-$' || true; } | sort -g | awk '{v[NR] = $1} END {if (NR == 0) print "-"; else print v[int(NR / 2) + 1]}'
-}
 
 # sel prints the median of column $3 of build $1's rows at rate $2.
 sel() {
