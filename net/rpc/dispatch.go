@@ -364,7 +364,7 @@ func (c *call) getCode(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	if a == core.OrderbookAddress || a == core.BridgeAddress || a == core.RecoveryAddress {
+	if a == core.OrderbookAddress || a == core.BridgeAddress || a == core.RecoveryAddress || a == core.MintAddress {
 		return append(dst, enshrinedCode...), nil
 	}
 	return append(dst, `"0x"`...), nil
