@@ -30,11 +30,16 @@ func (l *Ledger) applyTx(tx *Tx, timeUs int64, staged bool) (rec *TxRecord, rej 
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
 	}
-	if staged && tx.To == BridgeAddress {
-		return nil, Reject{Code: RejectWaitTick} // it would land in the tick that clears
+	if staged && (tx.To == BridgeAddress || tx.To == MintAddress) {
+		// A withdrawal would land in the tick that clears; a mint credits
+		// tokens the clearing's books may be settling.
+		return nil, Reject{Code: RejectWaitTick}
 	}
-	if tx.To == BridgeAddress {
+	switch tx.To {
+	case BridgeAddress:
 		return l.applyWithdraw(tx, timeUs)
+	case MintAddress:
+		return l.applyMint(tx, timeUs)
 	}
 	l.seq++
 	_, existed := l.accounts[tx.From]
@@ -162,14 +167,15 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 }
 
 // gasExempt reports whether tx pays no gas, so that its balance check holds
-// none back: a withdrawal to the Bridge (docs/bridge.md §2) and an
-// orderbook delegated() envelope, whose delegate key needs no funds (the
-// live network's rule, docs/decisions.md). Both are read off the
+// none back: a withdrawal to the Bridge (docs/bridge.md §2), a mint
+// (docs/faucet.md: its signer is a throwaway key) and an orderbook
+// delegated() envelope, whose delegate key needs no funds (the live
+// network's rule, docs/decisions.md). All are read off the
 // transaction alone, so every replay agrees. Neither is exempt from the
 // base-fee check: "exempt" is about what is paid, not the fee cap a wallet
 // names, and the live SDK names the base fee.
 func gasExempt(tx *Tx) bool {
-	return tx.HasTo && (tx.To == BridgeAddress || tx.To == OrderbookAddress && abi.IsDelegated(tx.Data))
+	return tx.HasTo && (tx.To == BridgeAddress || tx.To == MintAddress || tx.To == OrderbookAddress && abi.IsDelegated(tx.Data))
 }
 
 // effectiveGasPrice is min(fee cap, base fee + tip).

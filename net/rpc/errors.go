@@ -54,6 +54,8 @@ func appReason(app core.Address) string {
 		return "CLOB validation failed: "
 	case core.BridgeAddress:
 		return "Bridge validation failed: "
+	case core.MintAddress:
+		return "Mint validation failed: "
 	}
 	return "Recovery validation failed: "
 }
@@ -101,7 +103,7 @@ func specRejectError(rej *core.Reject) *jsonrpc.Error {
 		case core.RecoveryAddress: // recovery failures are protocol-level in the spec
 			return validationError(appReason(rej.App) + rej.Detail)
 		}
-		return revertError(appReason(rej.App) + rej.Detail) // the Bridge
+		return revertError(appReason(rej.App) + rej.Detail) // the Bridge, the Mint
 	case core.RejectLocked, core.RejectEquivocation:
 		return lockedError(rej.Target)
 	}
