@@ -9,7 +9,7 @@ BENCHTIME ?= 300ms
 BENCHCOUNT ?= 6
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare ui-tools ui-screenshot
+.PHONY: run run-live build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare ui-tools ui-screenshot
 
 # run starts the dev venue with --compat: its users point ethers, viem and
 # go-ethereum at it, and ethers cannot decode a receipt in the spec's shapes
@@ -18,6 +18,12 @@ export GOFLAGS := -buildvcs=false
 # book and candles move (docs/bots.md); --dev alone starts no bots.
 run: build
 	./bin/ledgerd --dev --compat --datadir ./data --bots default
+
+# run-live is run with the live network's names (--prefix pod, docs/live.md):
+# point the live network's own SDK at it with rpcUrl http://127.0.0.1:8545,
+# wsUrl ws://127.0.0.1:8545 and restUrl http://127.0.0.1:8545/v1.
+run-live: build
+	./bin/ledgerd --dev --compat --prefix pod --datadir ./data --bots default
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/ledgerd ./cmd/ledgerd

@@ -30,11 +30,16 @@ func (l *Ledger) applyTx(tx *Tx, timeUs int64, staged bool) (rec *TxRecord, rej 
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
 	}
-	if isWithdraw(tx) {
-		if staged {
-			return nil, Reject{Code: RejectWaitTick} // it would land in the tick that clears
-		}
+	if staged && (isWithdraw(tx) || tx.To == MintAddress) {
+		// A withdrawal would land in the tick that clears; a mint credits
+		// tokens the clearing's books may be settling.
+		return nil, Reject{Code: RejectWaitTick}
+	}
+	switch {
+	case isWithdraw(tx):
 		return l.applyWithdraw(tx, timeUs)
+	case tx.To == MintAddress:
+		return l.applyMint(tx, timeUs)
 	}
 	l.seq++
 	_, existed := l.accounts[tx.From]
@@ -163,14 +168,15 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 
 // GasExempt reports whether tx pays no gas, so that its balance check holds
 // none back: a withdrawal, to the Bridge or through the orderbook
-// (docs/bridge.md §2: MAX is the whole withdrawable balance), and an
-// orderbook delegated() envelope, whose delegate key needs no funds (the
-// live network's rule, docs/decisions.md). Both are read off the
-// transaction alone, so every replay agrees. Neither is exempt from the
-// base-fee check: "exempt" is about what is paid, not the fee cap a wallet
-// names, and the live SDK names the base fee.
+// (docs/bridge.md §2, §2a: MAX is the whole withdrawable balance), a mint
+// (docs/faucet.md: its signer is a throwaway key) and an orderbook
+// delegated() envelope, whose delegate key needs no funds (the live
+// network's rule, docs/decisions.md). All are read off the transaction
+// alone, so every replay agrees. None is exempt from the base-fee check:
+// "exempt" is about what is paid, not the fee cap a wallet names, and the
+// live SDK names the base fee.
 func GasExempt(tx *Tx) bool {
-	return isWithdraw(tx) || tx.HasTo && tx.To == OrderbookAddress && abi.IsDelegated(tx.Data)
+	return isWithdraw(tx) || tx.HasTo && (tx.To == MintAddress || tx.To == OrderbookAddress && abi.IsDelegated(tx.Data))
 }
 
 // effectiveGasPrice is min(fee cap, base fee + tip).

@@ -27,8 +27,13 @@
 //     take at most the withdrawable part (Withdrawable).
 //   - A rejected input changes nothing.
 //   - Gas: every transaction uses TxGas and burns TxGas × its effective
-//     price, except a gas-exempt one (GasExempt: a withdrawal, an orderbook
-//     delegated() envelope), which pays nothing and needs no funds for gas.
+//     price, except a gas-exempt one (GasExempt: a withdrawal, a mint, an
+//     orderbook delegated() envelope), which pays nothing and needs no
+//     funds for gas.
+//   - Mints (mint.go, docs/faucet.md): the Mint application credits and
+//     issues at admission when Config.MintAllowed, at most
+//     MintsPerAccountHourMax per recipient per hour of the admission
+//     time; the hour's counters are in the snapshot.
 //   - Withdrawals (withdraw.go, docs/bridge.md §2-§3): a withdraw to the
 //     Bridge, or the orderbook's withdraw (the same call and rules, its
 //     outcome keyed by WithdrawalID instead of the transaction hash), pays

@@ -27,6 +27,8 @@ type Config struct {
 	// WithdrawalsPerBatchMax bounds the withdrawals one batch executes; the
 	// rest are not_included (0: DefaultWithdrawalsPerBatchMax).
 	WithdrawalsPerBatchMax int
+	// MintAllowed lets the Mint application mint (mint.go; ledgerd --dev).
+	MintAllowed bool
 }
 
 // Balance is an account's holding of one token: its cash, the part of the
@@ -127,6 +129,8 @@ type Ledger struct {
 	env    clob.Envelope
 	// wd holds the Bridge's withdrawals (withdraw.go).
 	wd withdrawals
+	// mint holds the Mint application's per-hour counters (mint.go).
+	mint mints
 	// clockOffsetUs is what the node adds to its time source (controls.go).
 	clockOffsetUs int64
 }
@@ -136,7 +140,7 @@ func NewLedger(cfg Config) *Ledger {
 	return &Ledger{
 		chainID: cfg.ChainID, baseFee: cfg.BaseFee, accounts: make(map[Address]*Account),
 		issued: make(map[Address]*uint256.Int), obFees: make(map[Address]*uint256.Int),
-		engine: clob.NewEngine(cfg.Orderbook), wd: newWithdrawals(&cfg),
+		engine: clob.NewEngine(cfg.Orderbook), wd: newWithdrawals(&cfg), mint: mints{allowed: cfg.MintAllowed},
 	}
 }
 

@@ -16,11 +16,11 @@ import (
 // tokens by token address, so the bytes depend only on the state):
 //
 //	+---------+---------+-----+----------+-------------+-------------+---------+----------+
-//	| "LSNAP6"| chainID | seq | baseFee  | feesBurned  | clockOffset | nAccts  | accounts |
+//	| "LSNAP7"| chainID | seq | baseFee  | feesBurned  | clockOffset | nAccts  | accounts |
 //	|  6 B    |  u64    | u64 | 32 B     | 32 B        |  i64 (µs)   | u32     |   ...    |
 //	+---------+---------+-----+----------+-------------+-------------+---------+----------+
-//	| issued: tokenAmounts | obFees: tokenAmounts | withdrawals (withdraw.go) | engine (clob.Engine.AppendSnapshot) |
-//	+----------------------+----------------------+---------------------------+-------------------------------------+
+//	| issued: tokenAmounts | obFees: tokenAmounts | withdrawals (withdraw.go) | mints (mint.go) | engine (clob.Engine.AppendSnapshot) |
+//	+----------------------+----------------------+---------------------------+-----------------+-------------------------------------+
 //	account:      | address 20 B | nonce u64 | newest 32 B | locked u8 | native balance | nTokens u32 | (token 20 B | balance)* |
 //	balance:      | cash 32 B | locked 32 B |   (the native balance adds | debt 32 B |)
 //	tokenAmounts: | n u32 | (token 20 B | amount 32 B)* |
@@ -30,10 +30,11 @@ import (
 // locked is 0 or 1 (recovery.go). clockOffset is controls.go's.
 // The pending marks are not part of it (see the package doc). Nor is the
 // orderbook's configuration (Config.Orderbook): LoadSnapshot takes it from
-// its caller, nor the bridge's (Config.Bridge, WithdrawalsPerBatchMax). No
+// its caller, nor the bridge's (Config.Bridge, WithdrawalsPerBatchMax), nor
+// Config.MintAllowed. No
 // token list holds NativeToken except issued, obFees and withdrawn (an
 // account's native balance has its own field).
-const snapshotMagic = "LSNAP6"
+const snapshotMagic = "LSNAP7"
 
 // AppendSnapshot appends the canonical encoding of the state to dst.
 // Besides dst's growth it allocates only its sort buffers (the accounts,
@@ -70,6 +71,7 @@ func (l *Ledger) AppendSnapshot(dst []byte) []byte {
 	dst = appendTokenAmounts(dst, l.issued, tokens[:0])
 	dst = appendTokenAmounts(dst, l.obFees, tokens[:0])
 	dst = l.appendWithdrawals(dst, tokens[:0])
+	dst = l.appendMints(dst, tokens[:0])
 	return l.engine.AppendSnapshot(dst)
 }
 
@@ -218,7 +220,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	if m := r.Take(len(snapshotMagic)); r.Err == nil && string(m) != snapshotMagic {
 		r.Fail("magic %q, want %q", m, snapshotMagic)
 	}
-	l := &Ledger{chainID: r.U64(), seq: r.U64(), wd: newWithdrawals(&cfg)}
+	l := &Ledger{chainID: r.U64(), seq: r.U64(), wd: newWithdrawals(&cfg), mint: mints{allowed: cfg.MintAllowed}}
 	if r.Err == nil && l.chainID != cfg.ChainID {
 		return nil, fmt.Errorf("chain id %d, configured %d", l.chainID, cfg.ChainID)
 	}
@@ -229,6 +231,7 @@ func loadSnapshot(cfg Config, snap []byte) (*Ledger, error) {
 	l.issued = r.tokenAmounts()
 	l.obFees = r.tokenAmounts()
 	l.loadWithdrawals(&r)
+	l.loadMints(&r)
 	if r.Err != nil {
 		return nil, r.Err
 	}

@@ -213,7 +213,7 @@ func TestOrderbookWithdrawSnapshot(t *testing.T) {
 	admit(t, l, bridge, 100_000)
 	plain := l.AppendSnapshot(nil)
 	at := bytes.LastIndex(plain, bridge.Hash[:]) // after the account's newest
-	if at < 4 || binary.BigEndian.Uint32(plain[at-4:]) != 1 || len(plain) != at+pendingWithdrawalSize+len(l.engine.AppendSnapshot(nil)) {
+	if at < 4 || binary.BigEndian.Uint32(plain[at-4:]) != 1 || bytes.Equal(plain[at+pendingWithdrawalSize:][:32], bridge.Hash[:]) {
 		t.Fatalf("a Bridge-only snapshot is not the earlier layout (count %x)", plain[at-4:at])
 	}
 	ob := obWithdrawTx(l, alice, NativeToken, ether(2), 1_000_000)

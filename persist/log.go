@@ -36,8 +36,11 @@ var formatKey = []byte("format")
 // 5: u256 fields take their minimal bytes, about a quarter off each
 // transaction's input and record; 6: format 5's records, but delegated()
 // calls pay no gas, so an older log would replay to other balances than it
-// acknowledged; 7: the inputs are in segment files, no longer in Badger).
-const FormatVersion = 7
+// acknowledged; 7: the inputs are in segment files, no longer in Badger;
+// 8: format 7's records, but a transaction to the Mint application's
+// address is a gas-free mint (docs/faucet.md), no longer a plain transfer
+// paying gas, so an older log could replay to other balances).
+const FormatVersion = 8
 
 // Log is the durable, ordered log of ledger inputs (segment files) and the
 // Badger store beside it. AppendInputs and Replay must not run

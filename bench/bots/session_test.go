@@ -30,7 +30,7 @@ func startVenue(t *testing.T, botsToken string) (*gethrpc.Client, *bots.Controll
 		t.Fatal(err)
 	}
 	ctl := bots.New(bots.Config{AdminToken: botsToken, Logf: t.Logf})
-	hub := rpc.StartHub(n, false)
+	hub := rpc.StartHub(n, false, rpc.PrefixSvc)
 	svc := rpc.New(rpc.Config{Node: n, AdminToken: adminToken, Hub: hub, Bots: ctl})
 	srv := server.New(svc, server.Config{Addr: "127.0.0.1:0", Multicore: true})
 	if err := srv.Start(); err != nil {

@@ -34,7 +34,7 @@ func startLedgerd(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := rpc.StartHub(n, false)
+	hub := rpc.StartHub(n, false, rpc.PrefixSvc)
 	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: "t", Hub: hub}), server.Config{Addr: "127.0.0.1:0", Multicore: true})
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ type genesisFlags struct {
 
 // register defines the genesis flags on fs; prefix starts each help text.
 func (g *genesisFlags) register(fs *flag.FlagSet, prefix string) {
-	fs.BoolVar(&g.dev, "dev", false, prefix+"dev mode: prefund the ten standard test-mnemonic accounts")
+	fs.BoolVar(&g.dev, "dev", false, prefix+"dev mode: prefund the ten standard test-mnemonic accounts and allow the Mint faucet (docs/faucet.md)")
 	fs.IntVar(&g.validators, "validators", 4, prefix+"simulated committee size")
 	fs.StringVar(&g.seed, "committee-seed", "ledgerd committee", prefix+"seed the validator keys derive from")
 	fs.Uint64Var(&g.baseFee, "base-fee", 1_000_000_000, prefix+"initial base fee per gas, wei")
@@ -35,6 +35,7 @@ func (g *genesisFlags) config() node.Config {
 	if g.dev {
 		cfg.Genesis = node.DevGenesis()
 		cfg.Markets = append(node.DevMarkets(), node.DevPerpMarkets()...)
+		cfg.MintAllowed = true
 	}
 	return cfg
 }

@@ -38,6 +38,7 @@ type flags struct {
 	bots                                    string // the built-in bots' spec (bench/bots); "" runs none
 	dumpState, loadState                    string // state files (anvil's flags: state.go)
 	compat, ignoreSnapshots                 bool
+	prefix                                  rpc.Prefix // the service's own prefix on the wire
 	historyCache, snapshotEvery             int
 	snapshotInterval, retain, trimMapped    time.Duration
 	// transport bounds and the browser policy (net/server)
@@ -60,6 +61,10 @@ func main() {
 	flag.StringVar(&f.clock, "clock", "wall", "wall, or manual (time moves only through admin_advanceTime)")
 	f.genesisFlags.register(flag.CommandLine, "")
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum, and refusals in go-ethereum's words so ethers and viem classify them (docs/compat.md)")
+	flag.Func("prefix", "the service's own names on the wire: svc (SPEC.md, the default) or pod (the live network's, for its SDK); methods and subscription types are accepted with either (docs/live.md)", func(v string) (err error) {
+		f.prefix, err = rpc.ParsePrefix(v)
+		return err
+	})
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
 	flag.StringVar(&f.dumpState, "dump-state", "", "on shutdown, write the whole state (ledger, books, history) to this file, for --load-state or anvil_loadState (docs/anvil.md)")
@@ -151,8 +156,8 @@ func run(f *flags) error {
 			return err
 		}
 	}
-	hub := rpc.StartHub(n, f.compat)
-	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Dev: f.dev,
+	hub := rpc.StartHub(n, f.compat, f.prefix)
+	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Prefix: f.prefix, Dev: f.dev,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
 		ResponseBytesMax: f.responseBytesMax}
 	var botCtl *bots.Controller // admin_startBots and --bots: dev mode on the wall clock only
@@ -250,6 +255,9 @@ func printBanner(f *flags, addr string, n *node.Node) {
 		if f.compat {
 			fmt.Println("--compat: receipts and blocks in the shapes ethers and go-ethereum decode, refusals in go-ethereum's words (README, \"Client compatibility\"; docs/compat.md)")
 		}
+	}
+	if f.prefix == rpc.PrefixPod {
+		fmt.Printf("--prefix pod: the live network's names; its SDK takes rpcUrl http://%s, wsUrl ws://%s, restUrl http://%s/v1 (docs/live.md)\n", addr, addr, addr)
 	}
 	fmt.Printf("admin token: %s   (Authorization: Bearer <token>)\n", f.adminToken)
 }

@@ -145,3 +145,24 @@ func BenchmarkSigHash(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSenderParallel recovers on every core at once (-cpu 1,2): the
+// recovery bound the load tools quote divides the cores by one recovery's
+// time, which holds only if the cores scale; ns/op here is the wall time per
+// recovery with all of them busy.
+func BenchmarkSenderParallel(b *testing.B) {
+	raws := fixtures(b)
+	tx, err := Decode(raws["eip1559"])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := Sender(tx); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -53,7 +53,7 @@ func startVenue(t *testing.T) *venue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := rpc.StartHub(n, false)
+	hub := rpc.StartHub(n, false, rpc.PrefixSvc)
 	svc := rpc.New(rpc.Config{Node: n, AdminToken: adminToken, Manual: clock, Hub: hub})
 	srv := server.New(svc, server.Config{Addr: "127.0.0.1:0", Multicore: true})
 	if err := srv.Start(); err != nil {

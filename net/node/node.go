@@ -81,6 +81,9 @@ type Config struct {
 	// executes; the rest are not_included (0:
 	// core.DefaultWithdrawalsPerBatchMax).
 	WithdrawalsPerBatchMax int
+	// MintAllowed lets the Mint application mint (docs/faucet.md; ledgerd
+	// --dev). Part of the genesis: a log with mints replays only with it.
+	MintAllowed bool
 	// Orderbook bounds the engine's memory per market.
 	Orderbook clob.Limits
 	// CacheEntries bounds the attested records kept in RAM (0: the
@@ -141,7 +144,7 @@ type Config struct {
 // ledgerConfig is the ledger's genesis configuration.
 func (cfg *Config) ledgerConfig() core.Config {
 	return core.Config{ChainID: cfg.ChainID, BaseFee: cfg.BaseFee, Orderbook: cfg.Orderbook, Bridge: cfg.Bridge,
-		WithdrawalsPerBatchMax: cfg.WithdrawalsPerBatchMax}
+		WithdrawalsPerBatchMax: cfg.WithdrawalsPerBatchMax, MintAllowed: cfg.MintAllowed}
 }
 
 // Node is the running ledger service. Its methods are safe for concurrent use.

@@ -307,10 +307,17 @@ func (n *Node) publishInput(in *core.Input, rec *core.TxRecord) {
 		if in.Tx.HasTo {
 			v.touch(in.Tx.To)
 		}
-		if in.Tx.To == core.OrderbookAddress {
+		switch in.Tx.To {
+		case core.OrderbookAddress:
 			env := n.ledger.LastEnvelope()
 			if env.Delegated {
 				v.touch(core.Address(env.Master))
+			}
+		case core.MintAddress:
+			m := n.ledger.LastMint()
+			v.touch(m.To)
+			for i := range m.Tokens {
+				v.addToken(m.Tokens[i].Token)
 			}
 		}
 	case core.InputDeposit:

@@ -57,6 +57,7 @@ type genesisDesc struct {
 	Orderbook              clob.Limits         `json:"orderbook_limits"`
 	Bridge                 core.BridgeConfig   `json:"bridge"`
 	WithdrawalsPerBatchMax int                 `json:"withdrawals_per_batch_max"`
+	MintAllowed            bool                `json:"mint_allowed,omitempty"`
 	Allocs                 []Alloc             `json:"allocs"`
 	Markets                []clob.MarketConfig `json:"markets"`
 }
@@ -68,7 +69,7 @@ func (n *Node) storeGenesis() error {
 	c := &n.cfg
 	d := genesisDesc{Version: genesisVersion, ChainID: c.ChainID, BaseFee: c.BaseFee, Validators: c.Validators,
 		CommitteeSeed: c.CommitteeSeed, Orderbook: c.Orderbook, Bridge: c.Bridge,
-		WithdrawalsPerBatchMax: c.WithdrawalsPerBatchMax, Allocs: c.Genesis, Markets: c.Markets}
+		WithdrawalsPerBatchMax: c.WithdrawalsPerBatchMax, MintAllowed: c.MintAllowed, Allocs: c.Genesis, Markets: c.Markets}
 	b, err := json.Marshal(&d)
 	if err != nil {
 		return fmt.Errorf("cannot encode the genesis description: %w", err)
@@ -89,7 +90,7 @@ func loadGenesis(lg *persist.Log) (cfg Config, ok bool, err error) {
 	}
 	return Config{ChainID: d.ChainID, BaseFee: d.BaseFee, Validators: d.Validators, CommitteeSeed: d.CommitteeSeed,
 		Orderbook: d.Orderbook, Bridge: d.Bridge, WithdrawalsPerBatchMax: d.WithdrawalsPerBatchMax,
-		Genesis: d.Allocs, Markets: d.Markets}, true, nil
+		MintAllowed: d.MintAllowed, Genesis: d.Allocs, Markets: d.Markets}, true, nil
 }
 
 // ReplayProgressEvery is how many inputs pass between two calls of
@@ -101,7 +102,7 @@ type ReplayConfig struct {
 	DataDir string
 	// Genesis is the genesis of a data directory that stores none (written
 	// by a ledgerd before the genesis was stored): ChainID, BaseFee,
-	// Orderbook, Bridge, WithdrawalsPerBatchMax, Genesis and Markets as the
+	// Orderbook, Bridge, WithdrawalsPerBatchMax, MintAllowed, Genesis and Markets as the
 	// node was started with. Ignored when the directory stores one; nil
 	// refuses such a directory.
 	Genesis *Config

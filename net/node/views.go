@@ -348,3 +348,17 @@ func (n *Node) ListReceipts(q *ListQuery) (items []Receipt, next int64, err erro
 	}
 	return items, next, nil
 }
+
+// Seq returns the number of inputs applied: the intent log's sequence.
+func (n *Node) Seq() uint64 {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.ledger.Seq()
+}
+
+// ReadOnly reports whether the committee refuses every transaction at the
+// moment: at least f + 1 of its members reject all (admin_setValidatorFaults),
+// so no eth_sendRawTransaction can be accepted.
+func (n *Node) ReadOnly() bool {
+	return len(n.faults.cur.Load().rejections) >= n.committee.F+1
+}

@@ -49,7 +49,7 @@ func (c *call) ethCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	switch core.Address(to) {
 	case core.OrderbookAddress:
 		return c.orderbookView(dst, data)
-	case core.BridgeAddress, core.RecoveryAddress:
+	case core.BridgeAddress, core.RecoveryAddress, core.MintAddress:
 		return dst, revertError(appReason(core.Address(to)) + "no view function 0x" + selectorHex(data))
 	}
 	return append(dst, `"0x"`...), nil

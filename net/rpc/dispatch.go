@@ -94,6 +94,14 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.metrics(dst), nil
 	case "svc_pastPerfectTime":
 		return c.pastPerfectTime(dst)
+	case "svc_status": // livemethods.go
+		return c.status(dst), nil
+	case "svc_getPrecompiles":
+		return c.getPrecompiles(dst), nil
+	case "svc_getPrecompileInfo":
+		return c.getPrecompileInfo(dst)
+	case "svc_getValidatorStatus":
+		return c.validatorStatus(dst), nil
 	case "svc_listAccountReceipts":
 		return c.listReceipts(dst, true)
 	case "svc_listConfirmedReceipts":
@@ -364,7 +372,7 @@ func (c *call) getCode(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	if a == core.OrderbookAddress || a == core.BridgeAddress || a == core.RecoveryAddress {
+	if a == core.OrderbookAddress || a == core.BridgeAddress || a == core.RecoveryAddress || a == core.MintAddress {
 		return append(dst, enshrinedCode...), nil
 	}
 	return append(dst, `"0x"`...), nil

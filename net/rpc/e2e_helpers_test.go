@@ -70,6 +70,8 @@ type nodeSetup struct {
 	pumpHub bool
 	// compat serves the --compat shapes (rpc.Config.Compat).
 	compat bool
+	// prefix is the service's own prefix on the wire (rpc.Config.Prefix).
+	prefix rpc.Prefix
 	// rpc adjusts the dispatcher's configuration (nil: the defaults).
 	rpc func(*rpc.Config)
 }
@@ -86,7 +88,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	if err != nil {
 		t.Fatal(err)
 	}
-	hub := rpc.NewHub(n, setup.compat)
+	hub := rpc.NewHub(n, setup.compat, setup.prefix)
 	if !setup.pumpHub {
 		hub.Start()
 	}
@@ -94,7 +96,7 @@ func startNodeWith(t testing.TB, setup nodeSetup, opts ...nodeOption) *testNode 
 	if setup.srv != nil {
 		setup.srv(&scfg)
 	}
-	rcfg := rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub, Compat: setup.compat}
+	rcfg := rpc.Config{Node: n, AdminToken: testAdminToken, Manual: clock, Hub: hub, Compat: setup.compat, Prefix: setup.prefix}
 	if setup.rpc != nil {
 		setup.rpc(&rcfg)
 	}

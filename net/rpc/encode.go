@@ -15,9 +15,8 @@ var (
 	zeroBloom   [256]byte
 )
 
-// appendTx appends the Transaction object of r; compat selects the shapes of
-// Config.Compat.
-func appendTx(dst []byte, r *node.Receipt, compat bool) []byte {
+// appendTx appends the Transaction object of r in the shape sh.
+func appendTx(dst []byte, r *node.Receipt, sh shape) []byte {
 	tx := &r.Rec.Tx
 	dst = append(dst, `{"hash":`...)
 	dst = jsonrpc.AppendData(dst, tx.Hash[:])
@@ -27,8 +26,8 @@ func appendTx(dst []byte, r *node.Receipt, compat bool) []byte {
 	dst = jsonrpc.AppendQuantity(dst, tx.ChainID)
 	dst = append(dst, `,"nonce":`...)
 	dst = jsonrpc.AppendQuantity(dst, tx.Nonce)
-	dst = appendBlockRef(dst, r, compat)
-	dst = appendTxIndex(dst, compat)
+	dst = appendBlockRef(dst, r, sh.compat)
+	dst = appendTxIndex(dst, sh.compat)
 	dst = append(dst, `,"from":`...)
 	dst = jsonrpc.AppendData(dst, tx.From[:])
 	dst = append(dst, `,"to":`...)
@@ -58,7 +57,7 @@ func appendTx(dst []byte, r *node.Receipt, compat bool) []byte {
 	dst = jsonrpc.AppendQuantityU256(dst, &tx.R)
 	dst = append(dst, `,"s":`...)
 	dst = jsonrpc.AppendQuantityU256(dst, &tx.S)
-	dst = append(dst, `,"svc_metadata":`...)
+	dst = append(dst, sh.meta...)
 	dst = appendReceiptMetadata(dst, r)
 	return append(dst, '}')
 }
@@ -90,9 +89,9 @@ func appendAccessList(dst []byte, al []core.AccessTuple) []byte {
 	return append(dst, ']')
 }
 
-// appendReceipt appends the Receipt object of an attested record; compat
-// selects the shapes of Config.Compat.
-func appendReceipt(dst []byte, r *node.Receipt, compat bool) []byte {
+// appendReceipt appends the Receipt object of an attested record in the
+// shape sh.
+func appendReceipt(dst []byte, r *node.Receipt, sh shape) []byte {
 	dst = append(dst, `{"type":`...)
 	dst = jsonrpc.AppendQuantity(dst, uint64(r.Rec.Tx.Type))
 	dst = append(dst, `,"status":`...)
@@ -108,20 +107,21 @@ func appendReceipt(dst []byte, r *node.Receipt, compat bool) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendLog(dst, r, i)
+		dst = appendLog(dst, r, i, sh)
 	}
 	dst = append(dst, `],"logsBloom":`...)
 	bloom := logsBloom(r.Rec.Logs)
 	dst = jsonrpc.AppendData(dst, bloom[:])
 	dst = append(dst, `,"transactionHash":`...)
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.Hash[:])
-	dst = appendTxIndex(dst, compat)
-	dst = appendBlockRef(dst, r, compat)
+	dst = appendTxIndex(dst, sh.compat)
+	dst = appendBlockRef(dst, r, sh.compat)
 	dst = append(dst, `,"from":`...)
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.From[:])
 	dst = append(dst, `,"to":`...)
 	dst = appendTo(dst, &r.Rec.Tx)
-	dst = append(dst, `,"contractAddress":null,"svc_metadata":`...)
+	dst = append(dst, `,"contractAddress":null`...)
+	dst = append(dst, sh.meta...)
 	dst = appendReceiptMetadata(dst, r)
 	return append(dst, '}')
 }
@@ -188,7 +188,7 @@ func blockNumberAt(timeUs int64, compat bool) uint64 {
 	return uint64(timeUs)
 }
 
-// appendReceiptMetadata appends svc_metadata: the spec's attestations and
+// appendReceiptMetadata appends the metadata object (svc_metadata): the spec's attestations and
 // committee_epoch, plus the receipt's Merkle root and proof so that a client
 // can verify the attestations (unknown fields are ignored by clients).
 func appendReceiptMetadata(dst []byte, r *node.Receipt) []byte {
@@ -237,8 +237,8 @@ func appendProof(dst []byte, p attest.Proof) []byte {
 
 // appendLog appends log i of r in eth_getLogs form: blockNumber is always 1
 // and blockHash the zero hash (the spec), camelCase keys (go-ethereum decodes
-// no other spelling).
-func appendLog(dst []byte, r *node.Receipt, i int) []byte {
+// no other spelling), its metadata key by sh.
+func appendLog(dst []byte, r *node.Receipt, i int, sh shape) []byte {
 	l := &r.Rec.Logs[i]
 	dst = append(dst, `{"address":`...)
 	dst = jsonrpc.AppendData(dst, l.Address[:])
@@ -257,7 +257,8 @@ func appendLog(dst []byte, r *node.Receipt, i int) []byte {
 	dst = jsonrpc.AppendData(dst, r.Rec.Tx.Hash[:])
 	dst = append(dst, `,"transactionIndex":"0x0","logIndex":`...)
 	dst = jsonrpc.AppendQuantity(dst, uint64(i))
-	dst = append(dst, `,"removed":false,"svc_metadata":`...)
+	dst = append(dst, `,"removed":false`...)
+	dst = append(dst, sh.meta...)
 	dst = appendLogMetadata(dst, r)
 	return append(dst, '}')
 }

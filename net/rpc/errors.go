@@ -54,6 +54,8 @@ func appReason(app core.Address) string {
 		return "CLOB validation failed: "
 	case core.BridgeAddress:
 		return "Bridge validation failed: "
+	case core.MintAddress:
+		return "Mint validation failed: "
 	}
 	return "Recovery validation failed: "
 }
@@ -98,7 +100,7 @@ func specRejectError(rej *core.Reject) *jsonrpc.Error {
 		if rej.App == core.RecoveryAddress { // recovery failures are protocol-level in the spec
 			return validationError(appReason(rej.App) + rej.Detail)
 		}
-		return revertError(appReason(rej.App) + rej.AppReason()) // the orderbook, the Bridge
+		return revertError(appReason(rej.App) + rej.AppReason()) // the orderbook, the Bridge, the Mint
 	case core.RejectLocked, core.RejectEquivocation:
 		return lockedError(rej.Target)
 	}

@@ -64,7 +64,7 @@ func (c *call) listReceipts(dst []byte, byAccount bool) ([]byte, *jsonrpc.Error)
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendReceipt(dst, &items[i], false) // svc_ methods keep the spec's shapes
+		dst = appendReceipt(dst, &items[i], c.s.shape.spec()) // svc_ methods keep the spec's shapes
 	}
 	dst = append(dst, ']')
 	// next_cursor is the spec's name; cursor the live network's SDK's.

@@ -19,7 +19,7 @@ func (c *call) getTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 	if !ok {
 		return append(dst, "null"...), nil
 	}
-	return appendTx(dst, &r, c.s.cfg.Compat), nil
+	return appendTx(dst, &r, c.s.shape), nil
 }
 
 // getReceipt answers null until the record is attested: a receipt is what
@@ -39,7 +39,7 @@ func (c *call) getReceipt(dst []byte) ([]byte, *jsonrpc.Error) {
 	if _, _, inBlock := blockRef(&r, c.s.cfg.Compat); c.s.cfg.Compat && !inBlock {
 		return append(dst, "null"...), nil
 	}
-	return appendReceipt(dst, &r, c.s.cfg.Compat), nil
+	return appendReceipt(dst, &r, c.s.shape), nil
 }
 
 func (c *call) blockByHash(dst []byte) ([]byte, *jsonrpc.Error) {
@@ -108,7 +108,7 @@ func (c *call) getLogs(dst []byte) ([]byte, *jsonrpc.Error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendLog(dst, &matches[i].Receipt, matches[i].LogIndex)
+		dst = appendLog(dst, &matches[i].Receipt, matches[i].LogIndex, c.s.shape)
 	}
 	return append(dst, ']'), nil
 }

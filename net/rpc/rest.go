@@ -60,7 +60,7 @@ func (s *Service) serveREST(req *http1.Request, w *server.Response) {
 			restError(w, 400, msg)
 			return
 		}
-		w.Body = appendBridgeConfig(w.Body, s.node.BridgeConfig())
+		w.Body = appendBridgeConfig(w.Body, s.node.BridgeConfig(), s.cfg.Prefix)
 	case r == routeByID:
 		s.serveByID(req, arg, w)
 	case r == routeList:
@@ -296,8 +296,9 @@ func appendByteArray(dst, b []byte) []byte {
 	return append(dst, ']')
 }
 
-// appendBridgeConfig appends the configuration object (docs/bridge.md §1).
-func appendBridgeConfig(dst []byte, c *core.BridgeConfig) []byte {
+// appendBridgeConfig appends the configuration object (docs/bridge.md §1),
+// its tokens' ledger-side address keyed svc_token or pod_token by p.
+func appendBridgeConfig(dst []byte, c *core.BridgeConfig, p Prefix) []byte {
 	dst = append(dst, `{"claim_chain_id":`...)
 	dst = strconv.AppendUint(dst, c.ClaimChainID, 10)
 	dst = append(dst, `,"source_contract":`...)
@@ -310,7 +311,9 @@ func appendBridgeConfig(dst []byte, c *core.BridgeConfig) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"svc_token":`...)
+		dst = append(dst, `{"`...)
+		dst = append(dst, p.String()...)
+		dst = append(dst, `_token":`...)
 		dst = jsonrpc.AppendData(dst, t.Token[:])
 		dst = append(dst, `,"l1_token":`...)
 		dst = jsonrpc.AppendData(dst, t.L1Token[:])

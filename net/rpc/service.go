@@ -31,6 +31,9 @@ type Config struct {
 	// go-ethereum's message, so ethers and viem classify them (errors.go
 	// gethMessage, docs/compat.md). Off: the spec's shapes and messages.
 	Compat bool
+	// Prefix is the service's own prefix on the wire: SPEC.md's svc_ (the
+	// default) or the live network's pod_ (prefix.go).
+	Prefix Prefix
 	// Workers is the number of worker goroutines that run the requests
 	// with writes, where writes wait for durability (DefaultWorkers).
 	Workers int
@@ -91,8 +94,9 @@ const (
 
 // Service answers JSON-RPC requests. It implements server.Handler.
 type Service struct {
-	cfg  Config
-	node *node.Node
+	cfg   Config
+	node  *node.Node
+	shape shape // of Config.Compat and Config.Prefix
 
 	// jobs is the worker queue. jobsQ counts the jobs accepted and not yet
 	// taken by a worker, and the bytes of those not yet finished: a job is
@@ -138,7 +142,7 @@ func New(cfg Config) *Service {
 	if cfg.LogScanMax <= 0 {
 		cfg.LogScanMax = node.LogScanMax
 	}
-	s := &Service{cfg: cfg, node: cfg.Node, jobs: make(chan job, cfg.QueueMax),
+	s := &Service{cfg: cfg, node: cfg.Node, shape: newShape(cfg.Compat, cfg.Prefix), jobs: make(chan job, cfg.QueueMax),
 		jobsQ:       newQueueBudget(cfg.QueueMax, cfg.QueueBytesMax, "requests with writes"),
 		admits:      make(chan admitJob, cfg.QueueMax),
 		admitQ:      newQueueBudget(cfg.QueueMax, cfg.QueueBytesMax, "transactions awaiting admission"),
@@ -215,7 +219,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	reqs, batch, perr := sc.parser.Parse(req.Body)
+	reqs, batch, perr := sc.parse(req.Body)
 	if perr != nil {
 		s.stats.count(nil, false, true)
 		w.Body = jsonrpc.AppendError(w.Body, nil, perr)

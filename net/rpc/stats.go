@@ -26,8 +26,9 @@ var methodNames = [...]string{
 	"ob_getTriggers",
 	"personal_sign",
 	"svc_getAccountInfo", "svc_getBridgeClaimProof", "svc_getCommittee", "svc_getLastFinalizedNonce",
-	"svc_getProcessedDeposits", "svc_getRecoveryTargetTx", "svc_getTxStatus", "svc_listAccountReceipts",
-	"svc_listConfirmedReceipts", "svc_metrics", "svc_pastPerfectTime", "svc_sendRawTransaction",
+	"svc_getPrecompileInfo", "svc_getPrecompiles", "svc_getProcessedDeposits", "svc_getRecoveryTargetTx",
+	"svc_getTxStatus", "svc_getValidatorStatus", "svc_listAccountReceipts",
+	"svc_listConfirmedReceipts", "svc_metrics", "svc_pastPerfectTime", "svc_sendRawTransaction", "svc_status",
 	"web3_clientVersion",
 }
 

@@ -87,11 +87,12 @@ func (s *Service) activate(c *server.WSConn, sc *scratch) {
 }
 
 // StartHub creates the subscription hub for n, makes it n's publisher and
-// starts its fan-out goroutine; compat is the dispatcher's Config.Compat
-// (newHeads numbers blocks as eth_blockNumber does). Close it before
+// starts its fan-out goroutine; compat and prefix are the dispatcher's
+// Config.Compat (newHeads numbers blocks as eth_blockNumber does) and
+// Config.Prefix (the receipts' and logs' metadata key). Close it before
 // stopping the server, so subscribers get -32021.
-func StartHub(n *node.Node, compat bool) *subs.Hub {
-	hub := NewHub(n, compat)
+func StartHub(n *node.Node, compat bool, prefix Prefix) *subs.Hub {
+	hub := NewHub(n, compat, prefix)
 	hub.Start()
 	return hub
 }
@@ -102,7 +103,7 @@ func StartHub(n *node.Node, compat bool) *subs.Hub {
 // ticks (the delta channels' replay buffer) and the newest receipts of its
 // history (the receipt channels' since). Either that cannot be restored is
 // logged and left out: the hub then starts without it.
-func NewHub(n *node.Node, compat bool) *subs.Hub {
+func NewHub(n *node.Node, compat bool, prefix Prefix) *subs.Hub {
 	blockUs := int64(1)
 	if compat {
 		blockUs = CompatBlockUs
@@ -110,7 +111,7 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 	start := time.Now()
 	// Set before the history is read, so no receipt attested meanwhile is
 	// missed: the publisher queues them until refill.
-	p := &Publisher{Node: n, refilling: true}
+	p := &Publisher{Node: n, shape: newShape(false, prefix), refilling: true}
 	var preloaded int
 	n.SetPublisherWith(func(ticks []*tickrec.Tick, floorUs int64, err error) node.Publisher {
 		p.Hub = subs.New(subs.Config{ReplayTicks: node.ReplayTicks, FloorUs: floorUs, Positions: n.Positions,
@@ -142,6 +143,10 @@ func NewHub(n *node.Node, compat bool) *subs.Hub {
 type Publisher struct {
 	Hub  *subs.Hub
 	Node *node.Node
+	// shape is the receipts' and logs': the spec's, with Config.Prefix's
+	// metadata key (the receipt channels are svc_ channels; compat mode is
+	// for the eth_ decoders of client libraries).
+	shape shape
 
 	// mu guards refilling and queued: while NewHub refills the hub's
 	// receipts ring from the history, Attested queues what it gets, so the
@@ -182,7 +187,7 @@ func (p *Publisher) Attested(rs []node.Receipt) {
 	}
 	p.mu.Unlock()
 	if !queue {
-		p.Hub.PublishReceipts(hubReceipts(rs, true))
+		p.Hub.PublishReceipts(p.hubReceipts(rs, true))
 	}
 	p.Hub.PublishPastPerfectTime(p.Node.PastPerfectTime())
 }
@@ -201,7 +206,7 @@ func (p *Publisher) Reverted(ticks []*tickrec.Tick, floorUs int64, err error) {
 		n.Logf("subscriptions: the receipt channels' since reaches back only to the revert: %v", rerr)
 		rs, rcptFloorUs = nil, -1
 	}
-	if err := p.Hub.Reset(floorUs, ticks, hubReceipts(rs, false), rcptFloorUs); err != nil {
+	if err := p.Hub.Reset(floorUs, ticks, p.hubReceipts(rs, false), rcptFloorUs); err != nil {
 		n.Logf("subscriptions: after the revert: %v", err)
 	}
 }
@@ -215,7 +220,7 @@ func (p *Publisher) refill() (int, error) {
 	// Encoded before taking mu, which the attester waits for. No logs: the
 	// hub counts preloaded receipts as fanned out, and only the receipt
 	// channels replay them.
-	preload := hubReceipts(rs, false)
+	preload := p.hubReceipts(rs, false)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	queued := p.queued
@@ -228,12 +233,12 @@ func (p *Publisher) refill() (int, error) {
 				queued = queued[1:]
 			}
 		}
-		preload = append(preload, hubReceipts(queued, false)...)
+		preload = append(preload, p.hubReceipts(queued, false)...)
 		if err = p.Hub.PreloadReceipts(preload, floorUs); err == nil {
 			return len(preload), nil
 		}
 	}
-	p.Hub.PublishReceipts(hubReceipts(queued, true))
+	p.Hub.PublishReceipts(p.hubReceipts(queued, true))
 	return 0, err
 }
 
@@ -274,27 +279,27 @@ func newestReceipts(n *node.Node, keep int) ([]node.Receipt, int64, error) {
 // to get it (receiptBody). withLogs is false for the receipts preloaded
 // after a restart: only the receipt channels replay them, so their logs
 // are never fanned out.
-func hubReceipts(rs []node.Receipt, withLogs bool) []subs.Receipt {
+func (p *Publisher) hubReceipts(rs []node.Receipt, withLogs bool) []subs.Receipt {
 	out := make([]subs.Receipt, len(rs))
 	bodies := make([]receiptBody, len(rs))
 	for i := range rs {
 		r := &rs[i]
-		bodies[i] = receiptBody{r: *r, withLogs: withLogs}
+		bodies[i] = receiptBody{r: *r, withLogs: withLogs, shape: p.shape}
 		out[i] = subs.Receipt{From: clob.Address(r.Rec.Tx.From), To: clob.Address(r.Rec.Tx.To), HasTo: r.Rec.Tx.HasTo,
 			TimeUs: r.Batch.Timestamp, Attestations: len(r.Batch.Sigs), Body: &bodies[i]}
 	}
 	return out
 }
 
-// receiptBody encodes one attested receipt for the hub (subs.ReceiptBody).
-// The svc_ receipt channels keep the spec's shapes: compat mode is for the
-// eth_ decoders of client libraries.
+// receiptBody encodes one attested receipt for the hub (subs.ReceiptBody)
+// in the Publisher's shape.
 type receiptBody struct {
 	r        node.Receipt
 	withLogs bool
+	shape    shape
 }
 
-func (b *receiptBody) AppendReceipt(dst []byte) []byte { return appendReceipt(dst, &b.r, false) }
+func (b *receiptBody) AppendReceipt(dst []byte) []byte { return appendReceipt(dst, &b.r, b.shape) }
 
 func (b *receiptBody) LogCount() int {
 	if !b.withLogs {
@@ -311,4 +316,4 @@ func (b *receiptBody) Log(i int, topics []clob.Hash) subs.Log {
 	return subs.Log{Address: clob.Address(l.Address), Topics: topics, BlockNumber: uint64(b.r.Batch.Timestamp / 1_000_000)}
 }
 
-func (b *receiptBody) AppendLog(dst []byte, i int) []byte { return appendLog(dst, &b.r, i) }
+func (b *receiptBody) AppendLog(dst []byte, i int) []byte { return appendLog(dst, &b.r, i, b.shape) }

@@ -97,7 +97,7 @@ func (s *Service) runJob(j *job) {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	// The body parsed on the event loop, so perr is nil; answered anyway.
-	reqs, batch, perr := sc.parser.Parse(j.body)
+	reqs, batch, perr := sc.parse(j.body)
 	if perr != nil {
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)
 	} else {

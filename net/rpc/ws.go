@@ -63,7 +63,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 	st := wsStateOf(c)
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	reqs, batch, perr := sc.parser.Parse(msg)
+	reqs, batch, perr := sc.parse(msg)
 	if perr != nil {
 		s.stats.count(nil, true, true)
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)

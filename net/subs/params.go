@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/codec/obwire"
@@ -57,9 +58,16 @@ func (c Channel) String() string {
 }
 
 // ParseChannel maps a subscription type name to its Channel (0 if unknown).
+// A svc_ channel is also known by the live network's name, pod_ for svc_
+// (the node's --prefix changes what it writes, not what it accepts).
 func ParseChannel(typ []byte) Channel {
 	for c := ChannelOrderbook; c < channelEnd; c++ {
-		if string(typ) == channelNames[c] {
+		name := channelNames[c]
+		if string(typ) == name {
+			return c
+		}
+		if rest, ok := strings.CutPrefix(name, "svc_"); ok && len(typ) == len(name) &&
+			string(typ[:4]) == "pod_" && string(typ[4:]) == rest {
 			return c
 		}
 	}

@@ -218,3 +218,23 @@ func TestParamsRefused(t *testing.T) {
 	f("svc_pastPerfectTime", `{"at":1}`, "svc_pastPerfectTime: unknown parameter")
 	f("svc_orders", `{"bidder":null,"Bidder":`+a1+`}`, "unknown parameter")
 }
+
+// TestParseChannelLiveNames: every svc_ channel is also known by its pod_
+// name (the live network's); the channels without the prefix are not.
+func TestParseChannelLiveNames(t *testing.T) {
+	for c := ChannelOrderbook; c < channelEnd; c++ {
+		name := c.String()
+		if got := ParseChannel([]byte(name)); got != c {
+			t.Fatalf("%s: %v", name, got)
+		}
+		live, ok := strings.CutPrefix(name, "svc_")
+		if got := ParseChannel([]byte("pod_" + live)); ok && got != c || !ok && got != 0 {
+			t.Fatalf("pod_%s: %v", live, got)
+		}
+	}
+	for _, bad := range []string{"pod_", "pod_orders_v3", "svc_logs", "pod_logs", "pod_newHeads", "POD_orders", "pod_orders_v2x"} {
+		if got := ParseChannel([]byte(bad)); got != 0 {
+			t.Fatalf("%s parsed as %v", bad, got)
+		}
+	}
+}

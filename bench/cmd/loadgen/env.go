@@ -74,7 +74,7 @@ func (e *env) start(clock string) error {
 		return fmt.Errorf("cannot open node: %w", err)
 	}
 	e.node = n
-	e.hub = rpc.StartHub(n, false)
+	e.hub = rpc.StartHub(n, false, rpc.PrefixSvc)
 	srv := server.New(rpc.New(rpc.Config{Node: n, AdminToken: e.token, Manual: manual, Hub: e.hub}),
 		server.Config{Addr: "127.0.0.1:0", Multicore: true})
 	if err := srv.Start(); err != nil {
