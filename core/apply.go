@@ -13,7 +13,7 @@ func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data.
 // it completely: value and fee move, the nonce advances and the sender is
 // marked pending until Settle; an orderbook call is admitted by the engine
 // and a withdrawal queued for its batch (timeUs is the sequencer's
-// admission time). A gas-exempt transaction (gasExempt) pays no fee. On
+// admission time). A gas-exempt transaction (GasExempt) pays no fee. On
 // rejection nothing changes and rec is nil.
 //
 // Checks run in the spec's order: chain id, past nonce, future nonce,
@@ -30,22 +30,22 @@ func (l *Ledger) applyTx(tx *Tx, timeUs int64, staged bool) (rec *TxRecord, rej 
 	if rej = l.validate(tx); !rej.OK() {
 		return nil, rej
 	}
-	if staged && (tx.To == BridgeAddress || tx.To == MintAddress) {
+	if staged && (isWithdraw(tx) || tx.To == MintAddress) {
 		// A withdrawal would land in the tick that clears; a mint credits
 		// tokens the clearing's books may be settling.
 		return nil, Reject{Code: RejectWaitTick}
 	}
-	switch tx.To {
-	case BridgeAddress:
+	switch {
+	case isWithdraw(tx):
 		return l.applyWithdraw(tx, timeUs)
-	case MintAddress:
+	case tx.To == MintAddress:
 		return l.applyMint(tx, timeUs)
 	}
 	l.seq++
 	_, existed := l.accounts[tx.From]
 	acc := l.account(tx.From)
 	var price, fee uint256.Int
-	if !gasExempt(tx) {
+	if !GasExempt(tx) {
 		price = l.effectiveGasPrice(tx)
 		fee.Mul(uint256.NewInt(TxGas), &price)
 	}
@@ -146,7 +146,7 @@ func (l *Ledger) validateGas(tx *Tx) Reject {
 // what is wrong, that the transaction cannot be paid for. For a gas-exempt
 // transaction only its value counts.
 func (l *Ledger) covers(acc *Account, tx *Tx) bool {
-	gasFree := gasExempt(tx)
+	gasFree := GasExempt(tx)
 	if tx.Gas < TxGas && !gasFree {
 		return false
 	}
@@ -166,16 +166,17 @@ func (l *Ledger) covers(acc *Account, tx *Tx) bool {
 	return !avail.Lt(&cost)
 }
 
-// gasExempt reports whether tx pays no gas, so that its balance check holds
-// none back: a withdrawal to the Bridge (docs/bridge.md §2), a mint
+// GasExempt reports whether tx pays no gas, so that its balance check holds
+// none back: a withdrawal, to the Bridge or through the orderbook
+// (docs/bridge.md §2, §2a: MAX is the whole withdrawable balance), a mint
 // (docs/faucet.md: its signer is a throwaway key) and an orderbook
 // delegated() envelope, whose delegate key needs no funds (the live
-// network's rule, docs/decisions.md). All are read off the
-// transaction alone, so every replay agrees. Neither is exempt from the
-// base-fee check: "exempt" is about what is paid, not the fee cap a wallet
-// names, and the live SDK names the base fee.
-func gasExempt(tx *Tx) bool {
-	return tx.HasTo && (tx.To == BridgeAddress || tx.To == MintAddress || tx.To == OrderbookAddress && abi.IsDelegated(tx.Data))
+// network's rule, docs/decisions.md). All are read off the transaction
+// alone, so every replay agrees. None is exempt from the base-fee check:
+// "exempt" is about what is paid, not the fee cap a wallet names, and the
+// live SDK names the base fee.
+func GasExempt(tx *Tx) bool {
+	return isWithdraw(tx) || tx.HasTo && (tx.To == MintAddress || tx.To == OrderbookAddress && abi.IsDelegated(tx.Data))
 }
 
 // effectiveGasPrice is min(fee cap, base fee + tip).

@@ -50,9 +50,12 @@ const (
 )
 
 // WithdrawalOutcome is what a withdrawal batch did with one withdrawal.
-// Error is empty when the amount was debited and burned.
+// Error is empty when the amount was debited and burned. ID is its
+// withdrawal id: TxHash for a withdrawal to the Bridge, WithdrawalID for
+// one through the orderbook.
 type WithdrawalOutcome struct {
 	TxHash     Hash
+	ID         Hash
 	Seq        uint64 // the withdraw transaction's input seq
 	Withdrawer Address
 	To         Address // on the bridged chain

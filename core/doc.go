@@ -27,7 +27,7 @@
 //     take at most the withdrawable part (Withdrawable).
 //   - A rejected input changes nothing.
 //   - Gas: every transaction uses TxGas and burns TxGas × its effective
-//     price, except a gas-exempt one (gasExempt: a withdrawal, a mint, an
+//     price, except a gas-exempt one (GasExempt: a withdrawal, a mint, an
 //     orderbook delegated() envelope), which pays nothing and needs no
 //     funds for gas.
 //   - Mints (mint.go, docs/faucet.md): the Mint application credits and
@@ -35,7 +35,9 @@
 //     MintsPerAccountHourMax per recipient per hour of the admission
 //     time; the hour's counters are in the snapshot.
 //   - Withdrawals (withdraw.go, docs/bridge.md §2-§3): a withdraw to the
-//     Bridge pays no fee; admitted, it waits (at most
+//     Bridge, or the orderbook's withdraw (the same call and rules, its
+//     outcome keyed by WithdrawalID instead of the transaction hash), pays
+//     no fee; admitted, it waits (at most
 //     WithdrawalsPendingMax of them) for the first withdrawal batch, the
 //     tick at the next multiple of clob.TransferIntervalUs, which runs
 //     after that tick's auctions and gives every waiting withdrawal an

@@ -148,7 +148,7 @@ type Prepared struct {
 // the same work when Pre is absent or was prepared for another chain.
 // REQUIRES: tx is complete (From recovered); it is not changed afterwards.
 func PrepareTx(tx *Tx) {
-	if !tx.HasTo || tx.To != OrderbookAddress {
+	if !tx.HasTo || tx.To != OrderbookAddress || isOrderbookWithdraw(tx) {
 		return
 	}
 	p := &Prepared{ChainID: tx.ChainID, From: tx.From, Nonce: tx.Nonce}

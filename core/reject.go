@@ -49,9 +49,11 @@ const (
 
 // Reject describes a refused input. Which fields are meaningful depends on
 // Code: Have/Want for chain id, nonces and gas; Fee/BaseFee for underpriced
-// transactions; App and Reason for RejectApp (Reason is clob.OK when the
-// application is not the orderbook: the reason after the application's prefix,
-// "Bridge validation failed: " or "Recovery validation failed: "); Detail for
+// transactions; App, and Reason or Detail, for RejectApp (AppReason reads
+// them: Reason is clob.OK when the application is not the orderbook, or for
+// an orderbook withdraw's refusal the orderbook has no reason of its own for,
+// and Detail is then the reason after the application's prefix, "Bridge
+// validation failed: " or "Recovery validation failed: "); Detail for
 // RejectMarket and RejectControl; Target for RejectLocked and RejectEquivocation.
 type Reject struct {
 	Code    RejectCode
@@ -63,6 +65,15 @@ type Reject struct {
 	Reason  clob.Reason
 	Detail  string
 	Target  TxRef
+}
+
+// AppReason is the reason of a RejectApp after its application's prefix:
+// the orderbook's Reason when set, else Detail.
+func (r *Reject) AppReason() string {
+	if r.Reason != clob.OK {
+		return r.Reason.String()
+	}
+	return r.Detail
 }
 
 // OK reports whether the input was accepted.

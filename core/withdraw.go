@@ -12,11 +12,16 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 )
 
-// The Bridge application's withdrawals (docs/bridge.md §2-§3). A withdraw
-// transaction is admitted at once (every check below, or a RejectApp with
-// the reason in Detail) and queued; the first withdrawal batch after its
-// admission (a Tick at a multiple of clob.TransferIntervalUs, after the
-// engine's auctions) executes it: left out (not_included), refused
+// Withdrawals to the bridged chain (docs/bridge.md §2-§3). Two calls make
+// one: withdraw(address,address,uint256,uint128) on the Bridge (the spec's,
+// keyed by its transaction hash) and the same signature on the orderbook
+// (the live network's current path, keyed by a withdrawal id derived like
+// an order id). Both run the code below, and differ only in the
+// withdrawal's id and in the application whose refusal a client sees. A
+// withdraw transaction is admitted at once (every check below, or a
+// RejectApp) and queued; the first withdrawal batch after its admission (a
+// Tick at a multiple of clob.TransferIntervalUs, after the engine's
+// auctions) executes it: left out (not_included), refused
 // (insufficient_balance), or debited and burned into withdrawn.
 
 // WithdrawalsPendingMax bounds the withdrawals admitted and not yet
@@ -27,7 +32,8 @@ const WithdrawalsPendingMax = 16_384
 // DefaultWithdrawalsPerBatchMax is Config.WithdrawalsPerBatchMax when zero.
 const DefaultWithdrawalsPerBatchMax = 4096
 
-// withdrawSelector is the selector of withdraw(address,address,uint256,uint128).
+// withdrawSelector is the selector of withdraw(address,address,uint256,uint128),
+// the Bridge's and the orderbook's alike.
 var withdrawSelector = binary.BigEndian.Uint32(crypto.Keccak256([]byte("withdraw(address,address,uint256,uint128)")))
 
 // withdrawCallSize is the selector and the four static argument words.
@@ -48,6 +54,7 @@ const (
 // pendingWithdrawal is an admitted withdrawal waiting for its batch.
 type pendingWithdrawal struct {
 	hash       Hash
+	id         Hash   // its withdrawal id: hash for the Bridge's, WithdrawalID for the orderbook's
 	seq        uint64 // the withdraw transaction's input seq: its Landed tag
 	owner, to  Address
 	token      Address
@@ -98,6 +105,30 @@ func (l *Ledger) Withdrawn(token Address) uint256.Int {
 // batch.
 func (l *Ledger) PendingWithdrawals() int { return len(l.wd.pending) }
 
+// WithdrawalID is the id of the orderbook withdrawal signer sent at nonce:
+// keccak256(abi.encode(address signer, uint64 nonce, uint32 sequence)), the
+// live network's order id, with sequence 0 since a withdrawal is its own
+// transaction (never inside submitBatch or delegated). It is not the
+// transaction's hash: a client derives it before signing.
+func WithdrawalID(signer Address, nonce uint64) Hash {
+	return Hash(clob.OrderID(clob.Address(signer), nonce, 0))
+}
+
+// isOrderbookWithdraw reports whether tx calls the orderbook's withdraw,
+// from its selector alone: the ledger takes it down the withdrawal path
+// (and exempts it from gas) before any decoding, as it does a call to the
+// Bridge. Inside submitBatch or delegated the selector stays the
+// orderbook decoder's refusal (clob.ReasonWithdrawBatched).
+func isOrderbookWithdraw(tx *Tx) bool {
+	return tx.HasTo && tx.To == OrderbookAddress && len(tx.Data) >= 4 && binary.BigEndian.Uint32(tx.Data) == withdrawSelector
+}
+
+// isWithdraw reports whether tx is a withdrawal, to the Bridge or through
+// the orderbook.
+func isWithdraw(tx *Tx) bool {
+	return tx.HasTo && tx.To == BridgeAddress || isOrderbookWithdraw(tx)
+}
+
 // LandsInTick reports whether a transaction's receipt is in the block of
 // an auction tick rather than of its attestation batch: an orderbook call
 // (the tick its intents land in) and a withdrawal (its withdrawal batch).
@@ -116,19 +147,47 @@ func AppendWithdrawCall(dst []byte, token, recipient Address, amount *uint256.In
 	return binary.BigEndian.AppendUint64(append(dst, make([]byte, 24)...), deadlineUs)
 }
 
-// applyWithdraw admits a withdraw transaction that passed the protocol
-// checks: the Bridge's checks, then the nonce is spent and the withdrawal
-// queued. It pays no fee (docs/bridge.md §2).
+// applyWithdraw admits a withdraw transaction (isWithdraw) that passed the
+// protocol checks: the withdrawal checks, then the nonce is spent and the
+// withdrawal queued. It pays no fee (docs/bridge.md §2). An orderbook
+// withdrawal leaves LastEnvelope empty: the transaction carries no intent.
 func (l *Ledger) applyWithdraw(tx *Tx, timeUs int64) (*TxRecord, Reject) {
 	w, reason := l.checkWithdraw(tx, timeUs)
 	if reason != "" {
-		return nil, Reject{Code: RejectApp, App: BridgeAddress, Detail: reason}
+		return nil, withdrawReject(tx.To, reason)
 	}
 	l.seq++
 	l.accept(l.account(tx.From), tx)
-	w.seq = l.seq
+	w.seq, w.id = l.seq, tx.Hash
+	if tx.To == OrderbookAddress {
+		w.id = WithdrawalID(tx.From, tx.Nonce)
+		l.env = clob.Envelope{Intents: l.env.Intents[:0]}
+	}
 	l.wd.pending = append(l.wd.pending, w)
 	return &TxRecord{Kind: RecordTx, Seq: l.seq, Tx: *tx, Status: 1, GasUsed: TxGas}, Reject{}
+}
+
+// withdrawReject is the refusal of a withdrawal to app with reason, one of
+// the Bridge's (Detail). Through the orderbook, a fault every orderbook
+// call can have (malformed call data, a value, the deadline) says what the
+// orderbook says of it for its other calls (Reason); the bridge's own
+// faults keep their text.
+func withdrawReject(app Address, reason string) Reject {
+	rej := Reject{Code: RejectApp, App: app, Detail: reason}
+	if app != OrderbookAddress {
+		return rej
+	}
+	switch reason {
+	case withdrawMalformed:
+		rej.Reason = clob.ReasonMalformed
+	case withdrawValue:
+		rej.Reason = clob.ReasonValueNonZero
+	case withdrawUnaligned:
+		rej.Reason = clob.ReasonDeadlineAlign
+	case withdrawPassed:
+		rej.Reason = clob.ReasonDeadlinePast
+	}
+	return rej
 }
 
 // checkWithdraw decodes a withdraw call and applies the Bridge's checks in
@@ -233,7 +292,7 @@ func (l *Ledger) runWithdrawals(tickUs int64) {
 	n, included := 0, 0
 	for n < len(l.wd.pending) && l.wd.pending[n].landUs <= tickUs {
 		w := &l.wd.pending[n]
-		o := WithdrawalOutcome{TxHash: w.hash, Seq: w.seq, Withdrawer: w.owner, To: w.to, Token: w.token,
+		o := WithdrawalOutcome{TxHash: w.hash, ID: w.id, Seq: w.seq, Withdrawer: w.owner, To: w.to, Token: w.token,
 			Amount: w.amount, TickUs: tickUs}
 		switch {
 		case included >= l.wd.perBatch || w.deadlineUs < tickUs: // the solver left it out
@@ -271,14 +330,28 @@ func (l *Ledger) withdraw(w *pendingWithdrawal) bool {
 
 // Snapshot of the withdrawals (after obFees, snapshot.go):
 //
-//	| withdrawn: tokenAmounts | lastBatchUs u64 | n u32 | pending* |
-//	pending: | hash 32 B | seq u64 | owner 20 B | to 20 B | token 20 B | amount 32 B | deadlineUs u64 | landUs u64 |
-const pendingWithdrawalSize = 32 + 8 + 3*20 + 32 + 8 + 8
+//	| withdrawn: tokenAmounts | lastBatchUs u64 | ids 1 bit ‖ n 31 bits (u32) | pending* |
+//	pending: | hash 32 B | seq u64 | owner 20 B | to 20 B | token 20 B | amount 32 B | deadlineUs u64 | landUs u64 | (id 32 B) |
+//
+// The top bit of the count (pendingIDsFlag) says whether the entries carry
+// their withdrawal id: set exactly when one of them is an orderbook
+// withdrawal's (its id is not its hash). Without it every id is the hash,
+// the only withdrawals earlier builds had, so their snapshots (and the
+// genesis state hash) read and write the same bytes as before.
+const (
+	pendingWithdrawalSize = 32 + 8 + 3*20 + 32 + 8 + 8
+	pendingIDsFlag        = 1 << 31
+)
 
 func (l *Ledger) appendWithdrawals(dst []byte, scratch []Address) []byte {
 	dst = appendTokenAmounts(dst, l.wd.withdrawn, scratch)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(l.wd.lastBatchUs))
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(l.wd.pending)))
+	ids := slices.ContainsFunc(l.wd.pending, func(w pendingWithdrawal) bool { return w.id != w.hash })
+	count := uint32(len(l.wd.pending))
+	if ids {
+		count |= pendingIDsFlag
+	}
+	dst = binary.BigEndian.AppendUint32(dst, count)
 	for i := range l.wd.pending {
 		w := &l.wd.pending[i]
 		dst = binary.BigEndian.AppendUint64(append(dst, w.hash[:]...), w.seq)
@@ -286,6 +359,9 @@ func (l *Ledger) appendWithdrawals(dst []byte, scratch []Address) []byte {
 		dst = binread.AppendU256(dst, &w.amount)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(w.deadlineUs))
 		dst = binary.BigEndian.AppendUint64(dst, uint64(w.landUs))
+		if ids {
+			dst = append(dst, w.id[:]...)
+		}
 	}
 	return dst
 }
@@ -294,7 +370,8 @@ func (l *Ledger) appendWithdrawals(dst []byte, scratch []Address) []byte {
 // pending withdrawal is one admission could have queued: in admission
 // order, from a known account, at most WithdrawalsPendingMax, landing on
 // the batch grid after the last batch and by its deadline, its amount
-// valid for a bridged token.
+// valid for a bridged token; and that ids are there only when one differs
+// from its hash (the canonical form).
 // REQUIRES: l.seq and the accounts are loaded.
 func (l *Ledger) loadWithdrawals(r *snapReader) {
 	l.wd.withdrawn = r.tokenAmounts()
@@ -302,9 +379,15 @@ func (l *Ledger) loadWithdrawals(r *snapReader) {
 	if l.wd.lastBatchUs < 0 || l.wd.lastBatchUs%clob.TransferIntervalUs != 0 {
 		r.Fail("last withdrawal batch at %d µs", l.wd.lastBatchUs)
 	}
-	n := r.Count(pendingWithdrawalSize)
-	if n > WithdrawalsPendingMax {
-		r.Fail("%d pending withdrawals, at most %d", n, WithdrawalsPendingMax)
+	count := r.U32()
+	ids := count&pendingIDsFlag != 0
+	size := pendingWithdrawalSize
+	if ids {
+		size += 32
+	}
+	n := int(count &^ pendingIDsFlag)
+	if n > WithdrawalsPendingMax || n > r.Left()/size {
+		r.Fail("%d pending withdrawals of %d bytes, at most %d and the %d bytes left", n, size, WithdrawalsPendingMax, r.Left())
 	}
 	if r.Err != nil {
 		return
@@ -319,6 +402,10 @@ func (l *Ledger) loadWithdrawals(r *snapReader) {
 		w.owner, w.to, w.token = r.addr(), r.addr(), r.addr()
 		r.U256(&w.amount)
 		w.deadlineUs, w.landUs = int64(r.U64()), int64(r.U64())
+		w.id = w.hash
+		if ids {
+			copy(w.id[:], r.Take(32))
+		}
 		if r.Err != nil {
 			return
 		}
@@ -334,5 +421,8 @@ func (l *Ledger) loadWithdrawals(r *snapReader) {
 			r.Fail("pending withdrawal %x lands at %d µs (deadline %d, previous %d)", w.hash, w.landUs, w.deadlineUs, prevLand)
 		}
 		prevSeq, prevLand = w.seq, w.landUs
+	}
+	if ids && !slices.ContainsFunc(l.wd.pending, func(w pendingWithdrawal) bool { return w.id != w.hash }) {
+		r.Fail("pending withdrawals carry ids, none of them an orderbook withdrawal's")
 	}
 }

@@ -84,9 +84,7 @@ func TestWithdrawRefusals(t *testing.T) {
 			t.Errorf("%s: a refused withdrawal changed the state", name)
 		}
 	}
-	call := func(token, to Address, amount *uint256.Int, deadline uint64) func(*Ledger, *Tx) {
-		return func(_ *Ledger, tx *Tx) { tx.Data = AppendWithdrawCall(nil, token, to, amount, deadline) }
-	}
+	call := withdrawCallEdit
 	malformed := "malformed call, want withdraw(address,address,uint256,uint128)"
 	f("no selector", malformed, func(_ *Ledger, tx *Tx) { tx.Data = tx.Data[:3] })
 	f("short", malformed, func(_ *Ledger, tx *Tx) { tx.Data = tx.Data[:len(tx.Data)-1] })
@@ -116,15 +114,7 @@ func TestWithdrawRefusals(t *testing.T) {
 		l.Tick(3_000_000) // a batch later than the admission time (the clock went back)
 		tx.Data = AppendWithdrawCall(nil, NativeToken, bob, ether(1), 3_000_000)
 	})
-	f("pending full", "too many pending withdrawals", func(l *Ledger, tx *Tx) {
-		for range WithdrawalsPendingMax {
-			rec, rej := l.ApplyTx(withdrawTx(l, bob, NativeToken, ether(1), d), now)
-			if !rej.OK() {
-				t.Fatalf("withdrawal %d refused: %+v", l.PendingWithdrawals(), rej)
-			}
-			l.Settle(rec)
-		}
-	})
+	f("pending full", "too many pending withdrawals", func(l *Ledger, _ *Tx) { fillPendingWithdrawals(t, l, now, d) })
 	// The bound and the boundaries themselves are accepted.
 	l := bridgeLedger(t, 0)
 	for _, c := range []struct {
@@ -142,6 +132,25 @@ func TestWithdrawRefusals(t *testing.T) {
 	}
 	if l.PendingWithdrawals() != 5 {
 		t.Fatalf("%d pending", l.PendingWithdrawals())
+	}
+}
+
+// withdrawCallEdit returns an edit of a withdraw transaction that makes
+// its call data withdraw(token, to, amount, deadline).
+func withdrawCallEdit(token, to Address, amount *uint256.Int, deadline uint64) func(*Ledger, *Tx) {
+	return func(_ *Ledger, tx *Tx) { tx.Data = AppendWithdrawCall(nil, token, to, amount, deadline) }
+}
+
+// fillPendingWithdrawals admits WithdrawalsPendingMax withdrawals of bob's
+// at nowUs: the next one is refused.
+func fillPendingWithdrawals(t *testing.T, l *Ledger, nowUs int64, deadlineUs uint64) {
+	t.Helper()
+	for range WithdrawalsPendingMax {
+		rec, rej := l.ApplyTx(withdrawTx(l, bob, NativeToken, ether(1), deadlineUs), nowUs)
+		if !rej.OK() {
+			t.Fatalf("withdrawal %d refused: %+v", l.PendingWithdrawals(), rej)
+		}
+		l.Settle(rec)
 	}
 }
 

@@ -129,11 +129,19 @@
 //
 //	'w' 'r' | tick time 8 | position 4         → tx hash 32 | seq 8 | withdrawer 20 |
 //	                                              to 20 | token 20 | amount u256 |
-//	                                              errLen 1 | error
+//	                                              errLen 1 | error | (withdrawal id 32)
 //	'w' 'h' | tx hash 32                       → tick time 8 | position 4
+//	'w' 'i' | withdrawal id 32                 → tick time 8 | position 4
 //	'w' 'a' | withdrawer 20 | tick time 8 | position 4 → (empty)
 //	'w' 'q' | tick time 8 | position 4         → (empty): executed, no claim yet
 //	'w' 'c' | tx hash 32                       → claim hash 32 | proof
+//
+// A row's withdrawal id (docs/bridge.md, "Two paths") ends its value, and
+// has an 'i' key, only when it is not the row's tx hash: a withdrawal
+// through the orderbook. A Bridge withdrawal's id is its tx hash, and so is
+// that of every row a build before the orderbook's withdraw wrote, which
+// therefore reads as it did. A claim stays keyed by the tx hash (its
+// aux_tx_suffix) whichever id found the row.
 //
 // A value that does not decode exactly (wrong length, unknown kind, a u256
 // with a leading zero byte) is corruption: Replay and Batches stop with an

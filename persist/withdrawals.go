@@ -21,6 +21,7 @@ const withdrawalPrefix = 'w'
 const (
 	wdRow     = 'r' // tick time 8 | position 4 → row
 	wdHash    = 'h' // tx hash 32 → tick time 8 | position 4
+	wdID      = 'i' // withdrawal id 32 → tick time 8 | position 4, for an id other than the tx hash
 	wdAccount = 'a' // withdrawer 20 | tick time 8 | position 4 → (empty)
 	wdPending = 'q' // tick time 8 | position 4 → (empty): executed, no proof yet
 	wdClaim   = 'c' // tx hash 32 → claim hash 32 | proof
@@ -79,17 +80,27 @@ func (s *setter) putWithdrawal(w *WithdrawalRow) error {
 	if len(o.Error) > WithdrawalErrMax || o.TickUs < 0 {
 		panic("BUG: persist: a withdrawal outcome with an oversized error or a negative time")
 	}
-	v := make([]byte, 0, 32+8+60+34+1+len(o.Error))
+	ownID := o.ID != o.TxHash
+	v := make([]byte, 0, 32+8+60+34+1+len(o.Error)+32)
 	v = append(v, o.TxHash[:]...)
 	v = binary.BigEndian.AppendUint64(v, o.Seq)
 	v = append(append(append(v, o.Withdrawer[:]...), o.To[:]...), o.Token[:]...)
 	v = binread.AppendU256Compact(v, &o.Amount)
 	v = append(append(v, byte(len(o.Error))), o.Error...)
+	if ownID {
+		v = append(v, o.ID[:]...)
+	}
 	if err := s.set(wdPlaceKey(wdRow, o.TickUs, w.Pos), v); err != nil {
 		return err
 	}
-	if err := s.set(wdHashKey(wdHash, o.TxHash), wdPlace(nil, o.TickUs, w.Pos)); err != nil {
+	place := wdPlace(nil, o.TickUs, w.Pos)
+	if err := s.set(wdHashKey(wdHash, o.TxHash), place); err != nil {
 		return err
+	}
+	if ownID {
+		if err := s.set(wdHashKey(wdID, o.ID), place); err != nil {
+			return err
+		}
 	}
 	if err := s.set(wdAccountKey(o.Withdrawer, o.TickUs, w.Pos), nil); err != nil {
 		return err
@@ -125,14 +136,27 @@ func decodeWithdrawal(key, v []byte, w *WithdrawalRow) error {
 	r.bytes(w.Out.Token[:])
 	r.U256Compact(&w.Out.Amount)
 	w.Out.Error = string(r.Take(int(r.U8())))
+	w.Out.ID = w.Out.TxHash // the Bridge's, and every row of builds before the orderbook's withdraw
+	if len(r.rest()) == 32 {
+		r.bytes(w.Out.ID[:])
+		if w.Out.ID == w.Out.TxHash {
+			return ErrCorrupt // stored only when it differs
+		}
+	}
 	return r.end()
 }
 
-// Withdrawal reads the row of the withdrawal with tx hash h and its claim
-// (nil while there is none); found is false when no batch executed it.
+// Withdrawal reads the row of the withdrawal whose tx hash or withdrawal
+// id is h, and its claim (nil while there is none); found is false when no
+// batch executed it. A tx hash is looked up first: an id other than its
+// row's tx hash is a keccak of other bytes, so the two never name
+// different rows.
 func (l *Log) Withdrawal(h core.Hash) (row WithdrawalRow, c *Claim, found bool, err error) {
 	err = l.db.View(func(txn *badger.Txn) error {
 		place, err := getValue(txn, wdHashKey(wdHash, h))
+		if place == nil && err == nil {
+			place, err = getValue(txn, wdHashKey(wdID, h))
+		}
 		if place == nil || err != nil {
 			return err
 		}
@@ -143,14 +167,14 @@ func (l *Log) Withdrawal(h core.Hash) (row WithdrawalRow, c *Claim, found bool, 
 			return err
 		}
 		found = true
-		cv, err := getValue(txn, wdHashKey(wdClaim, h))
+		cv, err := getValue(txn, wdHashKey(wdClaim, row.Out.TxHash))
 		if cv == nil || err != nil {
 			return err
 		}
 		if len(cv) <= 32 {
 			return ErrCorrupt
 		}
-		c = &Claim{TxHash: h, TickUs: row.Out.TickUs, Pos: row.Pos, ClaimHash: core.Hash(cv[:32]), Proof: cv[32:]}
+		c = &Claim{TxHash: row.Out.TxHash, TickUs: row.Out.TickUs, Pos: row.Pos, ClaimHash: core.Hash(cv[:32]), Proof: cv[32:]}
 		return nil
 	})
 	if err != nil {

@@ -2,12 +2,14 @@ package persist
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strings"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/binread"
 )
 
 func testRow(i byte, tickUs int64, pos uint32, who byte, errStr string) WithdrawalRow {
@@ -154,4 +156,93 @@ func TestWithdrawalErrMax(t *testing.T) {
 		}
 	}()
 	l.Append(&Group{Withdrawals: []WithdrawalRow{testRow(2, 500, 1, 1, strings.Repeat("e", WithdrawalErrMax+1))}})
+}
+
+// TestWithdrawalIDs: a row whose withdrawal id is not its tx hash (an
+// orderbook withdrawal) reads back with it and is found by either, its
+// claim (keyed by the tx hash) too; a Bridge row's id is its hash, stored
+// as the earlier layout; a value written by an earlier build (no id)
+// reads with its hash as id; an id equal to the hash stored anyway is
+// corruption.
+func TestWithdrawalIDs(t *testing.T) {
+	l, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ob := testRow(1, 500, 0, 1, "")
+	ob.Out.ID = core.Hash{0x1d, 1}
+	bridge := testRow(2, 500, 1, 2, "")
+	bridge.Out.ID = bridge.Out.TxHash
+	if err := l.Append(&Group{Withdrawals: []WithdrawalRow{ob, bridge}}); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(r WithdrawalRow) []byte {
+		t.Helper()
+		var v []byte
+		err := l.db.View(func(txn *badger.Txn) error {
+			var err error
+			v, err = getValue(txn, wdPlaceKey(wdRow, r.Out.TickUs, r.Pos))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if obRaw, bridgeRaw := raw(ob), raw(bridge); len(obRaw) != len(bridgeRaw)+32 || !bytes.HasSuffix(obRaw, ob.Out.ID[:]) {
+		t.Fatalf("values %x / %x: want the id after the orderbook row's error only", obRaw, bridgeRaw)
+	}
+	for _, h := range []core.Hash{ob.Out.TxHash, ob.Out.ID} {
+		if r, c, found, err := l.Withdrawal(h); !found || err != nil || c != nil || r != ob {
+			t.Fatalf("by %x: %+v %v %v %v", h, r, c, found, err)
+		}
+	}
+	if r, _, found, err := l.Withdrawal(bridge.Out.TxHash); !found || err != nil || r != bridge {
+		t.Fatalf("bridge row: %+v %v %v", r, found, err)
+	}
+	claim := Claim{TxHash: ob.Out.TxHash, TickUs: 500, Pos: 0, ClaimHash: core.Hash{0xcc}, Proof: []byte{0, 9}}
+	if err := l.Append(&Group{Claims: []Claim{claim}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, c, found, err := l.Withdrawal(ob.Out.ID); !found || err != nil || c == nil || c.TxHash != ob.Out.TxHash || c.ClaimHash != claim.ClaimHash {
+		t.Fatalf("claim by id: %+v %v %v", c, found, err)
+	}
+	all, err := l.Withdrawals(nil, nil, WithdrawalCursor{}, 10)
+	if err != nil || len(all) != 2 || all[0] != ob || all[1] != bridge {
+		t.Fatalf("listing %+v (%v)", all, err)
+	}
+
+	// An earlier build's row, in its layout: the value ends at the error,
+	// and there is no 'i' key.
+	old := testRow(3, 1000, 0, 1, core.WithdrawInsufficientBalance)
+	o := &old.Out
+	v := binary.BigEndian.AppendUint64(append([]byte(nil), o.TxHash[:]...), o.Seq)
+	v = append(append(append(v, o.Withdrawer[:]...), o.To[:]...), o.Token[:]...)
+	v = binread.AppendU256Compact(v, &o.Amount)
+	v = append(append(v, byte(len(o.Error))), o.Error...)
+	err = l.db.Update(func(txn *badger.Txn) error {
+		if err := txn.Set(wdPlaceKey(wdRow, 1000, 0), v); err != nil {
+			return err
+		}
+		return txn.Set(wdHashKey(wdHash, old.Out.TxHash), wdPlace(nil, 1000, 0))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Out.ID = old.Out.TxHash
+	if r, _, found, err := l.Withdrawal(old.Out.TxHash); !found || err != nil || r != old {
+		t.Fatalf("earlier build's row: %+v %v %v", r, found, err)
+	}
+
+	// The id stored although it is the hash: not the canonical layout.
+	err = l.db.Update(func(txn *badger.Txn) error {
+		return txn.Set(wdPlaceKey(wdRow, 500, 1), append(raw(bridge), bridge.Out.TxHash[:]...))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := l.Withdrawal(bridge.Out.TxHash); err == nil {
+		t.Fatal("a row storing its hash as its id read back")
+	}
 }

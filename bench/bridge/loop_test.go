@@ -25,14 +25,15 @@ import (
 const withdrawABI = `[{"type":"function","name":"withdraw","stateMutability":"nonpayable","outputs":[],"inputs":[
  {"name":"token","type":"address"},{"name":"recipient","type":"address"},{"name":"amount","type":"uint256"},{"name":"deadline","type":"uint128"}]}]`
 
-// withdrawalStatus is GET /v1/bridge/withdrawals/by-id/{tx_hash} (docs/bridge.md §4).
+// withdrawalStatus is GET /v1/bridge/withdrawals/by-id/{tx_hash or withdrawal_id} (docs/bridge.md §4).
 type withdrawalStatus struct {
 	Withdrawal struct {
-		TxHash common.Hash    `json:"tx_hash"`
-		To     common.Address `json:"to"`
-		Token  common.Address `json:"token"`
-		Amount *hexutil.Big   `json:"amount"`
-		Error  string         `json:"error"`
+		WithdrawalID common.Hash    `json:"withdrawal_id"`
+		TxHash       common.Hash    `json:"tx_hash"`
+		To           common.Address `json:"to"`
+		Token        common.Address `json:"token"`
+		Amount       *hexutil.Big   `json:"amount"`
+		Error        string         `json:"error"`
 	} `json:"withdrawal"`
 	Status string `json:"status"`
 	Proof  *struct {
@@ -82,19 +83,10 @@ func revertReason(err error) string {
 // ledger, a withdrawal of USD there, its claim proof from REST claimed on
 // anvil, and a second claim refused.
 func TestBridgeLoop(t *testing.T) {
-	tools(t)
-	a := startAnvil(t)
-	b := deploy(t, a)
-	// --compat: bind reads the head block, which go-ethereum decodes only in
-	// the compat shapes (README, "Client compatibility").
-	l := startLedgerd(t, t.TempDir(), "--compat", "--l1", a.URL)
+	// 1. Deposit 100 USD on the bridged chain; the ledger credits 100e18.
+	b, l := depositedLoop(t, 1)
 	trader := node.DevKey(1)
 	traderAddr := common.Address(node.DevAddress(1))
-
-	// 1. Deposit 100 USD on the bridged chain; the ledger credits 100e18.
-	before := l.balance(t, core.NativeToken, traderAddr)
-	b.deposit(t, trader, 0, big.NewInt(100_000_000), traderAddr)
-	l.waitBalance(t, core.NativeToken, traderAddr, new(big.Int).Add(before, big.NewInt(0).Mul(big.NewInt(100), big.NewInt(1e18))))
 
 	// 2. Trade: dev account (0) buys 1 WETH at 2000 USD from the trader.
 	chainID := big.NewInt(ledgerChainID)
@@ -130,10 +122,40 @@ func TestBridgeLoop(t *testing.T) {
 	}
 	l.waitBalance(t, core.NativeToken, traderAddr, new(big.Int).Sub(cashBefore, amount18))
 
-	// 4. Wait for the claim proof.
+	// 4. and 5.
+	b.claimUSD(t, l, tx.Hash(), recipient, big.NewInt(50_000_000))
+}
+
+// depositedLoop starts anvil with the bridge deployed and ledgerd on it,
+// and deposits 100 USD on the bridged chain from dev account who to its
+// ledger account, which is credited 100e18.
+func depositedLoop(t *testing.T, who int) (*bridged, *ledger) {
+	t.Helper()
+	tools(t)
+	a := startAnvil(t)
+	b := deploy(t, a)
+	// --compat: bind reads the head block, which go-ethereum decodes only in
+	// the compat shapes (README, "Client compatibility").
+	l := startLedgerd(t, t.TempDir(), "--compat", "--l1", a.URL)
+	addr := common.Address(node.DevAddress(who))
+	before := l.balance(t, core.NativeToken, addr)
+	b.deposit(t, node.DevKey(who), 0, big.NewInt(100_000_000), addr)
+	l.waitBalance(t, core.NativeToken, addr, new(big.Int).Add(before, big.NewInt(0).Mul(big.NewInt(100), big.NewInt(1e18))))
+	return b, l
+}
+
+// claimUSD waits until the withdrawal the ledger knows as key (its tx hash
+// or withdrawal id) is claimable, checks its proof (amount units of USD,
+// 6 decimals, to recipient) against the contract's claim hash, claims it on
+// the bridged chain with another key than the withdrawer's, and checks that
+// the recipient is paid once: a second claim reverts. It returns the
+// withdrawal's status.
+func (b *bridged) claimUSD(t *testing.T, l *ledger, key common.Hash, recipient common.Address, amount *big.Int) withdrawalStatus {
+	t.Helper()
+	// Wait for the claim proof.
 	var st withdrawalStatus
 	waitFor(t, "the withdrawal to be claimable", func() bool {
-		st = l.withdrawal(t, tx.Hash())
+		st = l.withdrawal(t, key)
 		if st.Status == "refused" {
 			t.Fatalf("the withdrawal was refused: %q", st.Withdrawal.Error)
 		}
@@ -143,7 +165,6 @@ func TestBridgeLoop(t *testing.T) {
 	if p == nil {
 		t.Fatal("claimable without a proof")
 	}
-	amount := big.NewInt(50_000_000) // 6 decimals
 	if p.Amount.ToInt().Cmp(amount) != 0 || p.To != recipient || st.Withdrawal.Token != common.Address(core.NativeToken) {
 		t.Fatalf("proof for %s to %s of %s, want %s to %s of the native token", p.Amount, p.To.Hex(), st.Withdrawal.Token.Hex(), amount, recipient.Hex())
 	}
@@ -156,20 +177,21 @@ func TestBridgeLoop(t *testing.T) {
 		t.Fatalf("the contract's claim hash %s, the node's %s", got.Hex(), p.ClaimHash.Hex())
 	}
 
-	// 5. Anyone claims on the bridged chain; the recipient is paid once.
-	claimer := transactor(t, node.DevKey(3), a.ChainID)
-	tx, err = b.Bridge.Transact(claimer, "claim", usd.Address(), amount, recipient, []byte(p.Proof), []byte(p.AuxTxSuffix))
-	mined(t, a.Client, tx, err)
+	// Anyone claims on the bridged chain; the recipient is paid once.
+	claimer := transactor(t, node.DevKey(3), b.ChainID)
+	tx, err := b.Bridge.Transact(claimer, "claim", usd.Address(), amount, recipient, []byte(p.Proof), []byte(p.AuxTxSuffix))
+	mined(t, b.Client, tx, err)
 	if got := balanceOf(t, usd, recipient); got.Cmp(amount) != 0 {
 		t.Fatalf("the recipient holds %s USD units after the claim, want %s", got, amount)
 	}
 	if got := b.callClaim(t, usd.Address(), amount, recipient, p.Proof, p.AuxTxSuffix); got != "RequestAlreadyProcessed" {
 		t.Fatalf("a second claim: %q, want RequestAlreadyProcessed", got)
 	}
+	return st
 }
 
-// withdrawal is GET /v1/bridge/withdrawals/by-id/{hash}; a 404 (no outcome
-// yet) is the zero status.
+// withdrawal is GET /v1/bridge/withdrawals/by-id/{hash}, a tx hash or a
+// withdrawal id; a 404 (no outcome yet) is the zero status.
 func (l *ledger) withdrawal(t *testing.T, hash common.Hash) withdrawalStatus {
 	t.Helper()
 	resp, err := http.Get(l.HTTP + "/v1/bridge/withdrawals/by-id/" + hash.Hex())

@@ -80,9 +80,13 @@ func (n *Node) recordWithdrawals(e *Entry, t *tickrec.Tick) {
 
 // AppendWithdrawalUpdate appends o's WithdrawalUpdate object: the one
 // encoder of svc_withdrawals and the REST listings, so both carry the same
-// bytes for the same row.
+// bytes for the same row. withdrawal_id (the live network's key, which its
+// SDK lists and looks withdrawals up by) comes first, then the spec's
+// tx_hash: both in every row, whichever path made it (docs/bridge.md §4).
 func AppendWithdrawalUpdate(dst []byte, o *core.WithdrawalOutcome) []byte {
-	dst = append(dst, `{"tx_hash":`...)
+	dst = append(dst, `{"withdrawal_id":`...)
+	dst = jsonrpc.AppendData(dst, o.ID[:])
+	dst = append(dst, `,"tx_hash":`...)
 	dst = jsonrpc.AppendData(dst, o.TxHash[:])
 	dst = append(dst, `,"withdrawer":`...)
 	dst = jsonrpc.AppendData(dst, o.Withdrawer[:])
@@ -104,8 +108,9 @@ func AppendWithdrawalUpdate(dst []byte, o *core.WithdrawalOutcome) []byte {
 // BridgeConfig returns the bridge configuration (read-only).
 func (n *Node) BridgeConfig() *core.BridgeConfig { return &n.cfg.Bridge }
 
-// Withdrawal reads the withdrawal with tx hash h from disk; found is false
-// while no batch executed it (unknown, or accepted and waiting).
+// Withdrawal reads the withdrawal with tx hash or withdrawal id h from
+// disk; found is false while no batch executed it (unknown, or accepted
+// and waiting).
 func (n *Node) Withdrawal(h core.Hash) (w Withdrawal, found bool, err error) {
 	row, c, found, err := n.log.Withdrawal(h)
 	if !found || err != nil {

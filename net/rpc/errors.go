@@ -97,13 +97,10 @@ func specRejectError(rej *core.Reject) *jsonrpc.Error {
 	case core.RejectContractCreation:
 		return validationError("Contract creation is not supported")
 	case core.RejectApp:
-		switch rej.App {
-		case core.OrderbookAddress:
-			return revertError(appReason(rej.App) + rej.Reason.String())
-		case core.RecoveryAddress: // recovery failures are protocol-level in the spec
+		if rej.App == core.RecoveryAddress { // recovery failures are protocol-level in the spec
 			return validationError(appReason(rej.App) + rej.Detail)
 		}
-		return revertError(appReason(rej.App) + rej.Detail) // the Bridge, the Mint
+		return revertError(appReason(rej.App) + rej.AppReason()) // the orderbook, the Bridge, the Mint
 	case core.RejectLocked, core.RejectEquivocation:
 		return lockedError(rej.Target)
 	}
@@ -143,9 +140,10 @@ func gethMessage(rej *core.Reject, tx *core.Tx) string {
 		// per-account pool limit at one.
 		return "account limit exceeded: pooled 1 txs"
 	case core.RejectInsufficientBalance:
-		if tx.Gas < core.TxGas && tx.To != core.BridgeAddress {
+		if tx.Gas < core.TxGas && !core.GasExempt(tx) {
 			// The ledger refuses a gas limit below the gas every
-			// transaction uses as a cost it cannot pay (core.Ledger.covers).
+			// transaction that pays gas uses as a cost it cannot pay
+			// (core.Ledger.covers).
 			return "intrinsic gas too low: gas " + u(tx.Gas) + ", minimum needed " + u(core.TxGas)
 		}
 		return "insufficient funds for gas * price + value"

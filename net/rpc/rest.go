@@ -84,7 +84,7 @@ const (
 	routeConfig        // /v1/bridge/config
 	routeList          // /v1/bridge/withdrawals
 	routeAccount       // /v1/bridge/withdrawals/{account}
-	routeByID          // /v1/bridge/withdrawals/by-id/{tx_hash}
+	routeByID          // /v1/bridge/withdrawals/by-id/{tx_hash or withdrawal_id}
 )
 
 // routeOf finds path's endpoint and its path argument (account or hash).
@@ -174,7 +174,7 @@ func parseListQuery(raw []byte) (listQuery, string) {
 		case "since_id":
 			h, ok := parseHexBytes(value, 32)
 			if !ok {
-				return "bad since_id: want a tx hash, 0x and 64 hex digits"
+				return "bad since_id: want a tx hash or withdrawal id, 0x and 64 hex digits"
 			}
 			q.sinceID, q.hasID = core.Hash(h), true
 		case "limit":
@@ -236,7 +236,8 @@ func (s *Service) serveListing(req *http1.Request, account *core.Address, w *ser
 	w.Body = append(w.Body, ']')
 }
 
-// serveByID answers a withdrawal's status and, once claimable, its proof.
+// serveByID answers a withdrawal's status and, once claimable, its proof;
+// id is its tx hash or its withdrawal id (node.Withdrawal takes either).
 func (s *Service) serveByID(req *http1.Request, id string, w *server.Response) {
 	if msg := parseQuery(req.Query, nil); msg != "" {
 		restError(w, 400, msg)
@@ -244,7 +245,7 @@ func (s *Service) serveByID(req *http1.Request, id string, w *server.Response) {
 	}
 	h, ok := parseHexBytes(id, 32)
 	if !ok {
-		restError(w, 400, "bad tx hash: want 0x and 64 hex digits")
+		restError(w, 400, "bad tx hash or withdrawal id: want 0x and 64 hex digits")
 		return
 	}
 	wd, found, err := s.node.Withdrawal(core.Hash(h))
@@ -329,6 +330,7 @@ func appendBridgeConfig(dst []byte, c *core.BridgeConfig, p Prefix) []byte {
 
 // bridgeClaimProof answers svc_getBridgeClaimProof([tx_hash]): the claim
 // proof object, or null while there is none (unknown, pending or refused).
+// A withdrawal id names the withdrawal as well as its tx hash.
 func (c *call) bridgeClaimProof(dst []byte) ([]byte, *jsonrpc.Error) {
 	h, jerr := c.hash(0)
 	if jerr != nil {

@@ -22,7 +22,9 @@ const (
 	selSubmitTrigger         uint32 = 0xec563caa // submitTrigger(bytes32,int256,uint256,uint256,uint8,uint8,uint128,uint128,bool,bool)
 	selCancelTrigger         uint32 = 0xa28aff15 // cancelTrigger(bytes32,bytes32,uint128)
 	selUpdateTrigger         uint32 = 0x14bc15e3 // updateTrigger(bytes32,bytes32,int256,uint256,uint256,uint128)
-	// The Bridge's, refused inside a batch or delegation.
+	// The Bridge's and the orderbook's withdraw: the ledger runs it as a
+	// transaction of its own (core/withdraw.go); refused inside a batch or
+	// delegation.
 	selWithdraw uint32 = 0xa98b3cbd // withdraw(address,address,uint256,uint128)
 )
 

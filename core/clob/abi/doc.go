@@ -29,9 +29,13 @@
 //	0xf744bc22  delegated(address master,uint64 validUntil,bytes signature,       the inner call's intents,
 //	              bytes inner)                                                      Delegated, Master, ValidUntil
 //
-// Every other selector, among them the orderbook's withdraw (a Bridge
-// call here), is ReasonUnknownFunction: the venue does not run them.
-// selectors_test.go recomputes each selector from its signature. The
+// Every other selector is ReasonUnknownFunction. The orderbook's
+// withdraw(address,address,uint256,uint128) (0xa98b3cbd, the Bridge's
+// signature too) is not decoded here: the ledger takes a transaction whose
+// calldata starts with it down its withdrawal path before decoding
+// (core/withdraw.go), so Decode of it alone stays ReasonUnknownFunction;
+// inside submitBatch or delegated it is ReasonWithdrawBatched, since a
+// withdrawal is its own transaction. selectors_test.go recomputes each selector from its signature. The
 // trigger calls and deposit may appear inside submitBatch and delegated()
 // like the others.
 //
