@@ -17,6 +17,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
 )
 
@@ -684,6 +685,41 @@ func TestRESTClobReadsLeaveTheLoop(t *testing.T) {
 	if a.at < stallDuration/2 || !strings.Contains(string(a.body), `"tx_hash":"`+strings.ToLower(order.Hex())) ||
 		!strings.Contains(string(a.body), `"status":"active"`) {
 		t.Fatalf("orders answered %v into the hold: %s, want the order active after the step", a.at, a.body)
+	}
+	if err := <-ticked; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRESTClobQueueFull: REST reads deferred while a tick holds the index
+// share the workers' queue: with two workers (one runs the held
+// admin_advanceTime) and a queue of one, a third read is refused at once
+// with 503 and the JSON error naming the bound, and the two others are
+// answered after the step.
+func TestRESTClobQueueFull(t *testing.T) {
+	var st stallTick
+	tn := startNodeWith(t, nodeSetup{rpc: func(c *rpc.Config) { c.Workers, c.QueueMax = 2, 1 }}, st.option())
+	s := tn.sender(t, 0)
+	s.mustSend(t, tn.submit(t, wethBook, eth(1), eth(2000), 0, 0, 0))
+	ticked := st.stallIndex(t, tn)
+	done := make(chan int, 2)
+	for range 2 {
+		go func() {
+			status, _, _ := restGet(t, tn, "GET", "/v1/clob/orders/"+s.addr().Hex())
+			done <- status
+		}()
+		time.Sleep(100 * time.Millisecond) // the first is on the worker, the second queued
+	}
+	start := time.Now()
+	status, _, body := restGet(t, tn, "GET", "/v1/clob/markets")
+	if status != 503 || !strings.Contains(string(body), "too many requests with writes queued on this node (max 1)") ||
+		time.Since(start) > stallReadMax() {
+		t.Fatalf("a third deferred read: %d %s after %v, want 503 at once", status, body, time.Since(start))
+	}
+	for range 2 {
+		if status := <-done; status != 200 {
+			t.Fatalf("a deferred read answered %d", status)
+		}
 	}
 	if err := <-ticked; err != nil {
 		t.Fatal(err)

@@ -10,7 +10,8 @@ import (
 // The bounded worker model. A request with writes (a batch holding a
 // transaction, an authorized admin write) waits for durability in place, so
 // it cannot run on an event loop; nor can a read of the market index while
-// a tick's downstream stage holds it (isIndexRead, node.IndexBusy). It runs
+// a tick's downstream stage holds it (isIndexRead, or a REST clob read,
+// clobReadsIndex; node.IndexBusy). It runs
 // on one of Config.Workers worker goroutines, started by New, fed by a
 // queue of Config.QueueMax jobs for the whole node (needsWorker). Nothing
 // starts a goroutine per request:
