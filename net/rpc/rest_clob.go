@@ -236,20 +236,24 @@ func unknownParam(name, takes string) string {
 	return "unknown query parameter " + strconv.Quote(name) + ": want " + takes
 }
 
-// serveStats answers /v1/clob/markets/stats[?to=seconds].
+// serveStats answers /v1/clob/markets/stats[?to=seconds]: the figures as
+// of just before to (exclusive, as the candles' to), else the newest
+// (marketdata.Index.MarketsAt).
 func (s *Service) serveStats(query []byte, w *server.Response) {
+	atUs := int64(math.MaxInt64)
 	if msg := parseQuery(query, func(name, value string) string {
 		if name != "to" {
 			return unknownParam(name, "to")
 		}
-		_, msg := parseSeconds("to", value)
+		toUs, msg := parseSeconds("to", value)
+		atUs = toUs - 1
 		return msg
 	}); msg != "" {
 		restError(w, 400, msg)
 		return
 	}
 	s.node.ReadIndex(func(x *marketdata.Index) {
-		w.Body = obwire.AppendMarketStatsREST(w.Body, x.Markets(nil), x.NowUs())
+		w.Body = obwire.AppendMarketStatsREST(w.Body, x.MarketsAt(nil, atUs), x.NowUs())
 	})
 }
 

@@ -310,8 +310,14 @@ func TestRESTClobSpotE2E(t *testing.T) {
 			t.Fatalf("WETH/USD stats: %v", m)
 		}
 	}
-	if s := restObj(t, tn, "/v1/clob/markets/stats?to=1767225600").(map[string]any); len(s["markets"].([]any)) != len(markets) {
-		t.Fatalf("stats with to: %v", s)
+	// to (seconds, exclusive): as of before the trade's 1m bucket, and after it.
+	for to, want := range map[int64][2]string{t0 / 1_000_000: {"0", "0"}, t0/1_000_000 + 60: {eth(3000).String(), eth(1).String()}} {
+		s := restObj(t, tn, fmt.Sprintf("/v1/clob/markets/stats?to=%d", to)).(map[string]any)
+		for _, x := range s["markets"].([]any) {
+			if m := x.(map[string]any); m["orderbook_id"] == strings.ToLower(wethBook.Hex()) && (m["last_clearing_price"] != want[0] || m["volume_24h"] != want[1]) {
+				t.Fatalf("WETH/USD stats to %d: %v, want price %s volume %s", to, m, want[0], want[1])
+			}
+		}
 	}
 
 	// Candles: the bucket is still forming, so withheld; ob_getCandles has it.
