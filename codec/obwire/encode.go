@@ -119,12 +119,18 @@ func appendLevels(dst []byte, levels []clob.Level, w Dialect) []byte {
 // AppendOrders appends the ob_getOrders object: orders, total_count (only
 // when the query asked with_total) and next_cursor (null on the last page).
 func AppendOrders(dst []byte, p *marketdata.OrdersPage) []byte {
+	return append(appendOrdersPage(dst, p, RPC), '}')
+}
+
+// appendOrdersPage opens an orders page object with orders, total_count
+// (only when the query asked with_total) and next_cursor.
+func appendOrdersPage(dst []byte, p *marketdata.OrdersPage, w Dialect) []byte {
 	dst = append(dst, `{"orders":[`...)
 	for i, o := range p.Orders {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendOrder(dst, o, p.WithFills, RPC)
+		dst = appendOrder(dst, o, p.WithFills, w)
 	}
 	dst = append(dst, ']')
 	if p.WithTotal {
@@ -132,14 +138,12 @@ func AppendOrders(dst []byte, p *marketdata.OrdersPage) []byte {
 		dst = strconv.AppendInt(dst, int64(p.Total), 10)
 	}
 	dst = append(dst, `,"next_cursor":`...)
-	if p.HasNext {
-		dst = append(dst, '"')
-		dst = AppendCursor(dst, &p.Next)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, "null"...)
+	if !p.HasNext {
+		return append(dst, "null"...)
 	}
-	return append(dst, '}')
+	dst = append(dst, '"')
+	dst = AppendCursor(dst, &p.Next)
+	return append(dst, '"')
 }
 
 // AppendCursor appends the cursor's wire text (unquoted):

@@ -144,23 +144,7 @@ func AppendCandlesREST(dst []byte, cs []marketdata.Candle, r marketdata.Resoluti
 // first, with their fills), next_cursor, total_count, solution_now}.
 // REQUIRES: p.WithTotal.
 func AppendOrdersREST(dst []byte, p *marketdata.OrdersPage, solutionNowUs int64) []byte {
-	dst = append(dst, `{"orders":[`...)
-	for i, o := range p.Orders {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = appendOrder(dst, o, p.WithFills, REST)
-	}
-	dst = append(dst, `],"next_cursor":`...)
-	if p.HasNext {
-		dst = append(dst, '"')
-		dst = AppendCursor(dst, &p.Next)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, "null"...)
-	}
-	dst = append(dst, `,"total_count":`...)
-	dst = strconv.AppendInt(dst, int64(p.Total), 10)
+	dst = appendOrdersPage(dst, p, REST)
 	dst = append(dst, `,"solution_now":`...)
 	dst = strconv.AppendInt(dst, solutionNowUs, 10)
 	return append(dst, '}')
