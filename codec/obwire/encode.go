@@ -28,23 +28,7 @@ func AppendMarkets(dst []byte, ms []marketdata.Market) []byte {
 
 func appendMarket(dst []byte, m *marketdata.Market) []byte {
 	c := m.Config
-	dst = append(dst, `{"id":`...)
-	dst = jsonrpc.AppendData(dst, c.ID[:])
-	dst = append(dst, `,"name":`...)
-	dst = jsonrpc.AppendString(dst, c.Name)
-	dst = append(dst, `,"base_token_address":`...)
-	dst = jsonrpc.AppendData(dst, c.Base[:])
-	dst = append(dst, `,"quote_token_address":`...)
-	dst = jsonrpc.AppendData(dst, c.Quote[:])
-	dst = append(dst, `,"base_token_symbol":`...)
-	dst = jsonrpc.AppendString(dst, c.BaseSymbol)
-	dst = append(dst, `,"quote_token_symbol":`...)
-	dst = jsonrpc.AppendString(dst, c.QuoteSymbol)
-	// The configuration carries no token names: the symbols stand in.
-	dst = append(dst, `,"base_token_name":`...)
-	dst = jsonrpc.AppendString(dst, c.BaseSymbol)
-	dst = append(dst, `,"quote_token_name":`...)
-	dst = jsonrpc.AppendString(dst, c.QuoteSymbol)
+	dst = appendMarketIdentity(dst, c)
 	dst = append(dst, `,"market_type":`...)
 	dst = appendMarketType(dst, c.Kind)
 	dst = appendU256Field(dst, `,"last_clearing_price":`, &m.LastPrice)
@@ -62,6 +46,28 @@ func appendMarket(dst []byte, m *marketdata.Market) []byte {
 	return append(appendMarketPerp(dst, m), '}')
 }
 
+// appendMarketIdentity opens a market object with its members from id to
+// quote_token_name, shared by ob_getMarkets and GET /v1/clob/markets.
+func appendMarketIdentity(dst []byte, c *clob.MarketConfig) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonrpc.AppendData(dst, c.ID[:])
+	dst = append(dst, `,"name":`...)
+	dst = jsonrpc.AppendString(dst, c.Name)
+	dst = append(dst, `,"base_token_address":`...)
+	dst = jsonrpc.AppendData(dst, c.Base[:])
+	dst = append(dst, `,"quote_token_address":`...)
+	dst = jsonrpc.AppendData(dst, c.Quote[:])
+	dst = append(dst, `,"base_token_symbol":`...)
+	dst = jsonrpc.AppendString(dst, c.BaseSymbol)
+	dst = append(dst, `,"quote_token_symbol":`...)
+	dst = jsonrpc.AppendString(dst, c.QuoteSymbol)
+	// The configuration carries no token names: the symbols stand in.
+	dst = append(dst, `,"base_token_name":`...)
+	dst = jsonrpc.AppendString(dst, c.BaseSymbol)
+	dst = append(dst, `,"quote_token_name":`...)
+	return jsonrpc.AppendString(dst, c.QuoteSymbol)
+}
+
 func appendMarketType(dst []byte, k clob.MarketKind) []byte {
 	if k == clob.Perp {
 		return append(dst, `"perpetual"`...)
@@ -73,14 +79,18 @@ func appendMarketType(dst []byte, k clob.MarketKind) []byte {
 // their price as a decimal string, buys best (highest) first and sells best
 // (lowest) first, as the openapi example writes them.
 func AppendOrderbook(dst []byte, s *marketdata.Snapshot) []byte {
+	return appendOrderbook(dst, s, RPC)
+}
+
+func appendOrderbook(dst []byte, s *marketdata.Snapshot, w Dialect) []byte {
 	dst = append(dst, `{"orderbook_id":`...)
 	dst = jsonrpc.AppendData(dst, s.Book[:])
 	dst = append(dst, `,"buys":`...)
-	dst = appendLevels(dst, s.Buys)
+	dst = appendLevels(dst, s.Buys, w)
 	dst = append(dst, `,"sells":`...)
-	dst = appendLevels(dst, s.Sells)
-	dst = appendU256Field(dst, `,"clearing_price":`, &s.ClearingPrice)
-	dst = appendU256Field(dst, `,"grouping_precision":`, &s.GroupingPrice)
+	dst = appendLevels(dst, s.Sells, w)
+	dst = w.field(dst, `,"clearing_price":`, &s.ClearingPrice)
+	dst = w.field(dst, `,"grouping_precision":`, &s.GroupingPrice)
 	dst = append(dst, `,"timestamp":`...)
 	dst = strconv.AppendInt(dst, s.TimestampUs, 10)
 	dst = append(dst, `,"new_orders_count":`...)
@@ -89,10 +99,10 @@ func AppendOrderbook(dst []byte, s *marketdata.Snapshot) []byte {
 	dst = strconv.AppendInt(dst, int64(s.BuysCount), 10)
 	dst = append(dst, `,"sells_count":`...)
 	dst = strconv.AppendInt(dst, int64(s.SellsCount), 10)
-	return append(appendOrderbookPerp(dst, s), '}')
+	return append(appendOrderbookPerp(dst, s, w), '}')
 }
 
-func appendLevels(dst []byte, levels []clob.Level) []byte {
+func appendLevels(dst []byte, levels []clob.Level, w Dialect) []byte {
 	dst = append(dst, '{')
 	for i := range levels {
 		if i > 0 {
@@ -100,8 +110,7 @@ func appendLevels(dst []byte, levels []clob.Level) []byte {
 		}
 		dst = append(dst, '"')
 		dst = jsonrpc.AppendDecimalU256(dst, &levels[i].Price)
-		dst = append(dst, `":{"volume":`...)
-		dst = jsonrpc.AppendQuantityU256(dst, &levels[i].Volume)
+		dst = w.field(dst, `":{"volume":`, &levels[i].Volume)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
@@ -110,12 +119,18 @@ func appendLevels(dst []byte, levels []clob.Level) []byte {
 // AppendOrders appends the ob_getOrders object: orders, total_count (only
 // when the query asked with_total) and next_cursor (null on the last page).
 func AppendOrders(dst []byte, p *marketdata.OrdersPage) []byte {
+	return append(appendOrdersPage(dst, p, RPC), '}')
+}
+
+// appendOrdersPage opens an orders page object with orders, total_count
+// (only when the query asked with_total) and next_cursor.
+func appendOrdersPage(dst []byte, p *marketdata.OrdersPage, w Dialect) []byte {
 	dst = append(dst, `{"orders":[`...)
 	for i, o := range p.Orders {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendOrder(dst, o, p.WithFills)
+		dst = appendOrder(dst, o, p.WithFills, w)
 	}
 	dst = append(dst, ']')
 	if p.WithTotal {
@@ -123,14 +138,12 @@ func AppendOrders(dst []byte, p *marketdata.OrdersPage) []byte {
 		dst = strconv.AppendInt(dst, int64(p.Total), 10)
 	}
 	dst = append(dst, `,"next_cursor":`...)
-	if p.HasNext {
-		dst = append(dst, '"')
-		dst = AppendCursor(dst, &p.Next)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, "null"...)
+	if !p.HasNext {
+		return append(dst, "null"...)
 	}
-	return append(dst, '}')
+	dst = append(dst, '"')
+	dst = AppendCursor(dst, &p.Next)
+	return append(dst, '"')
 }
 
 // AppendCursor appends the cursor's wire text (unquoted):
@@ -150,6 +163,10 @@ const hexDigits = "0123456789abcdef"
 
 // AppendOrder appends one Order object. fills is [] unless withFills.
 func AppendOrder(dst []byte, o *marketdata.Order, withFills bool) []byte {
+	return appendOrder(dst, o, withFills, RPC)
+}
+
+func appendOrder(dst []byte, o *marketdata.Order, withFills bool, w Dialect) []byte {
 	m := &o.Meta
 	dst = append(dst, `{"orderbook_id":`...)
 	dst = jsonrpc.AppendData(dst, m.Book[:])
@@ -175,39 +192,39 @@ func AppendOrder(dst []byte, o *marketdata.Order, withFills bool) []byte {
 	dst = append(dst, o.Status.String()...)
 	dst = append(dst, `","side":`...)
 	dst = appendSide(dst, m.Side)
-	dst = appendU256Field(dst, `,"price":`, &o.Price)
+	dst = w.field(dst, `,"price":`, &o.Price)
 	dst = append(dst, `,"initial_size":"`...)
 	if m.Side == clob.Sell && !m.Size.IsZero() {
 		dst = append(dst, '-')
 	}
 	dst = jsonrpc.AppendDecimalU256(dst, &m.Size)
 	dst = append(dst, '"')
-	return appendOrderTail(dst, o, withFills)
+	return appendOrderTail(dst, o, withFills, w)
 }
 
-func appendOrderTail(dst []byte, o *marketdata.Order, withFills bool) []byte {
+func appendOrderTail(dst []byte, o *marketdata.Order, withFills bool, w Dialect) []byte {
 	m := &o.Meta
-	dst = appendU256Field(dst, `,"filled_base_amount":`, &o.FilledBase)
-	dst = appendU256Field(dst, `,"filled_quote_amount":`, &o.FilledQuote)
-	dst = appendU256Field(dst, `,"fee":`, &o.Fee)
+	dst = w.field(dst, `,"filled_base_amount":`, &o.FilledBase)
+	dst = w.field(dst, `,"filled_quote_amount":`, &o.FilledQuote)
+	dst = w.field(dst, `,"fee":`, &o.Fee)
 	dst = append(dst, `,"deadline":`...)
 	dst = strconv.AppendInt(dst, m.DeadlineUs, 10)
 	dst = append(dst, `,"end":`...)
-	if o.EndUs > 0 {
-		dst = strconv.AppendInt(dst, o.EndUs, 10)
-	} else {
-		dst = append(dst, "null"...)
+	dst = appendOptionalUs(dst, o.EndUs)
+	if w == REST { // the tick the order entered its book (the live indexer's order history)
+		dst = append(dst, `,"included_batch":`...)
+		dst = appendOptionalUs(dst, o.EnteredUs)
 	}
 	var effective uint256.Int
 	effectivePrice(&effective, &o.FilledQuote, &o.FilledBase)
-	dst = appendU256Field(dst, `,"effective_price":`, &effective)
+	dst = w.field(dst, `,"effective_price":`, &effective)
 	dst = append(dst, `,"fills":[`...)
 	if withFills {
 		for i := range o.Fills {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendFill(dst, &o.Fills[i])
+			dst = appendFill(dst, &o.Fills[i], w)
 		}
 	}
 	dst = append(dst, ']')
@@ -264,12 +281,12 @@ func AppendGrouping(dst []byte, grouping uint8) []byte {
 	return append(dst, '"')
 }
 
-func appendFill(dst []byte, f *marketdata.Fill) []byte {
-	dst = appendU256Field(dst, `{"base_amount":`, &f.Base)
-	dst = appendU256Field(dst, `,"quote_amount":`, &f.Quote)
+func appendFill(dst []byte, f *marketdata.Fill, w Dialect) []byte {
+	dst = w.field(dst, `{"base_amount":`, &f.Base)
+	dst = w.field(dst, `,"quote_amount":`, &f.Quote)
 	dst = append(dst, `,"timestamp":`...)
 	dst = strconv.AppendInt(dst, f.TickUs, 10)
-	dst = appendU256Field(dst, `,"price":`, &f.Price)
+	dst = w.field(dst, `,"price":`, &f.Price)
 	return append(dst, '}')
 }
 
@@ -298,16 +315,21 @@ func AppendCandles(dst []byte, cs []marketdata.Candle) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"timestamp":`...)
-		dst = strconv.AppendInt(dst, c.StartUs, 10)
-		dst = appendU256Field(dst, `,"open":`, &c.Open)
-		dst = appendU256Field(dst, `,"close":`, &c.Close)
-		dst = appendU256Field(dst, `,"high":`, &c.High)
-		dst = appendU256Field(dst, `,"low":`, &c.Low)
-		dst = appendU256Field(dst, `,"volume":`, &c.Volume)
-		dst = append(dst, '}')
+		dst = append(appendCandle(dst, c, RPC), '}')
 	}
 	return append(dst, ']')
+}
+
+// appendCandle opens a candle object with its members from timestamp to
+// volume.
+func appendCandle(dst []byte, c *marketdata.Candle, w Dialect) []byte {
+	dst = append(dst, `{"timestamp":`...)
+	dst = strconv.AppendInt(dst, c.StartUs, 10)
+	dst = w.field(dst, `,"open":`, &c.Open)
+	dst = w.field(dst, `,"close":`, &c.Close)
+	dst = w.field(dst, `,"high":`, &c.High)
+	dst = w.field(dst, `,"low":`, &c.Low)
+	return w.field(dst, `,"volume":`, &c.Volume)
 }
 
 // AppendPositions appends the ob_getPositions object: spot holdings, then
@@ -317,38 +339,42 @@ func AppendCandles(dst []byte, cs []marketdata.Candle) []byte {
 func AppendPositions(dst []byte, d *marketdata.PositionsData) []byte {
 	dst = append(dst, `{"positions":[`...)
 	for i := range d.Spot {
-		p := &d.Spot[i]
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = append(dst, `{"kind":"spot","orderbook_id":`...)
-		dst = jsonrpc.AppendData(dst, p.Book[:])
-		dst = append(dst, `,"base_symbol":`...)
-		dst = jsonrpc.AppendString(dst, p.BaseSymbol)
-		dst = append(dst, `,"quote_symbol":`...)
-		dst = jsonrpc.AppendString(dst, p.QuoteSymbol)
-		dst = appendU256Field(dst, `,"balance":`, &p.Balance)
-		dst = appendU256Field(dst, `,"free_balance":`, &p.Free)
-		dst = appendU256Field(dst, `,"locked_balance":`, &p.Locked)
-		dst = append(dst, `,"cost_basis":null,"mark_price":`...)
-		if p.HasMark {
-			dst = jsonrpc.AppendQuantityU256(dst, &p.MarkPrice)
-		} else {
-			dst = append(dst, "null"...)
-		}
-		dst = append(dst, `,"unrealized_pnl":null,"realized_pnl":null}`...)
+		dst = appendSpotHolding(append(dst, `{"kind":"spot",`...), &d.Spot[i], RPC)
 	}
 	for i := range d.Perps {
 		if i > 0 || len(d.Spot) > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendPerpPosition(dst, &d.Perps[i])
+		dst = appendPerpPosition(dst, &d.Perps[i], RPC)
 	}
 	dst = append(dst, ']')
-	return append(appendAccountTotals(dst, d), '}')
+	return append(appendAccountTotals(dst, d, RPC), '}')
+}
+
+// appendSpotHolding appends a spot holding's members from orderbook_id on
+// and closes its object (the caller opened it).
+func appendSpotHolding(dst []byte, p *marketdata.Position, w Dialect) []byte {
+	dst = append(dst, `"orderbook_id":`...)
+	dst = jsonrpc.AppendData(dst, p.Book[:])
+	dst = append(dst, `,"base_symbol":`...)
+	dst = jsonrpc.AppendString(dst, p.BaseSymbol)
+	dst = append(dst, `,"quote_symbol":`...)
+	dst = jsonrpc.AppendString(dst, p.QuoteSymbol)
+	dst = w.field(dst, `,"balance":`, &p.Balance)
+	dst = w.field(dst, `,"free_balance":`, &p.Free)
+	dst = w.field(dst, `,"locked_balance":`, &p.Locked)
+	dst = append(dst, `,"cost_basis":null,"mark_price":`...)
+	if p.HasMark {
+		dst = w.appendU256(dst, &p.MarkPrice)
+	} else {
+		dst = append(dst, "null"...)
+	}
+	return append(dst, `,"unrealized_pnl":null,"realized_pnl":null}`...)
 }
 
 func appendU256Field(dst []byte, key string, v *uint256.Int) []byte {
-	dst = append(dst, key...)
-	return jsonrpc.AppendQuantityU256(dst, v)
+	return RPC.field(dst, key, v)
 }

@@ -52,6 +52,15 @@ func ParseTriggersQuery(v *fastjson.Value) (marketdata.TriggersQuery, *jsonrpc.E
 	return q, nil
 }
 
+// ParseTriggerCursor decodes a trigger cursor's wire text
+// "{orderbook_id}:{order_id}" (AppendTriggerCursor), 0x before each id or
+// not.
+func ParseTriggerCursor(s []byte) (marketdata.TriggerCursor, bool) {
+	var c marketdata.TriggerCursor
+	ok := parseTriggerCursor(&c, s)
+	return c, ok
+}
+
 func parseTriggerCursor(c *marketdata.TriggerCursor, s []byte) bool {
 	i := bytes.IndexByte(s, ':')
 	return i >= 0 && parseHash32(&c.Book, s[:i]) && parseHash32(&c.ID, s[i+1:])
@@ -87,25 +96,29 @@ func ParseRankedQuery(limit, offset, account *fastjson.Value) (marketdata.Ranked
 
 // AppendRanked appends the ob_getRankedPositions object.
 func AppendRanked(dst []byte, p *marketdata.RankedPage) []byte {
+	return appendRanked(dst, p, RPC)
+}
+
+func appendRanked(dst []byte, p *marketdata.RankedPage, w Dialect) []byte {
 	dst = append(dst, `{"ranked":[`...)
 	for i := range p.Ranked {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendRankedAccount(dst, &p.Ranked[i], false)
+		dst = appendRankedAccount(dst, &p.Ranked[i], false, w)
 	}
 	dst = append(dst, `],"total":`...)
 	dst = strconv.AppendInt(dst, int64(p.Total), 10)
 	dst = append(dst, `,"queried":`...)
 	if p.HasQueried {
-		dst = appendRankedAccount(dst, &p.Queried, true)
+		dst = appendRankedAccount(dst, &p.Queried, true, w)
 	} else {
 		dst = append(dst, "null"...)
 	}
 	return append(dst, '}')
 }
 
-func appendRankedAccount(dst []byte, r *marketdata.RankedAccount, withRank bool) []byte {
+func appendRankedAccount(dst []byte, r *marketdata.RankedAccount, withRank bool, w Dialect) []byte {
 	dst = append(dst, `{"account":`...)
 	dst = jsonrpc.AppendData(dst, r.Account[:])
 	if withRank {
@@ -113,18 +126,26 @@ func appendRankedAccount(dst []byte, r *marketdata.RankedAccount, withRank bool)
 		dst = strconv.AppendInt(dst, int64(r.Rank), 10)
 	}
 	dst = append(dst, `,"positions":`...)
-	dst = AppendPositions(dst, &r.Positions)
+	if w == REST {
+		dst = AppendPositionsREST(dst, &r.Positions)
+	} else {
+		dst = AppendPositions(dst, &r.Positions)
+	}
 	return append(dst, '}')
 }
 
 // AppendTriggers appends the ob_getTriggers object.
 func AppendTriggers(dst []byte, p *marketdata.TriggersPage) []byte {
+	return appendTriggers(dst, p, RPC)
+}
+
+func appendTriggers(dst []byte, p *marketdata.TriggersPage, w Dialect) []byte {
 	dst = append(dst, `{"triggers":[`...)
 	for i := range p.Triggers {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendTrigger(dst, &p.Triggers[i])
+		dst = appendTrigger(dst, &p.Triggers[i], w)
 	}
 	dst = append(dst, `],"total_count":`...)
 	dst = strconv.AppendInt(dst, int64(p.Total), 10)
@@ -204,33 +225,40 @@ func appendMarketPerp(dst []byte, m *marketdata.Market) []byte {
 	dst = strconv.AppendUint(dst, uint64(m.MaxLeverage), 10)
 	dst = appendU256Field(dst, `,"oracle_price":`, &p.Oracle)
 	dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
-	dst = appendFunding(dst, p)
+	dst = appendFunding(dst, p, `,"funding_last_updated":`)
 	return appendU256Field(dst, `,"open_interest":`, &p.OpenInterest)
 }
 
 // appendOrderbookPerp appends an orderbook snapshot's perp fields.
-func appendOrderbookPerp(dst []byte, s *marketdata.Snapshot) []byte {
+func appendOrderbookPerp(dst []byte, s *marketdata.Snapshot, w Dialect) []byte {
 	if !s.HasPerp {
 		return append(dst, `,"oracle_price":null,"funding_rate":null,"funding_index":null,"funding_last_updated":null`...)
 	}
-	dst = appendU256Field(dst, `,"oracle_price":`, &s.Perp.Oracle)
-	return appendFunding(dst, &s.Perp)
+	dst = w.field(dst, `,"oracle_price":`, &s.Perp.Oracle)
+	return appendFunding(dst, &s.Perp, `,"funding_last_updated":`)
 }
 
-func appendFunding(dst []byte, p *clob.PerpInfo) []byte {
+// appendFunding appends funding_rate, funding_index and, under lastKey,
+// the time of the last accrual (null before the first).
+func appendFunding(dst []byte, p *clob.PerpInfo, lastKey string) []byte {
 	dst = append(dst, `,"funding_rate":`...)
 	dst = appendSigned(dst, &p.FundingRate)
 	dst = append(dst, `,"funding_index":`...)
 	dst = appendSigned(dst, &p.FundingIndex)
-	dst = append(dst, `,"funding_last_updated":`...)
-	if p.FundingLastUs == 0 { // before the first accrual
+	dst = append(dst, lastKey...)
+	return appendOptionalUs(dst, p.FundingLastUs)
+}
+
+// appendOptionalUs appends a time in µs, or null for 0 (not yet, or never).
+func appendOptionalUs(dst []byte, us int64) []byte {
+	if us <= 0 {
 		return append(dst, "null"...)
 	}
-	return strconv.AppendInt(dst, p.FundingLastUs, 10)
+	return strconv.AppendInt(dst, us, 10)
 }
 
 // appendPerpPosition appends one PerpPosition object.
-func appendPerpPosition(dst []byte, p *marketdata.PerpPosition) []byte {
+func appendPerpPosition(dst []byte, p *marketdata.PerpPosition, w Dialect) []byte {
 	dst = append(dst, `{"kind":"perp","orderbook_id":`...)
 	dst = jsonrpc.AppendData(dst, p.Book[:])
 	dst = append(dst, `,"base_symbol":`...)
@@ -243,20 +271,20 @@ func appendPerpPosition(dst []byte, p *marketdata.PerpPosition) []byte {
 		dst = append(dst, `,"side":"long","size":`...)
 	}
 	dst = appendSigned(dst, &p.Size)
-	dst = appendU256Field(dst, `,"notional":`, &p.Notional)
-	dst = appendU256Field(dst, `,"entry_price":`, &p.EntryPrice)
-	dst = appendU256Field(dst, `,"mark_price":`, &p.Mark)
-	dst = appendU256Field(dst, `,"margin":`, &p.InitialMargin)
+	dst = w.field(dst, `,"notional":`, &p.Notional)
+	dst = w.field(dst, `,"entry_price":`, &p.EntryPrice)
+	dst = w.field(dst, `,"mark_price":`, &p.Mark)
+	dst = w.field(dst, `,"margin":`, &p.InitialMargin)
 	var leverage uint256.Int
 	if !p.InitialMargin.IsZero() {
 		leverage.MulDivOverflow(&p.Notional, wad, &p.InitialMargin)
 	}
-	dst = appendU256Field(dst, `,"leverage":`, &leverage)
+	dst = w.field(dst, `,"leverage":`, &leverage)
 	dst = append(dst, `,"funding_accrued":`...)
 	dst = appendSigned(dst, &p.Funding)
 	dst = append(dst, `,"entry_funding":`...)
 	dst = appendSigned(dst, &p.EntryFundingIx)
-	dst = appendU256Field(dst, `,"liquidation_price":`, &p.Liquidation)
+	dst = w.field(dst, `,"liquidation_price":`, &p.Liquidation)
 	dst = append(dst, `,"unrealized_pnl":`...)
 	dst = appendSigned(dst, &p.Unrealized)
 	dst = append(dst, `,"realized_pnl":`...)
@@ -266,7 +294,7 @@ func appendPerpPosition(dst []byte, p *marketdata.PerpPosition) []byte {
 
 // appendAccountTotals appends the account fields of a positions object
 // after its positions array.
-func appendAccountTotals(dst []byte, d *marketdata.PositionsData) []byte {
+func appendAccountTotals(dst []byte, d *marketdata.PositionsData, w Dialect) []byte {
 	if !d.HasMargin {
 		dst = append(dst, `,"total_unrealized_pnl":null,"total_realized_pnl":null,"perps_equity":null,`...)
 		return append(dst, `"account_value":null,"cash":null,"withdrawable_cash":null,"net_deposits":null`...)
@@ -291,7 +319,7 @@ func appendAccountTotals(dst []byte, d *marketdata.PositionsData) []byte {
 	dst = appendSigned(dst, &value)
 	dst = append(dst, `,"cash":`...)
 	dst = appendSigned(dst, &m.Cash)
-	dst = appendU256Field(dst, `,"withdrawable_cash":`, &m.Withdrawable)
+	dst = w.field(dst, `,"withdrawable_cash":`, &m.Withdrawable)
 	return append(dst, `,"net_deposits":null`...)
 }
 
@@ -321,7 +349,7 @@ func appendSigned(dst []byte, s *clob.Signed) []byte {
 // and grouping "none" or "asset" (the openapi's TriggerType and
 // TriggerGrouping; the engine holds no other values), tx_hash null when the
 // node no longer knows it, end the ttl expiry or null.
-func appendTrigger(dst []byte, t *marketdata.Trigger) []byte {
+func appendTrigger(dst []byte, t *marketdata.Trigger, w Dialect) []byte {
 	in := &t.Info
 	dst = append(dst, `{"orderbook_id":`...)
 	dst = jsonrpc.AppendData(dst, in.Book[:])
@@ -339,8 +367,8 @@ func appendTrigger(dst []byte, t *marketdata.Trigger) []byte {
 	dst = strconv.AppendUint(dst, in.Nonce, 10)
 	dst = append(dst, `,"size":`...)
 	dst = AppendSignedDecimal(dst, &in.Size, in.Side == clob.Sell)
-	dst = appendU256Field(dst, `,"limit_price":`, &in.LimitPrice)
-	dst = appendU256Field(dst, `,"trigger_price":`, &in.TriggerPrice)
+	dst = w.field(dst, `,"limit_price":`, &in.LimitPrice)
+	dst = w.field(dst, `,"trigger_price":`, &in.TriggerPrice)
 	dst = append(dst, `,"trigger_type":"`...)
 	dst = append(dst, TriggerTypeName(in.TriggerType)...)
 	dst = append(dst, `","grouping":"`...)
@@ -350,10 +378,5 @@ func appendTrigger(dst []byte, t *marketdata.Trigger) []byte {
 	dst = append(dst, `,"deadline":`...)
 	dst = strconv.AppendInt(dst, in.DeadlineUs, 10)
 	dst = append(dst, `,"end":`...)
-	if in.ExpiresUs > 0 {
-		dst = strconv.AppendInt(dst, in.ExpiresUs, 10)
-	} else {
-		dst = append(dst, "null"...)
-	}
-	return append(dst, '}')
+	return append(appendOptionalUs(dst, in.ExpiresUs), '}')
 }

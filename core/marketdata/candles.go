@@ -150,8 +150,10 @@ type stats24h struct {
 	changeBps         int64
 }
 
-// stats24h sums the 1m buckets that overlap (nowUs − 24h, nowUs].
-func (b *book) stats24h(nowUs int64) (s stats24h) {
+// stats24h sums the 1m buckets that overlap (nowUs − 24h, nowUs]; the
+// change is last's (the last clearing price as of nowUs, when hasLast)
+// against the window's open.
+func (b *book) stats24h(nowUs int64, last *uint256.Int, hasLast bool) (s stats24h) {
 	ring := &b.candles[Res1m]
 	var open uint256.Int
 	traded := false
@@ -159,6 +161,9 @@ func (b *book) stats24h(nowUs int64) (s stats24h) {
 		c := ring.at(i)
 		if c.StartUs+minuteUs <= nowUs-dayUs {
 			break
+		}
+		if c.StartUs > nowUs {
+			continue
 		}
 		if !traded || c.High.Gt(&s.high) {
 			s.high = c.High
@@ -170,10 +175,22 @@ func (b *book) stats24h(nowUs int64) (s stats24h) {
 		open = c.Open
 		traded = true
 	}
-	if traded && b.hasPrice {
-		s.changeBps = changeBps(&open, &b.price)
+	if traded && hasLast {
+		s.changeBps = changeBps(&open, last)
 	}
 	return s
+}
+
+// closeAt is the close of the newest kept 1m bucket starting at or before
+// atUs; ok is false without one.
+func (b *book) closeAt(atUs int64) (price uint256.Int, ok bool) {
+	ring := &b.candles[Res1m]
+	for i := ring.len() - 1; i >= 0; i-- {
+		if c := ring.at(i); c.StartUs <= atUs {
+			return c.Close, true
+		}
+	}
+	return price, false
 }
 
 // changeBps is (to − from) / from in basis points, truncated toward zero

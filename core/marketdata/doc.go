@@ -66,6 +66,9 @@
 //     (Live) when asked, not kept: the index holds no perp state, and the
 //     perp parameters come from the engine's copy of the configuration
 //     (the index snapshot does not carry them).
+//     MarketsAt is the same as of a past time (the REST stats' to): the
+//     24h figures and last price from the kept 1m candles, the perp state
+//     the newest.
 //   - Orderbook / AppendOrderbook (ob_getOrderbook): the caller passes the
 //     engine's aggregated levels (clob.Engine.AppendLevels, best first); the
 //     index adds clearing_price, grouping_precision (the tick precision:

@@ -27,14 +27,25 @@ type Market struct {
 
 // Markets appends every market, ascending by id. Config pointers are valid
 // until the next AddMarket of that id.
-func (x *Index) Markets(dst []Market) []Market {
+func (x *Index) Markets(dst []Market) []Market { return x.MarketsAt(dst, x.nowUs) }
+
+// MarketsAt is Markets as of atUs (GET /v1/clob/markets/stats?to=): the
+// 24h statistics over the 1m buckets overlapping (atUs − 24 h, atUs], and
+// the last clearing price the close of the newest of them that starts at
+// or before atUs (the bucket holding atUs counts whole). The kept 1m
+// buckets (CandleBucketsMax, 25 h) bound how far back that reaches: before
+// them a market reads as never traded. The perp state is the newest: the
+// index keeps no history of it. An atUs at or after NowUs is Markets.
+func (x *Index) MarketsAt(dst []Market, atUs int64) []Market {
+	atUs = min(atUs, x.nowUs)
 	for _, id := range x.bookIDs {
 		b := x.books[id]
-		s := b.stats24h(x.nowUs)
-		m := Market{
-			Config: &b.cfg, LastPrice: b.price, HasPrice: b.hasPrice,
-			Volume24h: s.volume, High24h: s.high, Low24h: s.low, Change24hBps: s.changeBps,
+		m := Market{Config: &b.cfg, LastPrice: b.price, HasPrice: b.hasPrice}
+		if atUs < x.nowUs {
+			m.LastPrice, m.HasPrice = b.closeAt(atUs)
 		}
+		s := b.stats24h(atUs, &m.LastPrice, m.HasPrice)
+		m.Volume24h, m.High24h, m.Low24h, m.Change24hBps = s.volume, s.high, s.low, s.changeBps
 		m.Perp, m.MaxLeverage, m.HasPerp = x.perpOf(b)
 		dst = append(dst, m)
 	}

@@ -203,6 +203,7 @@ type Node struct {
 	metrics     metrics
 	stats       stats     // the Prometheus metrics' sources (stats.go)
 	atRisk      riskCache // ob_getRankedPositions' ordering (perp.go)
+	byPnL       riskCache // the REST leaderboard's ordering (perp.go)
 	// pubMu guards pub for the storer and the attester, which read it
 	// without mu (they never wait for a tick); whoever sets pub takes it
 	// inside mu.

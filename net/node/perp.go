@@ -69,10 +69,17 @@ func (n *Node) positionsLocked(a clob.Address) marketdata.PositionsData {
 // account (the ledger bounds how many there are) and a sort; it is kept
 // until one of those accounts is republished (readViews.ranked), so
 // repeated reads between inputs cost one scan.
-func (n *Node) AtRisk() []clob.MarginInfo {
+func (n *Node) AtRisk() []clob.MarginInfo { return n.rank(&n.atRisk, compareRisk) }
+
+// ByPnL returns the accounts AtRisk ranks, best net PnL (unrealized plus
+// realized) first, ties by address: the leaderboard's order
+// (GET /v1/clob/leaderboard). Shared and cached as AtRisk's.
+func (n *Node) ByPnL() []clob.MarginInfo { return n.rank(&n.byPnL, comparePnL) }
+
+// rank is AtRisk's ranking in the order cmp gives, kept in c.
+func (n *Node) rank(c *riskCache, cmp func(a, b riskKey) int) []clob.MarginInfo {
 	v := n.views.Load()
 	version := v.ranked.Load() // before the views: a ranking newer than its version is only recomputed
-	c := &n.atRisk
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.views == v && c.version == version {
@@ -88,7 +95,7 @@ func (n *Node) AtRisk() []clob.MarginInfo {
 		m := p.Load().marginOf(clob.Address(a))
 		keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
 	}
-	slices.SortFunc(keys, compareRisk)
+	slices.SortFunc(keys, cmp)
 	ranked := make([]clob.MarginInfo, len(keys))
 	for i := range keys {
 		ranked[i] = keys[i].m
@@ -97,8 +104,8 @@ func (n *Node) AtRisk() []clob.MarginInfo {
 	return ranked
 }
 
-// riskCache is the last AtRisk ranking, with the views and the count of
-// republished positioned accounts it is of.
+// riskCache is the last ranking of one order (AtRisk, ByPnL), with the
+// views and the count of republished positioned accounts it is of.
 type riskCache struct {
 	mu      sync.Mutex
 	views   *readViews
@@ -118,9 +125,17 @@ type riskKey struct {
 	equity, mm *big.Int
 }
 
-// compareRisk orders a before b when a's equity / maintenance is lower,
-// compared exactly as a.equity × b.mm against b.equity × a.mm (both
-// maintenances positive).
+// comparePnL orders by descending unrealized + realized PnL, then address.
+func comparePnL(a, b riskKey) int {
+	var l, r big.Int
+	l.Add(signedBig(&a.m.Unrealized), signedBig(&a.m.Realized))
+	r.Add(signedBig(&b.m.Unrealized), signedBig(&b.m.Realized))
+	if c := r.Cmp(&l); c != 0 {
+		return c
+	}
+	return bytes.Compare(a.m.Owner[:], b.m.Owner[:])
+}
+
 func compareRisk(a, b riskKey) int {
 	switch az, bz := a.mm.Sign() == 0, b.mm.Sign() == 0; {
 	case az && !bz:

@@ -317,6 +317,7 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			n.views.Store(n.rviews)
 			n.market.idx.SetEquity(n.equity)
 			n.atRisk.reset()
+			n.byPnL.reset()
 			n.batches.reset()
 			n.snap.init(n)
 			n.snap.sinceCount = int(n.log.Len() - n.replayedFrom)

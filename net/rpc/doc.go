@@ -104,6 +104,10 @@
 //     eth_sendTransaction's call data ethtx.RawSizeMax (128 KiB).
 //   - The REST withdrawal listings return ListLimitDefault (500) rows, at
 //     most ListLimitMax (1000) with `limit` (400 beyond).
+//   - The REST market-data reads (docs/rest.md, rest_clob.go) clamp their
+//     limits: CandlesRESTLimitMax (500) candles, and the ob_ methods' page
+//     bounds of core/marketdata for orders, triggers, the leaderboard and
+//     backstop transfers.
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).

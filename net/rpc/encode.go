@@ -18,32 +18,10 @@ var (
 // appendTx appends the Transaction object of r in the shape sh.
 func appendTx(dst []byte, r *node.Receipt, sh shape) []byte {
 	tx := &r.Rec.Tx
-	dst = append(dst, `{"hash":`...)
-	dst = jsonrpc.AppendData(dst, tx.Hash[:])
-	dst = append(dst, `,"type":`...)
-	dst = jsonrpc.AppendQuantity(dst, uint64(tx.Type))
-	dst = append(dst, `,"chainId":`...)
-	dst = jsonrpc.AppendQuantity(dst, tx.ChainID)
-	dst = append(dst, `,"nonce":`...)
-	dst = jsonrpc.AppendQuantity(dst, tx.Nonce)
-	dst = appendBlockRef(dst, r, sh.compat)
-	dst = appendTxIndex(dst, sh.compat)
-	dst = append(dst, `,"from":`...)
-	dst = jsonrpc.AppendData(dst, tx.From[:])
-	dst = append(dst, `,"to":`...)
-	dst = appendTo(dst, tx)
-	dst = append(dst, `,"value":`...)
-	dst = jsonrpc.AppendQuantityU256(dst, &tx.Value)
-	dst = append(dst, `,"gas":`...)
-	dst = jsonrpc.AppendQuantity(dst, tx.Gas)
+	dst = appendTxHead(dst, r, sh.compat)
 	dst = append(dst, `,"gasPrice":`...)
 	dst = jsonrpc.AppendQuantityU256(dst, &r.Rec.EffectiveGasPrice)
-	if tx.Type == core.TxTypeDynamicFee {
-		dst = append(dst, `,"maxFeePerGas":`...)
-		dst = jsonrpc.AppendQuantityU256(dst, &tx.GasFeeCap)
-		dst = append(dst, `,"maxPriorityFeePerGas":`...)
-		dst = jsonrpc.AppendQuantityU256(dst, &tx.GasTipCap)
-	}
+	dst = appendFeeCaps(dst, tx)
 	if tx.Type != core.TxTypeLegacy {
 		dst = appendAccessList(append(dst, `,"accessList":`...), tx.AccessList)
 		dst = append(dst, `,"yParity":`...)
@@ -60,6 +38,43 @@ func appendTx(dst []byte, r *node.Receipt, sh shape) []byte {
 	dst = append(dst, sh.meta...)
 	dst = appendReceiptMetadata(dst, r)
 	return append(dst, '}')
+}
+
+// appendTxHead opens r's transaction object with its members from hash to
+// gas (the block reference and index among them): what the Transaction
+// object and the REST explorer view (appendTxExplorer) share.
+func appendTxHead(dst []byte, r *node.Receipt, compat bool) []byte {
+	tx := &r.Rec.Tx
+	dst = append(dst, `{"hash":`...)
+	dst = jsonrpc.AppendData(dst, tx.Hash[:])
+	dst = append(dst, `,"type":`...)
+	dst = jsonrpc.AppendQuantity(dst, uint64(tx.Type))
+	dst = append(dst, `,"chainId":`...)
+	dst = jsonrpc.AppendQuantity(dst, tx.ChainID)
+	dst = append(dst, `,"nonce":`...)
+	dst = jsonrpc.AppendQuantity(dst, tx.Nonce)
+	dst = appendBlockRef(dst, r, compat)
+	dst = appendTxIndex(dst, compat)
+	dst = append(dst, `,"from":`...)
+	dst = jsonrpc.AppendData(dst, tx.From[:])
+	dst = append(dst, `,"to":`...)
+	dst = appendTo(dst, tx)
+	dst = append(dst, `,"value":`...)
+	dst = jsonrpc.AppendQuantityU256(dst, &tx.Value)
+	dst = append(dst, `,"gas":`...)
+	return jsonrpc.AppendQuantity(dst, tx.Gas)
+}
+
+// appendFeeCaps appends an EIP-1559 transaction's maxFeePerGas and
+// maxPriorityFeePerGas; nothing for the other types.
+func appendFeeCaps(dst []byte, tx *core.Tx) []byte {
+	if tx.Type != core.TxTypeDynamicFee {
+		return dst
+	}
+	dst = append(dst, `,"maxFeePerGas":`...)
+	dst = jsonrpc.AppendQuantityU256(dst, &tx.GasFeeCap)
+	dst = append(dst, `,"maxPriorityFeePerGas":`...)
+	return jsonrpc.AppendQuantityU256(dst, &tx.GasTipCap)
 }
 
 func appendTo(dst []byte, tx *core.Tx) []byte {
@@ -192,7 +207,22 @@ func blockNumberAt(timeUs int64, compat bool) uint64 {
 // committee_epoch, plus the receipt's Merkle root and proof so that a client
 // can verify the attestations (unknown fields are ignored by clients).
 func appendReceiptMetadata(dst []byte, r *node.Receipt) []byte {
-	dst = append(dst, `{"attestations":[`...)
+	dst = appendAttestations(append(dst, `{"attestations":`...), r)
+	dst = append(dst, `,"committee_epoch":`...)
+	dst = strconv.AppendUint(dst, r.Epoch, 10)
+	if r.Batch != nil {
+		dst = append(dst, `,"receipt_root":`...)
+		dst = jsonrpc.AppendData(dst, r.Batch.Root[:])
+		dst = append(dst, `,"proof":`...)
+		dst = appendProof(dst, r.Batch.Proof(r.Index))
+	}
+	return append(dst, '}')
+}
+
+// appendAttestations appends the array of r's attestations, [] until it
+// is attested.
+func appendAttestations(dst []byte, r *node.Receipt) []byte {
+	dst = append(dst, '[')
 	if r.Batch != nil {
 		for i, a := range r.Batch.Attestations(r.Index) {
 			if i > 0 {
@@ -211,15 +241,7 @@ func appendReceiptMetadata(dst []byte, r *node.Receipt) []byte {
 			dst = append(dst, '}')
 		}
 	}
-	dst = append(dst, `],"committee_epoch":`...)
-	dst = strconv.AppendUint(dst, r.Epoch, 10)
-	if r.Batch != nil {
-		dst = append(dst, `,"receipt_root":`...)
-		dst = jsonrpc.AppendData(dst, r.Batch.Root[:])
-		dst = append(dst, `,"proof":`...)
-		dst = appendProof(dst, r.Batch.Proof(r.Index))
-	}
-	return append(dst, '}')
+	return append(dst, ']')
 }
 
 func appendProof(dst []byte, p attest.Proof) []byte {

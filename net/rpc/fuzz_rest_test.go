@@ -13,10 +13,12 @@ import (
 // paths and query strings, built in the test and parsed by the server's own
 // HTTP parser (a target it refuses never reaches Serve), against an
 // in-process node: Serve must never panic, and must answer a status and a
-// JSON body. Seeds: the spec's REST endpoints (bridge) with their queries.
+// JSON body. Seeds: the REST endpoints (the bridge's and the market
+// data's, docs/rest.md) with their queries.
 func FuzzRESTPath(f *testing.F) {
 	const account, txHash = "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266",
 		"0x88df016429689c079f3b2f6ad39fa052532c56795b733da78a91ebe6a713944b"
+	book := wethBook.Hex()
 	for _, s := range [][2]string{
 		{"/v1/bridge/config", ""},
 		{"/v1/bridge/withdrawals", "since=1767225600000000&since_id=" + txHash + "&limit=100"},
@@ -26,6 +28,18 @@ func FuzzRESTPath(f *testing.F) {
 		{"/v1/bridge/%2e%2e/withdrawals/%zz", "since=%00&=&&a=b=c"},
 		{"/", ""},
 		{"http://127.0.0.1:8545/v1/bridge/config", "x"},
+		{"/v1/clob/status", ""},
+		{"/v1/clob/markets/stats", "to=1767225600"},
+		{"/v1/clob/candles/" + book, "resolution=1m&from=1767225600&to=1767229200&limit=500"},
+		{"/v1/clob/orderbook/" + book, ""},
+		{"/v1/clob/orders/" + account, "until=1767225600&limit=50&cursor=1767225600000000%3A3%3A" + txHash[2:]},
+		{"/v1/clob/positions/" + account, ""},
+		{"/v1/clob/balances/" + account, ""},
+		{"/v1/clob/triggers/" + account, "orderbook=" + book + "&limit=2&cursor=" + book + ":" + txHash},
+		{"/v1/clob/backstop-transfers/" + account, ""},
+		{"/v1/clob/leaderboard", "limit=10&offset=99999999999999999999&address=" + account},
+		{"/v1/tx/" + txHash, ""},
+		{"/v1/clob/candles/" + book, "resolution=%zz&from=-1&to=9223372036855&limit=0"},
 	} {
 		f.Add(false, s[0], s[1])
 		f.Add(true, s[0], s[1])

@@ -186,21 +186,6 @@ func (c *call) getRankedPositions(dst []byte) ([]byte, *jsonrpc.Error) {
 	if err != nil {
 		return dst, err
 	}
-	v := c.s.node
-	ranked := v.AtRisk()
-	page := marketdata.RankedPage{Total: len(ranked)}
-	for i := min(q.Offset, len(ranked)); i < len(ranked) && len(page.Ranked) < q.Limit; i++ {
-		a := ranked[i].Owner
-		page.Ranked = append(page.Ranked, marketdata.RankedAccount{Account: a, Rank: i, Positions: v.Positions(a)})
-	}
-	if q.HasAccount {
-		for i := range ranked {
-			if ranked[i].Owner == q.Account {
-				page.Queried = marketdata.RankedAccount{Account: q.Account, Rank: i, Positions: v.Positions(q.Account)}
-				page.HasQueried = true
-				break
-			}
-		}
-	}
+	page := rankedPage(c.s.node, c.s.node.AtRisk(), &q)
 	return obwire.AppendRanked(dst, &page), nil
 }

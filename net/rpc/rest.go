@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -16,8 +17,10 @@ import (
 	"github.com/ledgervenue/node/persist"
 )
 
-// The REST surface of the bridge (docs/bridge.md §5), hand-parsed on the
-// event loops: GET and HEAD on /v1/bridge/..., JSON bodies, JSON errors.
+// The REST surface (docs/rest.md), hand-parsed on the event loops: GET and
+// HEAD on the bridge's /v1/bridge/... (docs/bridge.md §5) and the market
+// data's /v1/clob/... and /v1/tx/{hash} (rest_clob.go), JSON bodies, JSON
+// errors.
 // Every path under /v1/ is REST whatever the verb (a POST there is 405,
 // not JSON-RPC); a GET or HEAD outside /v1/ and /ui/ is 404.
 
@@ -61,6 +64,8 @@ func (s *Service) serveREST(req *http1.Request, w *server.Response) {
 			return
 		}
 		w.Body = appendBridgeConfig(w.Body, s.node.BridgeConfig(), s.cfg.Prefix)
+	case r >= routeStatus:
+		s.serveClobOrDefer(req, r, arg, w)
 	case r == routeByID:
 		s.serveByID(req, arg, w)
 	case r == routeList:
@@ -101,7 +106,36 @@ func routeOf(path string) (route, string) {
 	if a, ok := strings.CutPrefix(path, pathWithdrawals+"/"); ok && a != "" && !strings.Contains(a, "/") {
 		return routeAccount, a
 	}
-	return routeNone, ""
+	return clobRouteOf(path)
+}
+
+// serveClobOrDefer answers a clob route on the event loop, or, when it
+// reads the market index while a tick holds it (clobReadsIndex,
+// node.IndexBusy), hands it to a worker: the wait must not hold up the
+// loop. A full worker queue is a 503.
+func (s *Service) serveClobOrDefer(req *http1.Request, r route, arg string, w *server.Response) {
+	if !clobReadsIndex(r) || !s.node.IndexBusy() {
+		s.serveClob(r, arg, req.Query, w)
+		return
+	}
+	// The job's body is the request target, path?query: a path holds no '?'.
+	target := make([]byte, 0, len(req.Path)+1+len(req.Query))
+	target = append(append(append(target, req.Path...), '?'), req.Query...)
+	if err := s.reserve(len(target)); err != nil {
+		restError(w, 503, err.Message)
+		return
+	}
+	s.enqueue(job{body: target, rest: true, http: w.Defer()})
+}
+
+// runRESTJob answers a deferred clob read on a worker.
+func (s *Service) runRESTJob(j *job, sc *scratch) {
+	path, query, _ := bytes.Cut(j.body, []byte("?"))
+	r, arg := routeOf(string(path))
+	w := server.Response{Status: 200, Body: sc.out[:0]}
+	s.serveClob(r, arg, query, &w)
+	sc.out = w.Body
+	j.http.Complete(w.Status, w.Body) // copies the body
 }
 
 // restError answers status with body {"error": msg}.
@@ -131,8 +165,11 @@ type listQuery struct {
 }
 
 // parseQuery parses a query of name=value pairs into set, which takes each
-// known name once; an unknown name, a repeated one or a pair without '='
-// is an error message (empty pieces between '&' are skipped).
+// known name once; an unknown name, a repeated one, a pair without '=' or
+// with a bad %-escape is an error message (empty pieces between '&' are
+// skipped). Names and values are unescaped as a form encodes them
+// (url.QueryUnescape): a browser's URLSearchParams writes a cursor's ':'
+// as %3A.
 func parseQuery(q []byte, set func(name, value string) string) string {
 	seen := make(map[string]bool)
 	for len(q) > 0 {
@@ -141,17 +178,19 @@ func parseQuery(q []byte, set func(name, value string) string) string {
 		if len(pair) == 0 {
 			continue
 		}
-		name, value, ok := bytes.Cut(pair, []byte("="))
-		if !ok {
-			return "malformed query parameter " + strconv.Quote(string(pair)) + ": want name=value"
+		rawName, rawValue, ok := bytes.Cut(pair, []byte("="))
+		name, err := url.QueryUnescape(string(rawName))
+		value, verr := url.QueryUnescape(string(rawValue))
+		if !ok || err != nil || verr != nil {
+			return "malformed query parameter " + strconv.Quote(string(pair)) + ": want name=value, %-escaped"
 		}
-		if seen[string(name)] {
-			return "query parameter " + strconv.Quote(string(name)) + " given twice"
+		if seen[name] {
+			return "query parameter " + strconv.Quote(name) + " given twice"
 		}
-		seen[string(name)] = true
-		msg := "unknown query parameter " + strconv.Quote(string(name))
+		seen[name] = true
+		msg := "unknown query parameter " + strconv.Quote(name)
 		if set != nil {
-			msg = set(string(name), string(value))
+			msg = set(name, value)
 		}
 		if msg != "" {
 			return msg

@@ -10,7 +10,8 @@ import (
 // The bounded worker model. A request with writes (a batch holding a
 // transaction, an authorized admin write) waits for durability in place, so
 // it cannot run on an event loop; nor can a read of the market index while
-// a tick's downstream stage holds it (isIndexRead, node.IndexBusy). It runs
+// a tick's downstream stage holds it (isIndexRead, or a REST clob read,
+// clobReadsIndex; node.IndexBusy). It runs
 // on one of Config.Workers worker goroutines, started by New, fed by a
 // queue of Config.QueueMax jobs for the whole node (needsWorker). Nothing
 // starts a goroutine per request:
@@ -28,6 +29,7 @@ import (
 type job struct {
 	body  []byte // a copy: the connection's buffer dies when Serve returns
 	admin bool
+	rest  bool             // body is a clob read's request target (serveClobOrDefer)
 	http  *server.Deferred // HTTP: answered with Complete
 	ws    *server.WSConn   // WebSocket: answered with wsOwed; holds an in-flight slot
 }
@@ -96,6 +98,18 @@ func (s *Service) runJob(j *job) {
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
+	if j.rest {
+		s.runRESTJob(j, sc)
+	} else {
+		s.runRPCJob(j, sc)
+	}
+	if cap(sc.out) > scratchRetainMax {
+		sc.out = nil
+	}
+}
+
+// runRPCJob runs a job's JSON-RPC requests and answers.
+func (s *Service) runRPCJob(j *job, sc *scratch) {
 	// The body parsed on the event loop, so perr is nil; answered anyway.
 	reqs, batch, perr := sc.parse(j.body)
 	if perr != nil {
@@ -105,11 +119,8 @@ func (s *Service) runJob(j *job) {
 	}
 	if j.http != nil {
 		j.http.Complete(200, sc.out) // copies the body
-	} else {
-		wsOwed(j.ws, sc.out)
-		s.activate(j.ws, sc)
+		return
 	}
-	if cap(sc.out) > scratchRetainMax {
-		sc.out = nil
-	}
+	wsOwed(j.ws, sc.out)
+	s.activate(j.ws, sc)
 }
