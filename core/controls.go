@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/holiman/uint256"
@@ -64,6 +65,10 @@ func (l *Ledger) SetNonce(a Address, nonce uint64) Reject {
 		cur = acc.Nonce
 	}
 	switch {
+	case nonce == math.MaxUint64:
+		// EIP-2681: no transaction may use the largest nonce, since the
+		// account's nonce could not move past it (it wrapped to 0 here).
+		return controlReject("nonce 18446744073709551615 is the largest: EIP-2681 leaves no transaction after it")
 	case nonce < cur:
 		return controlReject("nonce " + strconv.FormatUint(nonce, 10) + " is below the account's next nonce " +
 			strconv.FormatUint(cur, 10) + ": a nonce only moves forward here")

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -69,14 +70,22 @@ func TestSetNonceForwardOnly(t *testing.T) {
 	if _, rej := l.Apply(&Input{Kind: InputLockAccount, To: alice}); rej.Code != RejectNoTransaction {
 		t.Fatalf("locking without a newest transaction: %+v", rej)
 	}
+	if rej := set(math.MaxUint64); rej.Code != RejectControl || !strings.Contains(rej.Detail, "EIP-2681") || l.Nonce(alice) != 5 {
+		t.Fatalf("the largest nonce: %+v, nonce %d", rej, l.Nonce(alice))
+	}
 	if rej := set(4); rej.Code != RejectControl || l.Nonce(alice) != 5 {
 		t.Fatalf("nonce backwards: %+v, nonce %d", rej, l.Nonce(alice))
 	}
-	if rec, rej := l.ApplyTx(transfer(5, 1), 0); !rej.OK() || rec == nil {
+	rec, rej := l.ApplyTx(transfer(5, 1), 0)
+	if !rej.OK() || rec == nil {
 		t.Fatalf("a transaction at the set nonce: %+v", rej)
 	}
 	if ref, ok := l.Newest(alice); !ok || ref.Nonce != 5 {
 		t.Fatalf("newest after sending at nonce 5: %+v %v", ref, ok)
+	}
+	l.Settle(rec)
+	if rej := set(math.MaxUint64 - 1); !rej.OK() || l.Nonce(alice) != math.MaxUint64-1 {
+		t.Fatalf("the largest usable nonce: %+v, nonce %d", rej, l.Nonce(alice))
 	}
 }
 

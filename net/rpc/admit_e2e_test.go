@@ -155,11 +155,12 @@ func TestSendDoesNotBlockTheLoop(t *testing.T) {
 }
 
 // TestIndexReadsLeaveTheLoop: while a tick's downstream stage holds the
-// market index for its step, an index-only ob_ read waits for it on a
-// worker, not on its event loop: a read sent after it on the same WebSocket
-// connection (so served by the same loop) is answered at once; the ob_
-// reads, over WebSocket and HTTP, are answered once the step is done, with
-// the tick's outcome.
+// market index for its step, an ob_ read that takes the index's lock
+// (ob_getOrders, ob_getPositions) waits for it on a worker, not on its event
+// loop: a read sent after them on the same WebSocket connection (so served
+// by the same loop) is answered at once; the ob_ reads, over WebSocket and
+// HTTP, are answered once the step is done, ob_getOrders with the tick's
+// outcome.
 func TestIndexReadsLeaveTheLoop(t *testing.T) {
 	lt := newLoopTest(t)
 	ticked := lt.st.stallIndex(t, lt.tn)
@@ -169,18 +170,23 @@ func TestIndexReadsLeaveTheLoop(t *testing.T) {
 		err    error
 		at     time.Duration
 	}
-	read := func(c *gethrpc.Client) <-chan answer {
+	read := func(c *gethrpc.Client, method string, args ...any) <-chan answer {
 		done := make(chan answer, 1)
 		go func() {
 			var a answer
-			a.err = c.CallContext(context.Background(), &a.orders, "ob_getOrders", lt.s.addr(), map[string]any{"orderbook_id": wethBook})
+			a.err = c.CallContext(context.Background(), &a.orders, method, args...)
 			a.at = time.Since(held)
 			done <- a
 		}()
 		return done
 	}
-	wsRead, httpRead := read(lt.rc), read(lt.tn.rpc)
-	lt.balanceAtOnce(t, "an ob_getOrders waiting for the index")
+	orders := []any{lt.s.addr(), map[string]any{"orderbook_id": wethBook}}
+	wsRead, httpRead := read(lt.rc, "ob_getOrders", orders...), read(lt.tn.rpc, "ob_getOrders", orders...)
+	positions := read(lt.rc, "ob_getPositions", lt.s.addr())
+	lt.balanceAtOnce(t, "an ob_getOrders and an ob_getPositions waiting for the index")
+	if a := <-positions; a.err != nil || a.at < stallDuration/2 || !strings.Contains(string(a.orders), `"positions"`) {
+		t.Errorf("ws ob_getPositions: %s %v after %v of the hold (it lasts %v): want it answered after the index's step", a.orders, a.err, a.at, stallDuration)
+	}
 	for name, ch := range map[string]<-chan answer{"ws": wsRead, "http": httpRead} {
 		a := <-ch
 		t.Logf("%s ob_getOrders answered %v after the hold began (it lasts %v)", name, a.at, stallDuration)

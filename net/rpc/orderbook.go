@@ -84,10 +84,12 @@ func isIndexRead(m []byte) bool {
 	return false
 }
 
-// readsIndex reports whether reqs hold a valid index read (isIndexRead).
+// readsIndex reports whether reqs hold a valid call that takes the market
+// index's lock: an index read (isIndexRead), or ob_getPositions, whose spot
+// and perp positions node.Positions reads from the index.
 func readsIndex(reqs []jsonrpc.Request) bool {
 	for i := range reqs {
-		if reqs[i].Invalid == nil && isIndexRead(reqs[i].Method) {
+		if reqs[i].Invalid == nil && (isIndexRead(reqs[i].Method) || string(reqs[i].Method) == "ob_getPositions") {
 			return true
 		}
 	}
