@@ -110,7 +110,7 @@
 //     (ob_getOraclePrices, ob_getFundingRates): every perp market ascending
 //     by id, or one.
 //   - AppendRanked (ob_getRankedPositions): the caller ranks the accounts
-//     (net/node, closest to liquidation first) and passes a page of them
+//     (net/node, best net PnL first) and passes a page of them
 //     with their positions, the total and the queried account's rank.
 //   - Fills / AppendFills (ob_getFills): one account's fill rows, newest
 //     first; filters orderbook_id, from_ts (inclusive), to_ts (exclusive);

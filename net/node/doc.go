@@ -93,7 +93,7 @@
 //     pending.
 //   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input
 //     like a market creation, so a replay sets the oracle at the same place;
-//     positions and the ranking closest to liquidation read the ledger's
+//     positions and the ranking by PnL (ByPnL) read the ledger's
 //     margin under the read lock; balances read the read views (below). The ranking is kept with the
 //     ledger sequence it was computed at and is recomputed once that moves.
 //   - anvil controls (controls.go): setBalance, setNonce and every time
@@ -145,7 +145,7 @@
 //     Orderbook and Lookup (eth_getBalance, eth_getTransactionCount,
 //     eth_call's balanceOf and withdrawableBalance, eth_gasPrice, blocks,
 //     ob_getOrderbook, eth_getTransactionByHash and
-//     eth_getTransactionReceipt); Positions, Triggers and AtRisk
+//     eth_getTransactionReceipt); Positions, Triggers and ByPnL
 //     (ob_getPositions, ob_getTriggers, ob_getRankedPositions, the
 //     svc_positions and svc_triggers snapshots: an account's view also
 //     carries its margin summary and open perp positions, the triggers

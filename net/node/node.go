@@ -201,9 +201,8 @@ type Node struct {
 	pastPerfect floor
 	ppView      pastPerfectView // what PastPerfectTime reads, lock-free
 	metrics     metrics
-	stats       stats     // the Prometheus metrics' sources (stats.go)
-	atRisk      riskCache // ob_getRankedPositions' ordering (perp.go)
-	byPnL       riskCache // the REST leaderboard's ordering (perp.go)
+	stats       stats   // the Prometheus metrics' sources (stats.go)
+	ranking     ranking // ByPnL's (perp.go)
 	// pubMu guards pub for the storer and the attester, which read it
 	// without mu (they never wait for a tick); whoever sets pub takes it
 	// inside mu.

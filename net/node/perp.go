@@ -57,11 +57,11 @@ func (n *Node) positionsLocked(a clob.Address) marketdata.PositionsData {
 	}
 }
 
-// AtRisk returns the margin summary of every account with an open perp
-// position, the backstop left out (it is never liquidated), closest to
-// liquidation first: ascending equity / maintenance margin, an account
-// without maintenance last, ties by address. The slice is shared: callers
-// must not modify it.
+// ByPnL returns the margin summary of every account with an open perp
+// position, the backstop left out (it is never liquidated), best net PnL
+// (unrealized plus realized) first, ties by address: the live network's
+// leaderboard order (ob_getRankedPositions, GET /v1/clob/leaderboard). The
+// slice is shared: callers must not modify it.
 //
 // It reads the read views, never the sequencer's lock: each summary is
 // the account's as of the newest input that changed it (a perp tick
@@ -69,15 +69,8 @@ func (n *Node) positionsLocked(a clob.Address) marketdata.PositionsData {
 // account (the ledger bounds how many there are) and a sort; it is kept
 // until one of those accounts is republished (readViews.ranked), so
 // repeated reads between inputs cost one scan.
-func (n *Node) AtRisk() []clob.MarginInfo { return n.rank(&n.atRisk, compareRisk) }
-
-// ByPnL returns the accounts AtRisk ranks, best net PnL (unrealized plus
-// realized) first, ties by address: the leaderboard's order
-// (GET /v1/clob/leaderboard). Shared and cached as AtRisk's.
-func (n *Node) ByPnL() []clob.MarginInfo { return n.rank(&n.byPnL, comparePnL) }
-
-// rank is AtRisk's ranking in the order cmp gives, kept in c.
-func (n *Node) rank(c *riskCache, cmp func(a, b riskKey) int) []clob.MarginInfo {
+func (n *Node) ByPnL() []clob.MarginInfo {
+	c := &n.ranking
 	v := n.views.Load()
 	version := v.ranked.Load() // before the views: a ranking newer than its version is only recomputed
 	c.mu.Lock()
@@ -86,27 +79,22 @@ func (n *Node) rank(c *riskCache, cmp func(a, b riskKey) int) []clob.MarginInfo 
 		return c.ranked
 	}
 	accounts := *v.positioned.Load()
-	keys := make([]riskKey, 0, len(accounts))
+	ranked := make([]clob.MarginInfo, 0, len(accounts))
 	for _, a := range accounts {
 		p, ok := v.accounts.get(a[0], a)
 		if !ok || clob.Address(a) == clob.BackstopAddress {
 			continue
 		}
-		m := p.Load().marginOf(clob.Address(a))
-		keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
+		ranked = append(ranked, p.Load().marginOf(clob.Address(a)))
 	}
-	slices.SortFunc(keys, cmp)
-	ranked := make([]clob.MarginInfo, len(keys))
-	for i := range keys {
-		ranked[i] = keys[i].m
-	}
+	slices.SortFunc(ranked, comparePnL)
 	c.views, c.version, c.ranked = v, version, ranked
 	return ranked
 }
 
-// riskCache is the last ranking of one order (AtRisk, ByPnL), with the
-// views and the count of republished positioned accounts it is of.
-type riskCache struct {
+// ranking is the last ByPnL, with the views and the count of republished
+// positioned accounts it is of.
+type ranking struct {
 	mu      sync.Mutex
 	views   *readViews
 	version uint64
@@ -114,41 +102,21 @@ type riskCache struct {
 }
 
 // reset forgets the ranking (a revert replaces the views).
-func (c *riskCache) reset() {
+func (c *ranking) reset() {
 	c.mu.Lock()
 	c.views, c.ranked = nil, nil
 	c.mu.Unlock()
 }
 
-type riskKey struct {
-	m          clob.MarginInfo
-	equity, mm *big.Int
-}
-
 // comparePnL orders by descending unrealized + realized PnL, then address.
-func comparePnL(a, b riskKey) int {
+func comparePnL(a, b clob.MarginInfo) int {
 	var l, r big.Int
-	l.Add(signedBig(&a.m.Unrealized), signedBig(&a.m.Realized))
-	r.Add(signedBig(&b.m.Unrealized), signedBig(&b.m.Realized))
+	l.Add(signedBig(&a.Unrealized), signedBig(&a.Realized))
+	r.Add(signedBig(&b.Unrealized), signedBig(&b.Realized))
 	if c := r.Cmp(&l); c != 0 {
 		return c
 	}
-	return bytes.Compare(a.m.Owner[:], b.m.Owner[:])
-}
-
-func compareRisk(a, b riskKey) int {
-	switch az, bz := a.mm.Sign() == 0, b.mm.Sign() == 0; {
-	case az && !bz:
-		return 1
-	case bz && !az:
-		return -1
-	case !az && !bz:
-		var l, r big.Int
-		if c := l.Mul(a.equity, b.mm).Cmp(r.Mul(b.equity, a.mm)); c != 0 {
-			return c
-		}
-	}
-	return bytes.Compare(a.m.Owner[:], b.m.Owner[:])
+	return bytes.Compare(a.Owner[:], b.Owner[:])
 }
 
 func signedBig(s *clob.Signed) *big.Int {

@@ -10,44 +10,41 @@ import (
 	"github.com/ledgervenue/node/core/clob"
 )
 
-func riskOf(owner byte, equity int64, mm uint64) riskKey {
-	m := clob.MarginInfo{Owner: clob.Address{19: owner}, Maintenance: *uint256.NewInt(mm)}
-	m.Equity.Abs.SetUint64(uint64(max(equity, -equity)))
-	m.Equity.Neg = equity < 0
-	return riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()}
+func pnlOf(owner byte, unrealized, realized int64) clob.MarginInfo {
+	m := clob.MarginInfo{Owner: clob.Address{19: owner}}
+	m.Unrealized = clob.Signed{Neg: unrealized < 0, Abs: *uint256.NewInt(uint64(max(unrealized, -unrealized)))}
+	m.Realized = clob.Signed{Neg: realized < 0, Abs: *uint256.NewInt(uint64(max(realized, -realized)))}
+	return m
 }
 
-// TestAtRiskOrder: ascending equity / maintenance, exact across signs and
-// magnitudes, ties by address, accounts without maintenance last.
-func TestAtRiskOrder(t *testing.T) {
-	keys := []riskKey{
-		riskOf(1, 100, 10), // 10
-		riskOf(2, -5, 1),   // -5
-		riskOf(3, 0, 7),    // 0
-		riskOf(4, 30, 3),   // 10, after 1 by address
-		riskOf(5, 9, 0),    // no maintenance
-		riskOf(6, -50, 5),  // -10
-		riskOf(7, 19, 2),   // 9.5
-		riskOf(8, 1, 0),    // no maintenance, after 5 by address
+// TestByPnLOrder: descending unrealized + realized PnL, exact across signs
+// and magnitudes, ties by address.
+func TestByPnLOrder(t *testing.T) {
+	ms := []clob.MarginInfo{
+		pnlOf(1, 100, -90), // 10
+		pnlOf(2, -5, 0),    // -5
+		pnlOf(3, 0, 0),     // 0
+		pnlOf(4, 7, 3),     // 10, after 1 by address
+		pnlOf(5, -50, 60),  // 10, after 4
+		pnlOf(6, -50, -5),  // -55
+		pnlOf(7, 0, 19),    // 19
 	}
-	slices.SortFunc(keys, compareRisk)
+	slices.SortFunc(ms, comparePnL)
 	var got []byte
-	for _, k := range keys {
-		got = append(got, k.m.Owner[19])
+	for _, m := range ms {
+		got = append(got, m.Owner[19])
 	}
-	if want := []byte{6, 2, 3, 7, 1, 4, 5, 8}; !slices.Equal(got, want) {
+	if want := []byte{7, 1, 4, 5, 3, 2, 6}; !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
-	// Products past 256 bits still compare exactly.
-	huge := new(uint256.Int).SetAllOne()
-	a, b := riskOf(1, 0, 1), riskOf(2, 0, 1)
-	a.m.Equity.Abs, a.m.Maintenance = *huge, *huge
-	b.m.Equity.Abs.Sub(huge, uint256.NewInt(1))
-	b.m.Maintenance = *huge
-	a.equity, a.mm = signedBig(&a.m.Equity), a.m.Maintenance.ToBig()
-	b.equity, b.mm = signedBig(&b.m.Equity), b.m.Maintenance.ToBig()
-	if compareRisk(b, a) >= 0 || compareRisk(a, b) <= 0 {
-		t.Fatal("a ratio just below 1 does not rank before 1")
+	// Sums past 256 bits still compare exactly.
+	a, b := pnlOf(1, 0, 0), pnlOf(2, 0, 0)
+	a.Unrealized.Abs.SetAllOne()
+	a.Realized.Abs.SetAllOne()
+	b.Unrealized.Abs.SetAllOne()
+	b.Realized.Abs.Sub(&b.Unrealized.Abs, uint256.NewInt(1))
+	if comparePnL(a, b) >= 0 || comparePnL(b, a) <= 0 {
+		t.Fatal("a sum one below the other's does not rank after it")
 	}
 	if signedBig(&clob.Signed{Neg: true, Abs: *uint256.NewInt(3)}).Cmp(big.NewInt(-3)) != 0 {
 		t.Fatal("signedBig")

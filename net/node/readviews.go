@@ -171,7 +171,7 @@ type readViews struct {
 	// positioned is the accounts with an open perp position, the backstop
 	// included, ascending; republished when one opens its first or closes
 	// its last. ranked counts the republished views of those accounts, so
-	// that a ranking (AtRisk) is kept until one of them changes.
+	// that a ranking (ByPnL) is kept until one of them changes.
 	positioned atomic.Pointer[[]core.Address]
 	ranked     atomic.Uint64
 

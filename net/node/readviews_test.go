@@ -91,18 +91,13 @@ func checkAccountReads(t *testing.T, n *Node, accounts []core.Address, when stri
 		}
 	}
 	var want []clob.MarginInfo
-	var keys []riskKey
 	for _, a := range n.ledger.Orderbook().AppendPerpAccounts(nil) {
 		if a != clob.BackstopAddress {
-			m := n.ledger.Margin(core.Address(a))
-			keys = append(keys, riskKey{m: m, equity: signedBig(&m.Equity), mm: m.Maintenance.ToBig()})
+			want = append(want, n.ledger.Margin(core.Address(a)))
 		}
 	}
-	slices.SortFunc(keys, compareRisk)
-	for _, k := range keys {
-		want = append(want, k.m)
-	}
-	if got := n.AtRisk(); len(got) != len(want) || len(got) > 0 && !reflect.DeepEqual(got, want) {
+	slices.SortFunc(want, comparePnL)
+	if got := n.ByPnL(); len(got) != len(want) || len(got) > 0 && !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: ranked %+v, ledger %+v", when, got, want)
 	}
 }
@@ -188,7 +183,7 @@ func TestReadViewsMatchLedger(t *testing.T) {
 	if ts := n.Triggers(clob.Address(DevAddress(0))); len(ts) != 1 || ts[0].Info.AdmitTickUs == 0 {
 		t.Fatalf("the landed trigger is listed as %+v", ts)
 	}
-	if r := n.AtRisk(); len(r) == 0 || &r[0] != &n.AtRisk()[0] {
+	if r := n.ByPnL(); len(r) == 0 || &r[0] != &n.ByPnL()[0] {
 		t.Fatal("the ranking is not kept between inputs")
 	}
 	if _, rej, err := n.LockAccount(DevAddress(1), func(err error) { done <- err }); err != nil || !rej.OK() || <-done != nil {

@@ -15,7 +15,7 @@ import (
 // under its own lock (node.ReadIndex; the index copies the perp markets'
 // state after each input that moves it, marketdata.Index.SyncPerp); the
 // positions, triggers and ranked positions read the node's account views
-// (node.Positions, node.Triggers, node.AtRisk), each account as of one
+// (node.Positions, node.Triggers, node.ByPnL), each account as of one
 // applied input.
 func (c *call) orderbookRead(dst []byte) ([]byte, *jsonrpc.Error) {
 	var err *jsonrpc.Error

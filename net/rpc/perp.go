@@ -179,13 +179,14 @@ func (c *call) getTriggers(dst []byte) ([]byte, *jsonrpc.Error) {
 }
 
 // getRankedPositions answers ob_getRankedPositions [limit?, offset?,
-// address?]: the accounts with open perp positions closest to liquidation
-// first (node.Node.AtRisk), each with its positions object.
+// address?]: the accounts with open perp positions, best net PnL first
+// (node.Node.ByPnL, the live network's order), each with its positions
+// object.
 func (c *call) getRankedPositions(dst []byte) ([]byte, *jsonrpc.Error) {
 	q, err := obwire.ParseRankedQuery(c.req.Param(0), c.req.Param(1), c.req.Param(2))
 	if err != nil {
 		return dst, err
 	}
-	page := rankedPage(c.s.node, c.s.node.AtRisk(), &q)
+	page := rankedPage(c.s.node, c.s.node.ByPnL(), &q)
 	return obwire.AppendRanked(dst, &page), nil
 }

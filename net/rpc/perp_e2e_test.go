@@ -292,7 +292,7 @@ type rankedAnswer struct {
 // TestPerpE2ELeveragedLongToLiquidation: two dev accounts cross 50 ETH at
 // 3000 on a 20× perp market; admin_setOraclePrice moves the mark to 3100
 // (the long gains 5000, eth_getBalance follows equity minus initial margin,
-// the short ranks closest to liquidation), then to 2860, where the long's
+// the long ranks first by PnL), then to 2860, where the long's
 // equity (3000) is below its maintenance (3575): the backstop takes the
 // position at the mark and a penalty of half the maintenance, and the long
 // is gone from ob_getPositions and ob_getRankedPositions. Reads over HTTP
@@ -355,9 +355,9 @@ func TestPerpE2ELeveragedLongToLiquidation(t *testing.T) {
 	if err := ws.CallContext(context.Background(), &ranked, "ob_getRankedPositions", 10, 0, long.addr()); err != nil {
 		t.Fatal(err)
 	}
-	if ranked.Total != 2 || len(ranked.Ranked) != 2 || ranked.Ranked[0].Account != short.addr() || ranked.Ranked[1].Account != long.addr() ||
-		ranked.Queried == nil || ranked.Queried.Rank != 1 {
-		t.Fatalf("ranked at 3100 (the short is closer to liquidation): %+v", ranked)
+	if ranked.Total != 2 || len(ranked.Ranked) != 2 || ranked.Ranked[0].Account != long.addr() || ranked.Ranked[1].Account != short.addr() ||
+		ranked.Queried == nil || ranked.Queried.Rank != 0 {
+		t.Fatalf("ranked at 3100 (the long's PnL is +5000, the short's -5000): %+v", ranked)
 	}
 	var oracle []struct {
 		Book   common.Hash  `json:"orderbook_id"`

@@ -437,7 +437,7 @@ func (s *Service) serveLeaderboard(query []byte, w *server.Response) {
 	w.Body = obwire.AppendLeaderboardREST(w.Body, &page)
 }
 
-// rankedPage cuts q's page out of a ranking (node.AtRisk, node.ByPnL),
+// rankedPage cuts q's page out of a ranking (node.ByPnL),
 // each account with its positions, and finds q's account in it.
 func rankedPage(n *node.Node, ranked []clob.MarginInfo, q *marketdata.RankedQuery) marketdata.RankedPage {
 	page := marketdata.RankedPage{Total: len(ranked)}

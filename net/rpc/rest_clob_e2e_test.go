@@ -479,8 +479,8 @@ func TestRESTClobSpotE2E(t *testing.T) {
 
 // TestRESTClobPerpE2E: a long and a short on a perp market with triggers
 // on the long: the positions, triggers (a cursor walk, the orderbook
-// filter), leaderboard (best net PnL first, unlike ob_getRankedPositions'
-// closest to liquidation first) and, after the long is liquidated, its
+// filter), leaderboard (best net PnL first, as ob_getRankedPositions) and,
+// after the long is liquidated, its
 // backstop transfer, each against the ob_ method's answer.
 func TestRESTClobPerpE2E(t *testing.T) {
 	tn := startNode(t)
