@@ -25,6 +25,9 @@
 //	js/guide-steps.mjs     delegate a trading key, spot and perpetual orders, read
 //	                       market data) with only the URL and prefix changed
 //	                       (TestLiveGuides); what they share
+//	js/live-day.mjs        a trader's day as the live network's own SDK makes it (its REST
+//	                       reads, pod_ channels and write defaults, by hand: the SDK is not
+//	                       on npm) against --compat --prefix pod (TestLiveSDKDay, docs/live.md)
 //	js/package.json        exact ethers and viem versions; package-lock.json pins the rest
 //
 // # The flow

@@ -3,12 +3,15 @@ package clients
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ledgervenue/node/bench/proc"
 )
 
 // liveGuide is one of the live network's TypeScript guides
@@ -43,12 +46,7 @@ const guideTimeout = 150 * time.Second
 // as the guides assume the live testnet (prepareGuideNode). Every step a
 // program reports failed is a test error naming the guide and the step.
 func TestLiveGuides(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: starts nodes and client programs")
-	}
-	if !jsReady(t) {
-		t.Skip("LEDGERD_SKIP_JS=1")
-	}
+	skipUnlessJS(t)
 	for _, g := range liveGuides {
 		t.Run(g.name, func(t *testing.T) {
 			mode := "spec"
@@ -58,32 +56,52 @@ func TestLiveGuides(t *testing.T) {
 			t.Logf("%s: %s mode, it %s", g.name, mode, g.why)
 			n := startNode(t, g.compat)
 			prepareGuideNode(t, n.HTTP)
-			script := filepath.Join("js", "guide-"+g.name+".mjs")
-			p := run(guideTimeout, []string{"LEDGERD_HTTP=" + n.HTTP, "LEDGERD_WS=" + n.WS}, "node", script)
-			steps, failed := 0, 0
-			for _, line := range strings.Split(p.Stdout, "\n") {
-				m := guideStepRE.FindStringSubmatch(line)
-				if m == nil {
-					continue
-				}
-				steps++
-				if m[2] == "fail" {
-					failed++
-					t.Errorf("guide %s (%s), step %q failed: %s", g.name, mode, m[1], m[3])
-				}
-			}
-			switch {
-			case steps == 0:
-				t.Errorf("guide %s (%s) reported no step: %v", g.name, mode, p.Err)
-			case p.Err != nil && failed == 0:
-				t.Errorf("guide %s (%s) ended with %v although no step failed", g.name, mode, p.Err)
-			case p.Err == nil && failed > 0:
-				t.Errorf("guide %s (%s) exited 0 with %d failed steps", g.name, mode, failed)
-			}
-			if t.Failed() {
-				p.logOutput(t, script)
-			}
+			runSteps(t, fmt.Sprintf("guide %s (%s)", g.name, mode), filepath.Join("js", "guide-"+g.name+".mjs"), n, guideTimeout)
 		})
+	}
+}
+
+// skipUnlessJS skips a test of client programs under -short (they start
+// nodes) and when jsReady says the JavaScript clients are skipped.
+func skipUnlessJS(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: starts nodes and client programs")
+	}
+	if !jsReady(t) {
+		t.Skip("LEDGERD_SKIP_JS=1")
+	}
+}
+
+// runSteps runs a step program (the step protocol of js/flow.mjs) against
+// n, bounded by timeout: every step it reports failed is a test error
+// naming it, as is a program that reports no step or whose exit disagrees
+// with its steps. Its output goes to the test log when the test failed.
+func runSteps(t *testing.T, name, script string, n *proc.Ledgerd, timeout time.Duration) {
+	t.Helper()
+	p := run(timeout, []string{"LEDGERD_HTTP=" + n.HTTP, "LEDGERD_WS=" + n.WS}, "node", script)
+	steps, failed := 0, 0
+	for _, line := range strings.Split(p.Stdout, "\n") {
+		m := guideStepRE.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		steps++
+		if m[2] == "fail" {
+			failed++
+			t.Errorf("%s, step %q failed: %s", name, m[1], m[3])
+		}
+	}
+	switch {
+	case steps == 0:
+		t.Errorf("%s reported no step: %v", name, p.Err)
+	case p.Err != nil && failed == 0:
+		t.Errorf("%s ended with %v although no step failed", name, p.Err)
+	case p.Err == nil && failed > 0:
+		t.Errorf("%s exited 0 with %d failed steps", name, failed)
+	}
+	if t.Failed() {
+		p.logOutput(t, script)
 	}
 }
 
@@ -149,4 +167,20 @@ func guideAdminCall(t *testing.T, url, method string, param any, result any) {
 	if err := json.Unmarshal(answer.Result, result); err != nil {
 		t.Fatalf("%s: result %s: %v", method, answer.Result, err)
 	}
+}
+
+// liveDayTimeout bounds js/live-day.mjs: seven steps, each waiting for a
+// few receipts and ticks.
+const liveDayTimeout = 150 * time.Second
+
+// TestLiveSDKDay runs a trader's day the way the live network's own SDK
+// makes it (js/live-day.mjs: its REST reads under /v1, its pod_ channels,
+// its writes with their defaults, ten-year deadlines included, signed by
+// viem) against `ledgerd --dev --compat --prefix pod`: faucet, markets,
+// order, update, cancel, batch, orders and balances, withdrawal by its
+// withdrawal_id. Every step the program reports failed is a test error.
+func TestLiveSDKDay(t *testing.T) {
+	skipUnlessJS(t)
+	n := startNode(t, true, "--prefix", "pod")
+	runSteps(t, "live SDK day", filepath.Join("js", "live-day.mjs"), n, liveDayTimeout)
 }

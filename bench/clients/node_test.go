@@ -50,14 +50,16 @@ func buildGo(t *testing.T, pkg string) string {
 }
 
 // startNode starts a fresh dev node (its own data directory, a free port),
-// with --compat when compat is set, and stops it when the test ends. The
-// node's log is written to the test log if the test fails.
-func startNode(t *testing.T, compat bool) *proc.Ledgerd {
+// with --compat when compat is set and the flags extra, and stops it when
+// the test ends. The node's log is written to the test log if the test
+// fails.
+func startNode(t *testing.T, compat bool, extra ...string) *proc.Ledgerd {
 	t.Helper()
 	args := []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test"}
 	if compat {
 		args = append(args, "--compat")
 	}
+	args = append(args, extra...)
 	n, err := proc.Start(buildGo(t, "./cmd/ledgerd"), args...)
 	if err != nil {
 		t.Fatal(err)

@@ -25,8 +25,8 @@ import (
 const (
 	ordersMid = 1000
 	// ordersDeadlineSlack is how long past a run's end its orders stay
-	// valid; ledgerd refuses deadlines more than 10 minutes ahead, which
-	// bounds --duration for these scenarios (ordersDurationMax).
+	// valid: near, as a bot's, and bounding --duration for these scenarios
+	// (ordersDurationMax).
 	ordersDeadlineSlack = 60 * time.Second
 	ordersDurationMax   = 8 * time.Minute
 	// mmLevels is the price levels per side of a market maker's ladder;

@@ -46,8 +46,11 @@ const (
 const (
 	// BatchIntentsMax bounds the inner calls of one submitBatch.
 	BatchIntentsMax = 64
-	// DeadlineAheadMaxUs bounds how far ahead of admission a deadline may be.
-	DeadlineAheadMaxUs = 10 * 60 * 1_000_000
+	// DeadlineAheadMaxUs bounds how far ahead of admission a deadline may
+	// be: a sanity bound only, since an intent lands in the next tick
+	// whatever its deadline (the live SDK signs every intent with a
+	// deadline about ten years ahead, which the live network admits).
+	DeadlineAheadMaxUs = 100 * 365 * 86_400 * 1_000_000
 	// TransferIntervalUs is the tick grid transfers are aligned to and settle on.
 	TransferIntervalUs = 500_000
 )
@@ -231,7 +234,7 @@ var reasonText = [reasonCount]string{
 	ReasonUnknownBook:          "unknown orderbook",
 	ReasonDeadlineAlign:        "Deadline is not aligned to auction interval",
 	ReasonDeadlinePast:         "deadline already executed",
-	ReasonDeadlineFar:          "deadline more than 10 minutes ahead",
+	ReasonDeadlineFar:          "deadline more than 100 years ahead",
 	ReasonFlagsUnknown:         "unknown flag bits",
 	ReasonIOCPostOnly:          "IOC and POST_ONLY cannot be combined",
 	ReasonMarketNotIOC:         "market orders must be IOC",

@@ -379,8 +379,9 @@ func TestDeadlines(t *testing.T) {
 	f(2_500_000, ReasonDeadlineAlign)
 	f(1_000_000, ReasonDeadlinePast) // before landing(now) = 2_000_000
 	f(2_000_000, OK)
-	f(600_000_000+1_000_000, OK)
-	f(600_000_000+2_000_000, ReasonDeadlineFar)
+	f(DeadlineAheadMaxUs+1_000_000, OK)
+	f(DeadlineAheadMaxUs+2_000_000, ReasonDeadlineFar)
+	f((1_500_000+10*365*86_400_000_000)/1_000_000*1_000_000, OK) // the live SDK's default, ten years ahead, on the grid
 	h.tick(2_000_000)
 	h.nowUs = 1_900_000 // a sequencer stamp behind the executed tick
 	f(2_000_000, ReasonDeadlinePast)

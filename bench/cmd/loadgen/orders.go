@@ -42,8 +42,8 @@ const (
 	orderLotsMax   = 4          // sizes are 1..orderLotsMax lots
 	warmupOrders   = 16         // per account, in the untimed warm-up run
 	// The orders of a run share one deadline this far past their signing,
-	// so pre-signed orders stay valid through the run; the engine refuses
-	// deadlines more than 10 minutes ahead.
+	// so pre-signed orders stay valid through the run, and no further: a
+	// bot's deadlines are near.
 	orderDeadlineAhead    = 60 * time.Second
 	orderDeadlineAheadMax = 9 * time.Minute
 	// After a run: how long the sampled orders may take to show their tick

@@ -435,7 +435,7 @@ func TestAdmissionAtomicAndOrdered(t *testing.T) {
 	}
 	g(clob.ReasonDeadlineAlign, iv+1, limit(clob.Buy, 1, 10, 0, 2*iv+1))
 	g(clob.ReasonDeadlinePast, iv+1, limit(clob.Buy, 1, 10, 0, iv))
-	g(clob.ReasonDeadlineFar, iv+1, limit(clob.Buy, 1, 10, 0, 602*iv))
+	g(clob.ReasonDeadlineFar, iv+1, limit(clob.Buy, 1, 10, 0, (clob.DeadlineAheadMaxUs/iv+2)*iv))
 	g(clob.ReasonFlagsUnknown, iv+1, limit(clob.Buy, 1, 10, 0x08, 2*iv))
 	g(clob.ReasonIOCPostOnly, iv+1, limit(clob.Buy, 1, 10, clob.FlagIOC|clob.FlagPostOnly, 2*iv))
 	g(clob.ReasonReduceOnlySpot, iv+1, limit(clob.Buy, 1, 10, clob.FlagReduceOnly, 2*iv))
