@@ -90,6 +90,26 @@ func (l *Log) Batches(fn func(*Batch) error) error {
 	})
 }
 
+// BatchesFrom calls fn for the stored batches from seq from on, in sequence
+// order, until fn returns false. Pruned batches are not there: the first
+// one fn gets may come after from.
+func (l *Log) BatchesFrom(from uint64, fn func(*Batch) bool) error {
+	return l.db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{Prefix: []byte{batchPrefix}})
+		defer it.Close()
+		for it.Seek(batchKey(from)); it.Valid(); it.Next() {
+			b := Batch{Seq: binary.BigEndian.Uint64(it.Item().Key()[1:])}
+			if err := it.Item().Value(func(v []byte) error { return decodeBatch(v, &b) }); err != nil {
+				return fmt.Errorf("attestation batch %d: %w", b.Seq, err)
+			}
+			if !fn(&b) {
+				return nil
+			}
+		}
+		return nil
+	})
+}
+
 func decodeBatch(v []byte, b *Batch) error {
 	if len(v) < batchFixedBytes {
 		return errBatchCorrupt

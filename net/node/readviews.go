@@ -580,7 +580,7 @@ func (n *Node) AccountInfo(a core.Address) AccountInfo {
 	if p, ok := v.accounts.get(a[0], a); ok {
 		av = *p.Load()
 	}
-	info := AccountInfo{Expected: av.nonce}
+	info := AccountInfo{Expected: av.nonce, Newest: av.newest, HasNewest: av.hasNewest, Locked: av.locked}
 	if f, ok := v.finalized.get(a[0], a); ok {
 		info.Finalized, info.HasFinalized = f, true
 		return info

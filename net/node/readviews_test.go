@@ -107,11 +107,13 @@ func checkAccountReads(t *testing.T, n *Node, accounts []core.Address, when stri
 // REQUIRES: n.mu held for reading.
 func accountInfoLocked(n *Node, a core.Address) AccountInfo {
 	info := AccountInfo{Expected: n.ledger.Nonce(a)}
+	newest, ok := n.ledger.Newest(a)
+	info.Newest, info.HasNewest = newest, ok
+	_, info.Locked = n.ledger.RecoveryTarget(a)
 	if f, ok := n.rviews.finalized.get(a[0], a); ok {
 		info.Finalized, info.HasFinalized = f, true
 		return info
 	}
-	newest, ok := n.ledger.Newest(a)
 	if e := n.entries.get(newest.Hash); ok && (e == nil || e.batch.Load() != nil) {
 		info.Finalized, info.HasFinalized = newest, true
 	}

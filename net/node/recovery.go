@@ -50,6 +50,18 @@ type AccountInfo struct {
 	HasFinalized bool
 	// Expected is the nonce the account's next transaction must carry.
 	Expected uint64
+	// Newest is the account's newest applied transaction (HasNewest: it
+	// has one), attested or not; Locked: the account is locked, Newest
+	// being its recovery target.
+	Newest    core.TxRef
+	HasNewest bool
+	Locked    bool
+}
+
+// Pending reports whether the account's newest transaction is applied and
+// not yet attested, as of the reading.
+func (i *AccountInfo) Pending() bool {
+	return i.HasNewest && (!i.HasFinalized || i.Finalized.Nonce < i.Newest.Nonce)
 }
 
 // finalize records rec, just attested, as its sender's newest finalized

@@ -102,6 +102,16 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.getPrecompileInfo(dst)
 	case "svc_getValidatorStatus":
 		return c.validatorStatus(dst), nil
+	case "svc_getVoteBatches":
+		return c.voteBatches(dst)
+	case "svc_getVotes":
+		return c.getVotes(dst)
+	case "svc_getTransactions":
+		return c.getTransactions(dst)
+	case "svc_listTransactions":
+		return c.listTransactions(dst)
+	case "svc_waitPastPerfectTime": // pptwait.go
+		return c.waitPastPerfectTime(dst)
 	case "svc_listAccountReceipts":
 		return c.listReceipts(dst, true)
 	case "svc_listConfirmedReceipts":

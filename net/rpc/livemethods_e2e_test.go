@@ -82,18 +82,29 @@ func jsonInt(t *testing.T, v json.RawMessage) int64 {
 	return n
 }
 
-// TestLiveNodeMethods runs every check over HTTP and over WebSocket.
-func TestLiveNodeMethods(t *testing.T) {
-	tn := startNode(t)
+// liveTransport is one of a test node's two transports.
+type liveTransport struct {
+	name   string
+	client *gethrpc.Client
+}
+
+// startLiveNode starts a test node and dials its WebSocket: the node and
+// both transports, HTTP first.
+func startLiveNode(t *testing.T, opts ...nodeOption) (*testNode, []liveTransport) {
+	t.Helper()
+	tn := startNode(t, opts...)
 	ws, err := gethrpc.DialContext(context.Background(), tn.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.Close()
-	for i, c := range []struct {
-		name   string
-		client *gethrpc.Client
-	}{{"HTTP", tn.rpc}, {"WebSocket", ws}} {
+	t.Cleanup(ws.Close)
+	return tn, []liveTransport{{"HTTP", tn.rpc}, {"WebSocket", ws}}
+}
+
+// TestLiveNodeMethods runs every check over HTTP and over WebSocket.
+func TestLiveNodeMethods(t *testing.T) {
+	tn, transports := startLiveNode(t)
+	for i, c := range transports {
 		t.Run(c.name, func(t *testing.T) {
 			liveStatus(t, tn, c.client)
 			livePrecompiles(t, tn, c.client)

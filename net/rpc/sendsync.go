@@ -9,6 +9,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/attest"
 	"github.com/ledgervenue/node/net/node"
 	"github.com/valyala/fastjson"
 )
@@ -96,31 +97,53 @@ func (c *call) txStatus(dst []byte) ([]byte, *jsonrpc.Error) {
 		return append(dst, '}'), nil
 	}
 	info := n.Committee()
-	var voters []int
-	if r.Durable {
-		voters = n.SigningValidators()
-	}
-	quorum := strconv.AppendInt(nil, int64(info.Quorum), 10)
 	dst = head(dst, "pending")
 	// The node attests in apply order: the account's nonces below this
 	// one are attested or ride in the same batch.
 	dst = strconv.AppendUint(append(dst, `,"account_next_finalized_nonce":`...), tx.Nonce, 10)
 	dst = strconv.AppendUint(append(dst, `,"account_expected_nonce":`...), n.Nonce(tx.From), 10)
-	dst = append(append(append(dst, `,"quorum":`...), quorum...), `,"votes":{"account":`...)
-	dst = jsonrpc.AppendData(dst, tx.From[:])
+	dst = strconv.AppendInt(append(dst, `,"quorum":`...), int64(info.Quorum), 10)
+	dst = append(dst, `,"votes":`...)
+	dst = appendNonceVotes(dst, &info, tx, pendingVoters(n, &r))
+	return append(dst, '}'), nil
+}
+
+// pendingVoters are the committee indices of the validators that voted for
+// r, pending: those that sign now, once it is durable (they have seen it;
+// the batch waits while they are fewer than a quorum); none before.
+func pendingVoters(n *node.Node, r *node.Receipt) []int {
+	if !r.Durable {
+		return nil
+	}
+	return n.SigningValidators()
+}
+
+// appendNonceVotes appends the live network's AccountNonceVotesResponse for
+// tx, pending: {account, nonce, txs: [{tx_hash, voters: [{validator_index,
+// validator_address}]}], bot_voters, total_tx_votes, quorum}. The sequencer
+// admits one transaction per nonce, so txs has one entry; no validator
+// votes BOT (bottom) here: the simulated ones vote for what it admitted.
+func appendNonceVotes(dst []byte, info *attest.Info, tx *core.Tx, voters []int) []byte {
+	dst = jsonrpc.AppendData(append(dst, `{"account":`...), tx.From[:])
 	dst = strconv.AppendUint(append(dst, `,"nonce":`...), tx.Nonce, 10)
-	dst = jsonrpc.AppendData(append(dst, `,"txs":[{"tx_hash":`...), h[:])
+	dst = jsonrpc.AppendData(append(dst, `,"txs":[{"tx_hash":`...), tx.Hash[:])
 	dst = append(dst, `,"voters":[`...)
 	for k, i := range voters {
 		if k > 0 {
 			dst = append(dst, ',')
 		}
-		dst = strconv.AppendInt(append(dst, `{"validator_index":`...), int64(i), 10)
-		dst = jsonrpc.AppendData(append(dst, `,"validator_address":`...), info.Members[i][:])
-		dst = append(dst, '}')
+		dst = appendVoter(dst, info, i)
 	}
 	dst = strconv.AppendInt(append(dst, `]}],"bot_voters":[],"total_tx_votes":`...), int64(len(voters)), 10)
-	return append(append(append(dst, `,"quorum":`...), quorum...), "}}"...), nil
+	dst = strconv.AppendInt(append(dst, `,"quorum":`...), int64(info.Quorum), 10)
+	return append(dst, '}')
+}
+
+// appendVoter appends the live network's VoterResponse of member i.
+func appendVoter(dst []byte, info *attest.Info, i int) []byte {
+	dst = strconv.AppendInt(append(dst, `{"validator_index":`...), int64(i), 10)
+	dst = jsonrpc.AppendData(append(dst, `,"validator_address":`...), info.Members[i][:])
+	return append(dst, '}')
 }
 
 // processedDeposits answers svc_getProcessedDeposits: {"watermark",

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/net/http1"
@@ -64,6 +65,12 @@ type Config struct {
 	// Bots serves admin_startBots, admin_stopBots and admin_bots; nil
 	// refuses them (ledgerd sets it under --dev).
 	Bots BotsController
+	// PPTWaitersMax bounds the svc_waitPastPerfectTime waits held for the
+	// whole node (DefaultPPTWaitersMax); beyond it a wait is answered at
+	// once with -32005. PPTWaitMax is how long one is held at most
+	// (DefaultPPTWaitMax) before it is answered -32000 (pptwait.go).
+	PPTWaitersMax int
+	PPTWaitMax    time.Duration
 	// Dev is --dev: the anvil-compatible controls need no admin token (as
 	// in anvil, the node binds to loopback) and the dev accounts sign for
 	// clients (eth_accounts, eth_sendTransaction, …). Off, the controls
@@ -110,7 +117,8 @@ type Service struct {
 	admits    chan admitJob
 	admitQ    queueBudget
 	admitting sync.WaitGroup
-	stats     rpcStats // for the Prometheus metrics (stats.go)
+	stats     rpcStats  // for the Prometheus metrics (stats.go)
+	waits     *pptWaits // svc_waitPastPerfectTime (pptwait.go)
 	// devSend runs each dev account's eth_sendTransaction one at a time
 	// (devsign.go).
 	devSend [len(node.DevKeys)]sync.Mutex
@@ -142,6 +150,12 @@ func New(cfg Config) *Service {
 	if cfg.LogScanMax <= 0 {
 		cfg.LogScanMax = node.LogScanMax
 	}
+	if cfg.PPTWaitersMax <= 0 {
+		cfg.PPTWaitersMax = DefaultPPTWaitersMax
+	}
+	if cfg.PPTWaitMax <= 0 {
+		cfg.PPTWaitMax = DefaultPPTWaitMax
+	}
 	s := &Service{cfg: cfg, node: cfg.Node, shape: newShape(cfg.Compat, cfg.Prefix), jobs: make(chan job, cfg.QueueMax),
 		jobsQ:       newQueueBudget(cfg.QueueMax, cfg.QueueBytesMax, "requests with writes"),
 		admits:      make(chan admitJob, cfg.QueueMax),
@@ -151,6 +165,7 @@ func New(cfg Config) *Service {
 			Message: "response too large (max " + strconv.Itoa(cfg.ResponseBytesMax) + " bytes)"},
 		errLogBudget: jsonrpc.InvalidParams("the eth_getLogs calls of this request looked at more than " +
 			strconv.Itoa(cfg.LogScanMax) + " logs in all: narrow their ranges or split the batch"),
+		waits: newPPTWaits(cfg.Node, cfg.PPTWaitersMax, cfg.PPTWaitMax),
 	}
 	s.workers.Add(cfg.Workers)
 	for range cfg.Workers {
@@ -162,9 +177,10 @@ func New(cfg Config) *Service {
 }
 
 // Close stops the workers and the admitter once they have run what is
-// already queued.
+// already queued, and the waits' poller.
 // REQUIRES: the server was stopped (no Serve or ServeWS runs or follows).
 func (s *Service) Close() {
+	s.waits.close()
 	close(s.jobs)
 	close(s.admits)
 	s.workers.Wait()
@@ -209,6 +225,9 @@ type origin struct {
 	ws *server.WSConn
 	// worker: the call runs on a worker, where a write waits in place.
 	worker bool
+	// lone: the call is the whole body (isLoneDeferred), so it may answer
+	// later (owe).
+	lone bool
 }
 
 // Serve implements server.Handler.
@@ -227,7 +246,8 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 	}
 	o := origin{admin: s.authorized(req.Header("Authorization")), w: w}
 	switch {
-	case isLoneSend(reqs, batch):
+	case isLoneDeferred(reqs, batch):
+		o.lone = true
 		c := call{s: s, sc: sc, req: &reqs[0], origin: o}
 		w.Body = c.run(w.Body)
 	case s.needsWorker(reqs, o.admin):
@@ -325,7 +345,7 @@ func isWrite(method []byte) bool {
 // loop: they hold a write, which waits for durability (hasWrite), or an
 // index read while the market index takes a tick's step, which waits for
 // it (readsIndex, node.IndexBusy). A lone send is neither: it answers
-// through a deferred response (isLoneSend).
+// through a deferred response (isLoneDeferred).
 func (s *Service) needsWorker(reqs []jsonrpc.Request, admin bool) bool {
 	return s.hasWrite(reqs, admin) || readsIndex(reqs) && s.node.IndexBusy()
 }
@@ -344,14 +364,15 @@ func (s *Service) hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	return false
 }
 
-// isLoneSend reports whether the body is one valid eth_ or svc_sendRawTransaction,
-// which answers through a deferred response instead of taking a worker.
-func isLoneSend(reqs []jsonrpc.Request, batch bool) bool {
+// isLoneDeferred reports whether the body is one valid eth_ or
+// svc_sendRawTransaction, or one svc_waitPastPerfectTime, which answer
+// through a deferred response instead of taking a worker.
+func isLoneDeferred(reqs []jsonrpc.Request, batch bool) bool {
 	if batch || reqs[0].Invalid != nil {
 		return false
 	}
 	m := string(reqs[0].Method)
-	return m == "eth_sendRawTransaction" || m == "svc_sendRawTransaction"
+	return m == "eth_sendRawTransaction" || m == "svc_sendRawTransaction" || m == "svc_waitPastPerfectTime"
 }
 
 // refuse appends the call's response without running it: its own error

@@ -27,8 +27,9 @@ var methodNames = [...]string{
 	"personal_sign",
 	"svc_getAccountInfo", "svc_getBridgeClaimProof", "svc_getCommittee", "svc_getLastFinalizedNonce",
 	"svc_getPrecompileInfo", "svc_getPrecompiles", "svc_getProcessedDeposits", "svc_getRecoveryTargetTx",
-	"svc_getTxStatus", "svc_getValidatorStatus", "svc_listAccountReceipts",
-	"svc_listConfirmedReceipts", "svc_metrics", "svc_pastPerfectTime", "svc_sendRawTransaction", "svc_status",
+	"svc_getTransactions", "svc_getTxStatus", "svc_getValidatorStatus", "svc_getVoteBatches", "svc_getVotes",
+	"svc_listAccountReceipts", "svc_listConfirmedReceipts", "svc_listTransactions", "svc_metrics",
+	"svc_pastPerfectTime", "svc_sendRawTransaction", "svc_status", "svc_waitPastPerfectTime",
 	"web3_clientVersion",
 }
 

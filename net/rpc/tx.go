@@ -69,15 +69,12 @@ func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
 // is attested (or the timeout passed). sync is svc_sendRawTransaction's
 // answer (sendsync.go) instead of the hash.
 func (c *call) send(dst []byte, tx *core.Tx, timeout time.Duration, sync bool) ([]byte, *jsonrpc.Error) {
-	switch {
-	case c.worker:
+	if c.worker {
 		return c.sendBlocking(dst, tx, timeout, sync)
-	case c.w != nil:
-		c.sendDeferred(&reply{d: c.w.Defer()}, tx, timeout, sync)
-	default: // WebSocket: ServeWS holds an in-flight slot until the answer
-		c.sc.deferred = true
-		c.sendDeferred(&reply{ws: c.ws}, tx, timeout, sync)
 	}
+	r := new(reply)
+	c.owe(&r.owed)
+	c.sendDeferred(r, tx, timeout, sync)
 	return dst, errDeferred
 }
 
@@ -108,29 +105,49 @@ func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeout time.Duration, sync
 	return appendSendResult(dst, c.s.node, tx.Hash, attested || timeout == 0, sync, dissent), nil
 }
 
-// reply answers a deferred send exactly once, through d (HTTP) or ws
-// (WebSocket).
+// owed is the answer a call on an event loop gives later, exactly once,
+// through d (HTTP) or ws (WebSocket): a lone send's (reply) or a wait's
+// (pptWaiter).
+type owed struct {
+	d    *server.Deferred
+	ws   *server.WSConn
+	id   []byte // copied: the request buffer is gone by the time we answer
+	done atomic.Bool
+	errs *atomic.Uint64 // the method's error count (stats.go)
+}
+
+// owe makes o the answer of the call, which returns errDeferred: over
+// WebSocket, ServeWS keeps the connection's in-flight slot until o is
+// answered.
+// REQUIRES: the call runs on an event loop (not c.worker), alone.
+func (c *call) owe(o *owed) {
+	if c.w != nil {
+		o.d = c.w.Defer()
+	} else {
+		c.sc.deferred = true
+		o.ws = c.ws
+	}
+	o.errs = &c.counts().errors
+	if c.req.ID != nil {
+		o.id = bytes.Clone(c.req.ID)
+	}
+}
+
+// reply answers a deferred send.
 type reply struct {
-	d       *server.Deferred
-	ws      *server.WSConn
-	id      []byte // copied: the request buffer is gone by the time we answer
+	owed
 	node    *node.Node
 	hash    core.Hash
 	timeout time.Duration
 	sync    bool
 	dissent []string // the validators that rejected it, fewer than f + 1
-	done    atomic.Bool
-	errs    *atomic.Uint64 // the method's error count (stats.go)
 }
 
 // sendDeferred hands tx to the admission stage (admit.go), which submits
-// it and answers through r (its d or ws set); the event loop goes on at
+// it and answers through r (owed by the call); the event loop goes on at
 // once.
 func (c *call) sendDeferred(r *reply, tx *core.Tx, timeout time.Duration, sync bool) {
-	r.node, r.hash, r.timeout, r.sync, r.errs = c.s.node, tx.Hash, timeout, sync, &c.counts().errors
-	if c.req.ID != nil {
-		r.id = bytes.Clone(c.req.ID)
-	}
+	r.node, r.hash, r.timeout, r.sync = c.s.node, tx.Hash, timeout, sync
 	if err := c.s.admit(r, tx); err != nil {
 		r.fail(err)
 	}
@@ -152,16 +169,21 @@ func (r *reply) durable(_ *node.Entry, err error) {
 // answer sends the result: the transaction was attested (or no wait was
 // asked for), or the wait timed out.
 func (r *reply) answer(attested bool) {
-	if !r.done.CompareAndSwap(false, true) {
+	r.resolve(func(dst []byte) []byte { return appendSendResult(dst, r.node, r.hash, attested, r.sync, r.dissent) })
+}
+
+// resolve answers with the result appendResult appends, unless o was
+// answered already.
+func (o *owed) resolve(appendResult func(dst []byte) []byte) {
+	if !o.done.CompareAndSwap(false, true) {
 		return
 	}
-	if r.id == nil { // a notification: executed, not answered
-		r.complete(nil)
+	if o.id == nil { // a notification: executed, not answered
+		o.complete(nil)
 		return
 	}
-	body := jsonrpc.AppendResultPrefix(make([]byte, 0, 128), r.id)
-	body = appendSendResult(body, r.node, r.hash, attested, r.sync, r.dissent)
-	r.complete(jsonrpc.AppendResultSuffix(body))
+	body := jsonrpc.AppendResultPrefix(make([]byte, 0, 128), o.id)
+	o.complete(jsonrpc.AppendResultSuffix(appendResult(body)))
 }
 
 // appendSendResult appends a send's result: for eth_sendRawTransaction the
@@ -177,25 +199,26 @@ func appendSendResult(dst []byte, n *node.Node, h core.Hash, attested, sync bool
 	return jsonrpc.AppendData(dst, h[:])
 }
 
-func (r *reply) fail(e *jsonrpc.Error) {
-	if !r.done.CompareAndSwap(false, true) {
+// fail answers with e, unless o was answered already.
+func (o *owed) fail(e *jsonrpc.Error) {
+	if !o.done.CompareAndSwap(false, true) {
 		return
 	}
-	r.errs.Add(1)
-	if r.id == nil {
-		r.complete(nil)
+	o.errs.Add(1)
+	if o.id == nil {
+		o.complete(nil)
 		return
 	}
-	r.complete(jsonrpc.AppendError(nil, r.id, e))
+	o.complete(jsonrpc.AppendError(nil, o.id, e))
 }
 
 // complete hands the answer (nil: none) to the transport.
-func (r *reply) complete(body []byte) {
-	if r.d != nil {
-		r.d.Complete(200, body)
+func (o *owed) complete(body []byte) {
+	if o.d != nil {
+		o.d.Complete(200, body)
 		return
 	}
-	wsOwed(r.ws, body)
+	wsOwed(o.ws, body)
 }
 
 // toCoreTx converts a decoded transaction to the ledger's input form.

@@ -70,7 +70,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		c.Reply(sc.out)
 		return
 	}
-	lone := isLoneSend(reqs, batch)
+	lone := isLoneDeferred(reqs, batch)
 	pooled := !lone && s.needsWorker(reqs, st.admin)
 	var refusal *jsonrpc.Error
 	switch {
@@ -84,7 +84,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		st.release()
 	}
 	sc.deferred = false
-	sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c}, refusal, sc.out[:0])
+	sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c, lone: lone}, refusal, sc.out[:0])
 	if lone && refusal == nil && !sc.deferred { // refused before the sequencer: answered now
 		st.release()
 	}
