@@ -194,9 +194,8 @@ func (e *Engine) scanAccount(ai int32) {
 
 // liquidate closes an account below maintenance (docs/perps.md,
 // "Liquidation"): its orders are margin-cancelled and its triggers
-// cancelled, its positions
-// go to the backstop at the mark, it pays the penalty, and the backstop
-// covers what it still owes.
+// cancelled, its positions go to the backstop at the mark, it pays the
+// penalty, and the backstop covers what it still owes.
 func (e *Engine) liquidate(ai int32, tickUs int64, acc Accounts, out *TickResult) {
 	owner := e.pp.accts[ai].owner
 	s := e.sumAccount(&e.pp.sum, owner, nil, nil, Buy, 0, acc)
