@@ -25,7 +25,7 @@ import (
 //	OrderFilled(bytes32 indexed orderbookId, bytes32 indexed orderId, address indexed owner,
 //	            uint8 side, uint256 base, uint256 quote, uint256 fee, bool maker, bool filled)
 //	OrderClosed(bytes32 indexed orderbookId, bytes32 indexed orderId, address indexed owner, uint8 reason)
-//	            reason: 1 cancelled, 2 expired, 3 post_only_refused
+//	            reason: 1 cancelled, 2 expired, 3 post_only_refused, 4 margin_canceled
 //	OrderUpdated(bytes32 indexed orderbookId, bytes32 indexed orderId, address indexed owner)
 //	Transfer(address indexed token, address indexed from, address indexed to, uint256 amount)
 //
@@ -80,6 +80,7 @@ const (
 	CloseCancelled       = 1
 	CloseExpired         = 2
 	ClosePostOnlyRefused = 3
+	CloseMarginCanceled  = 4 // the owner's liquidation removed it
 )
 
 func eventTopic(sig string) Hash { return Keccak256Hash([]byte(sig)) }
@@ -299,7 +300,7 @@ func (a *logArena) eventLog(ev *clob.Event) (Log, bool) {
 		data = appendWordBool(data, ev.Maker)
 		data = appendWordBool(data, ev.Terminal)
 		return a.log(data, TopicOrderFilled, Hash(ev.Book), Hash(ev.OrderID), owner), true
-	case clob.EventCancel, clob.EventExpire, clob.EventPostOnlyRefused:
+	case clob.EventCancel, clob.EventExpire, clob.EventPostOnlyRefused, clob.EventMarginCancel:
 		data = appendWordU64(data, closeReason(ev.Kind))
 		return a.log(data, TopicOrderClosed, Hash(ev.Book), Hash(ev.OrderID), owner), true
 	case clob.EventUpdate:
@@ -332,6 +333,8 @@ func closeReason(k clob.EventKind) uint64 {
 		return CloseExpired
 	case clob.EventPostOnlyRefused:
 		return ClosePostOnlyRefused
+	case clob.EventMarginCancel:
+		return CloseMarginCanceled
 	}
 	return CloseCancelled
 }

@@ -98,12 +98,13 @@ func TestOrderbookJSONDecodesLogs(t *testing.T) {
 
 	res := clob.TickResult{
 		TickUs: 1_700_000_001_000_000,
-		Books:  []clob.BookTick{{Book: book, Price: u256(3e18), VolumeBase: u256(2e18), NewOrders: 4, EndEvent: 4}},
+		Books:  []clob.BookTick{{Book: book, Price: u256(3e18), VolumeBase: u256(2e18), NewOrders: 4, EndEvent: 5}},
 		Events: []clob.Event{
 			{Kind: clob.EventFill, Book: book, OrderID: orderID, Owner: owner, Side: clob.Sell,
 				Base: u256(2e18), Quote: u256(6e18), Fee: u256(1e15), Maker: true, Terminal: true},
 			{Kind: clob.EventCancel, Book: book, OrderID: orderID, Owner: owner},
 			{Kind: clob.EventPostOnlyRefused, Book: book, OrderID: orderID, Owner: owner},
+			{Kind: clob.EventMarginCancel, Book: book, OrderID: orderID, Owner: owner},
 			{Kind: clob.EventUpdate, Book: book, OrderID: orderID, Owner: owner},
 			{Kind: clob.EventTransfer, Owner: owner, Token: token, To: to, Amount: u256(7e18)},
 			// After the books: liquidations and triggers (docs/perps.md).
@@ -156,6 +157,8 @@ func TestOrderbookJSONDecodesLogs(t *testing.T) {
 			"orderbookId": h32(book), "orderId": h32(orderID), "owner": common.Address(owner), "reason": uint8(CloseCancelled)}},
 		{"OrderClosed", map[string]any{
 			"orderbookId": h32(book), "orderId": h32(orderID), "owner": common.Address(owner), "reason": uint8(ClosePostOnlyRefused)}},
+		{"OrderClosed", map[string]any{
+			"orderbookId": h32(book), "orderId": h32(orderID), "owner": common.Address(owner), "reason": uint8(CloseMarginCanceled)}},
 		{"OrderUpdated", map[string]any{
 			"orderbookId": h32(book), "orderId": h32(orderID), "owner": common.Address(owner)}},
 		{"Transfer", map[string]any{

@@ -314,6 +314,10 @@ const (
 	EventLiquidation   // a position taken over by the backstop at the mark
 	EventTriggerFired  // a trigger's condition held: its order lands in the next tick
 	EventTriggerCancel // a trigger cancelled (owner, position flat, liquidation, ttl, refused order)
+	// EventMarginCancel: an order removed because its owner was liquidated
+	// (its margin was exhausted; the openapi's margin_canceled). Last, so
+	// stored ticks from before it keep their kinds.
+	EventMarginCancel
 )
 
 // Event is one outcome of a tick, in the order the engine produced it:
@@ -335,7 +339,7 @@ type Event struct {
 	// quote, fees); set on every event.
 	TotalBase, TotalQuote, TotalFee uint256.Int
 	// Terminal: the order left the book with this event (a fill bearing st,
-	// cancel, expire, post-only refusal).
+	// cancel, expire, post-only refusal, margin cancel).
 	Terminal bool
 	// Maker: the fill's order rested from an earlier tick.
 	Maker bool

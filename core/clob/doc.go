@@ -176,6 +176,12 @@
 //     before ask in each chunk), before the fills; IOC and market
 //     remainders are cancelled in the order they entered the book.
 //   - A fill emits the buyer's event, then the seller's.
+//   - Owners play no part in matching: an owner's buy may fill against its
+//     own sell (no self-trade prevention: the live network names none;
+//     docs/auction.md, "Self-matching").
+//   - A liquidation removes its account's orders with EventMarginCancel
+//     (the openapi's margin_canceled), every other removal but an expiry
+//     and a post-only refusal is EventCancel.
 //   - A re-queued update keeps its AdmitTickUs and ExpiresUs.
 //   - A market order with POST_ONLY (and no IOC) is refused as "cannot be
 //     POST_ONLY" before the IOC requirement is checked.

@@ -573,7 +573,7 @@ func (h *harness) checkTicked(T int64, prices map[Hash]orderPrice) {
 
 var kindText = map[EventKind]string{EventPlaced: "placed", EventFill: "fill", EventCancel: "cancel",
 	EventExpire: "expire", EventPostOnlyRefused: "refused", EventUpdate: "update", EventTransfer: "transfer",
-	EventTriggerFired: "fired", EventTriggerCancel: "tcancel"}
+	EventTriggerFired: "fired", EventTriggerCancel: "tcancel", EventMarginCancel: "mcancel"}
 
 // format renders events: "fill a 3@10.5 maker T" (lots @ price in steps).
 func (h *harness) format() []string {
@@ -601,7 +601,7 @@ func (h *harness) format() []string {
 			continue
 		}
 		line := kindText[ev.Kind] + " " + name
-		if ev.Terminal && ev.Kind != EventCancel && ev.Kind != EventExpire && ev.Kind != EventPostOnlyRefused {
+		if ev.Terminal && ev.Kind != EventCancel && ev.Kind != EventExpire && ev.Kind != EventPostOnlyRefused && ev.Kind != EventMarginCancel {
 			line += " T"
 		}
 		s = append(s, line)

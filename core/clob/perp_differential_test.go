@@ -329,6 +329,8 @@ type perpRun struct {
 	refuse map[clob.Reason]int    // admission reasons
 	// liqPrices counts the nonzero liquidation prices compared
 	liqPrices int
+	// selfMatched counts the reference's self-matched chunks (selfMatches).
+	selfMatched int
 }
 
 func (rn *perpRun) fatalf(format string, args ...any) {
@@ -478,6 +480,7 @@ func (rn *perpRun) runDue() {
 		if d := diffTick(&rn.fast.out, &rn.ref.out); d != "" {
 			rn.fatalf("Tick(%d): %s", tr, d)
 		}
+		rn.selfMatched += selfMatches(&rn.ref.out)
 		rn.compare(fmt.Sprintf("after tick %d", tr))
 		for _, sd := range rn.sides() {
 			if err := rn.invariants(sd); err != nil {
@@ -630,7 +633,7 @@ func perpSeeds(n int) []int64 {
 
 func runPerpDiff(t *testing.T, refOnly bool) {
 	seeds, steps := perpDiffSize()
-	kinds, refuse, liqPrices := map[clob.EventKind]int{}, map[clob.Reason]int{}, 0
+	kinds, refuse, liqPrices, selfMatched := map[clob.EventKind]int{}, map[clob.Reason]int{}, 0, 0
 	for _, seed := range perpSeeds(seeds) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			rn := newPerpRun(t, seed, rand.New(rand.NewPCG(uint64(seed), 0x9e4f)), refOnly)
@@ -642,6 +645,7 @@ func runPerpDiff(t *testing.T, refOnly bool) {
 				refuse[r] += n
 			}
 			liqPrices += rn.liqPrices
+			selfMatched += rn.selfMatched
 		})
 	}
 	if t.Failed() || *perpDiffSeed >= 0 {
@@ -650,7 +654,7 @@ func runPerpDiff(t *testing.T, refOnly bool) {
 	// The streams must reach every perp rule, or the comparison proves
 	// little: liquidations, trigger fires and cancels, fills, and the perp
 	// refusals.
-	for _, k := range []clob.EventKind{clob.EventFill, clob.EventLiquidation, clob.EventTriggerFired, clob.EventTriggerCancel, clob.EventCancel} {
+	for _, k := range []clob.EventKind{clob.EventFill, clob.EventLiquidation, clob.EventTriggerFired, clob.EventTriggerCancel, clob.EventCancel, clob.EventMarginCancel} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s event in %d streams", kindName[k], seeds)
 		}
@@ -664,7 +668,10 @@ func runPerpDiff(t *testing.T, refOnly bool) {
 	if liqPrices == 0 {
 		t.Errorf("no nonzero liquidation price in %d streams", seeds)
 	}
-	t.Logf("events %v; reasons %v; %d nonzero liquidation prices compared", kinds, refuse, liqPrices)
+	if selfMatched == 0 {
+		t.Errorf("no self-match (an owner's buy against its own sell) in %d streams", seeds)
+	}
+	t.Logf("events %v; reasons %v; %d nonzero liquidation prices compared; %d self-matched chunks", kinds, refuse, liqPrices, selfMatched)
 }
 
 // TestPerpDifferential: the fast engine against the reference.

@@ -359,7 +359,7 @@ func TestPerpLiquidationPenalty(t *testing.T) {
 	h.e.SetOraclePrice(tPerpID, &p)
 	// Equity 250 − 200 = 50 q < MM 90 q: liquidated; penalty min(50, 45).
 	evs := h.tick()
-	if len(evs) != 2 || evs[0] != "cancel a-bid" {
+	if len(evs) != 2 || evs[0] != "mcancel a-bid" {
 		t.Fatalf("events %q", evs)
 	}
 	ev := h.out.Events[1]
@@ -395,9 +395,9 @@ func TestPerpLiquidationBadDebt(t *testing.T) {
 	h.tick()
 	p := stepsWei(70)
 	h.e.SetOraclePrice(tPerpID, &p)
-	// Equity 250 − 600 < 0: the orders in every book are cancelled, no
+	// Equity 250 − 600 < 0: the orders in every book are margin-cancelled, no
 	// penalty, the backstop covers 350 q.
-	if evs := h.tick(); len(evs) != 3 || evs[0] != "cancel a-spot" || evs[1] != "cancel a-bid" {
+	if evs := h.tick(); len(evs) != 3 || evs[0] != "mcancel a-spot" || evs[1] != "mcancel a-bid" {
 		t.Fatalf("events %q", evs)
 	}
 	if h.cashQ("a") != 0 {
@@ -683,7 +683,7 @@ func TestLiquidationEventsInBookRanges(t *testing.T) {
 	if spot.Traded || spot.NewOrders != 0 || spot.EndEvent-spot.FirstEvent != 1 {
 		t.Fatalf("spot BookTick %+v", spot)
 	}
-	if got := strings.Join(evs[:min(3, len(evs))], ","); len(evs) != 4 || got != "cancel a-ask,cancel a-bid,tcancel a-tp" {
+	if got := strings.Join(evs[:min(3, len(evs))], ","); len(evs) != 4 || got != "mcancel a-ask,mcancel a-bid,tcancel a-tp" {
 		t.Fatalf("events %q", evs)
 	}
 	perp := h.out.Books[1]

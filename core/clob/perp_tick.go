@@ -193,9 +193,9 @@ func (e *Engine) scanAccount(ai int32) {
 }
 
 // liquidate closes an account below maintenance (docs/perps.md,
-// "Liquidation"): its orders and triggers are cancelled, its positions
-// go to the backstop at the mark, it pays the penalty, and the backstop
-// covers what it still owes.
+// "Liquidation"): its orders are margin-cancelled and its triggers
+// cancelled, its positions go to the backstop at the mark, it pays the
+// penalty, and the backstop covers what it still owes.
 func (e *Engine) liquidate(ai int32, tickUs int64, acc Accounts, out *TickResult) {
 	owner := e.pp.accts[ai].owner
 	s := e.sumAccount(&e.pp.sum, owner, nil, nil, Buy, 0, acc)
@@ -272,8 +272,8 @@ func (e *Engine) coverDebt(owner Address, acc Accounts) {
 	}
 }
 
-// cancelOwned cancels every live order of owner in b, ascending id. Cold
-// path: it scans the arena.
+// cancelOwned removes every live order of owner in b, ascending id, as
+// margin cancels (liquidation step 1). Cold path: it scans the arena.
 func (e *Engine) cancelOwned(b *book, owner Address, acc Accounts, out *TickResult) {
 	sl := e.pp.slots[:0]
 	for s := 1; s < len(b.nodes); s++ {
@@ -283,7 +283,7 @@ func (e *Engine) cancelOwned(b *book, owner Address, acc Accounts, out *TickResu
 	}
 	slices.SortFunc(sl, func(x, y uint32) int { return bytes.Compare(b.ords[x].id[:], b.ords[y].id[:]) })
 	for _, s := range sl {
-		e.removeOrder(b, s, EventCancel, acc, out)
+		e.removeOrder(b, s, EventMarginCancel, acc, out)
 	}
 	e.pp.slots = sl[:0]
 }

@@ -162,14 +162,19 @@ func TestIOC(t *testing.T) {
 	}
 }
 
+// TestPostOnlyRefused: against another account's resting order or the
+// same account's (the post-only rule, not a self-trade rule: there is none,
+// docs/auction.md, "Self-matching").
 func TestPostOnlyRefused(t *testing.T) {
-	h := scenario(t)
-	h.order("a", "bid", Buy, 2, 11, 0)
-	h.tick()
-	h.order("b", "po", Sell, 2, 10, FlagPostOnly)
-	h.expectEvents(h.tick(), "placed po", "refused po")
-	if got := h.levels(Buy); got != "2@11/1" {
-		t.Fatalf("bids %q", got)
+	for _, resting := range []string{"a", "b"} {
+		h := scenario(t)
+		h.order(resting, "bid", Buy, 2, 11, 0)
+		h.tick()
+		h.order("b", "po", Sell, 2, 10, FlagPostOnly)
+		h.expectEvents(h.tick(), "placed po", "refused po")
+		if got := h.levels(Buy); got != "2@11/1" {
+			t.Fatalf("bid of %s: bids %q", resting, got)
+		}
 	}
 }
 

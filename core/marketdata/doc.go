@@ -32,8 +32,9 @@
 //     Events[FirstEvent:EndEvent] move orders through the statuses
 //     placed → "active"; fill → totals from the event's running totals, and
 //     "filled" on the terminal fill; cancel → "canceled" (owner cancels and
-//     IOC/market remainders alike); expire → "expired" (ttl, or a deadline
-//     missed before the order's tick); post-only refusal →
+//     IOC/market remainders alike); margin cancel (the owner's
+//     liquidation removed it) → "margin_canceled"; expire → "expired" (ttl,
+//     or a deadline missed before the order's tick); post-only refusal →
 //     "post_only_refused"; update → the new price and expiry read from
 //     Live (the engine) when New was given one. A terminal status
 //     never changes again. The book's clearing price, last tick time and
@@ -198,9 +199,15 @@
 //     position to the backstop at the mark (docs/perps.md), with no order,
 //     so "liquidation" is never produced.
 //   - Statuses: pending, active, filled, expired, canceled,
-//     post_only_refused are produced; margin_canceled and invalid are
-//     accepted as filters and match nothing (a liquidation's cancels are
-//     canceled; refused intents never create orders).
+//     margin_canceled and post_only_refused are produced; invalid is
+//     accepted as a filter and matches nothing (refused intents never
+//     create orders). margin_canceled is the openapi's "the engine removed
+//     the order because the owner's margin capacity was exhausted": every
+//     order of an account the liquidation pass closes, on any book, spot
+//     ones included (docs/perps.md, "Liquidation", step 1). An index
+//     snapshot from before it holds such orders as canceled and loads as
+//     it was. Self-matches are not a status: an account's buy may trade
+//     with its own sell, as any two orders (docs/auction.md).
 //   - Candles: a bucket exists only if some tick inside it traded. Empty
 //     buckets are omitted, never filled with a flat candle: no trade is
 //     invented. The bucket still forming is returned too. Open/close are the

@@ -11,8 +11,9 @@ import (
 // Limits of the index's memory. See doc.go for what happens at each.
 const (
 	// TerminalOrdersPerAccount bounds the terminal orders (filled,
-	// expired, canceled, post-only refused) kept per account: past it the
-	// oldest, by (admission time, nonce, order id), is forgotten. Live
+	// expired, canceled, margin canceled, post-only refused) kept per
+	// account: past it the oldest, by (admission time, nonce, order id),
+	// is forgotten. Live
 	// orders (pending, active) are never dropped: the engine's OrdersMax
 	// and PendingMax per book bound them.
 	TerminalOrdersPerAccount = 1024
@@ -50,7 +51,7 @@ const (
 	StatusFilled
 	StatusExpired
 	StatusCanceled
-	StatusMarginCanceled // perps only; never set on spot
+	StatusMarginCanceled // removed by its owner's liquidation, on any book
 	StatusPostOnlyRefused
 	StatusInvalid // refused at execution; never set by this engine
 	statusCount
@@ -463,6 +464,8 @@ func (x *Index) apply(o *Order, e *clob.Event, tickUs int64, price *uint256.Int)
 		x.setStatus(o, StatusExpired)
 	case clob.EventPostOnlyRefused:
 		x.setStatus(o, StatusPostOnlyRefused)
+	case clob.EventMarginCancel:
+		x.setStatus(o, StatusMarginCanceled)
 	case clob.EventUpdate:
 		if x.live == nil {
 			return

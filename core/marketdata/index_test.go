@@ -75,13 +75,13 @@ func TestOrderLifecycle(t *testing.T) {
 			t.Fatalf("order %d: status %s, want %s", id, got, want)
 		}
 	}
-	for id := byte(1); id <= 6; id++ {
+	for id := byte(1); id <= 7; id++ {
 		x.Admitted(meta(id, bookA, alice, uint64(id), int64(id)*10, clob.Buy))
 	}
 	f(1, StatusPending)
 	x.Tick(mkTick(500_000, bookTick{book: bookA, price: "5" + e18[1:], volume: e17, events: []clob.Event{
 		ev(clob.EventPlaced, 1), ev(clob.EventPlaced, 2), ev(clob.EventPlaced, 3),
-		ev(clob.EventPostOnlyRefused, 4), ev(clob.EventExpire, 5),
+		ev(clob.EventPostOnlyRefused, 4), ev(clob.EventExpire, 5), ev(clob.EventPlaced, 7),
 		fillEv(1, e17, "5"+e17[1:], e17, "5"+e17[1:], false),
 	}}))
 	f(1, StatusActive)
@@ -93,12 +93,19 @@ func TestOrderLifecycle(t *testing.T) {
 		ev(clob.EventCancel, 2), ev(clob.EventPlaced, 6),
 		fillEv(1, "4"+e17[1:], "2"+e18[1:], "5"+e17[1:], "25"+e17[1:], false),
 		fillEv(1, "5"+e17[1:], "25"+e17[1:], e18, "5"+e18[1:], true),
-		ev(clob.EventExpire, 3),
+		ev(clob.EventExpire, 3), ev(clob.EventMarginCancel, 7), // 7's owner was liquidated
 	}}))
 	f(1, StatusFilled)
 	f(2, StatusCanceled)
 	f(3, StatusExpired)
 	f(6, StatusActive)
+	f(7, StatusMarginCanceled)
+	for st, want := range map[Status]byte{StatusMarginCanceled: 7, StatusCanceled: 2, StatusPostOnlyRefused: 4} {
+		page := x.Orders(nil, alice, &OrdersQuery{Limit: 50, Status: st})
+		if len(page.Orders) != 1 || page.Orders[0].Meta.ID != hashOf(want) {
+			t.Fatalf("status filter %s: %d orders, want only order %d", st, len(page.Orders), want)
+		}
+	}
 	// Terminal orders stay terminal whatever comes later.
 	x.Tick(mkTick(1_500_000, bookTick{book: bookA, price: "5" + e18[1:], events: []clob.Event{ev(clob.EventCancel, 1)}}))
 	f(1, StatusFilled)

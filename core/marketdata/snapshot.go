@@ -471,7 +471,7 @@ func (x *Index) loadArmed(d *decoder) {
 // stored reports whether the index ever gives an order this status.
 func (s Status) stored() bool {
 	switch s {
-	case StatusPending, StatusActive, StatusFilled, StatusExpired, StatusCanceled, StatusPostOnlyRefused:
+	case StatusPending, StatusActive, StatusFilled, StatusExpired, StatusCanceled, StatusMarginCanceled, StatusPostOnlyRefused:
 		return true
 	}
 	return false

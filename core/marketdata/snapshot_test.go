@@ -481,7 +481,7 @@ func TestTerminalOrdersBound(t *testing.T) {
 		events = append(events, clob.Event{Kind: clob.EventPlaced, OrderID: hashOf(byte(i))})
 	}
 	tick(events)
-	kinds := []clob.EventKind{clob.EventFill, clob.EventCancel, clob.EventExpire, clob.EventPostOnlyRefused}
+	kinds := []clob.EventKind{clob.EventFill, clob.EventCancel, clob.EventExpire, clob.EventPostOnlyRefused, clob.EventMarginCancel}
 	for n := 0; n < ordersTotal; n += batch {
 		events = events[:0]
 		for i := range liveCount { // the live orders trade every tick: their fill rows roll

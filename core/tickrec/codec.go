@@ -747,7 +747,7 @@ func (d *tickDecoder) s256(v *clob.Signed) {
 
 func (d *tickDecoder) event(e *clob.Event) {
 	kind := d.U8()
-	if d.Err == nil && (kind < byte(clob.EventPlaced) || kind > byte(clob.EventTriggerCancel)) {
+	if d.Err == nil && (kind < byte(clob.EventPlaced) || kind > byte(clob.EventMarginCancel)) {
 		d.Fail("event kind %d", kind)
 	}
 	e.Kind = clob.EventKind(kind)

@@ -273,6 +273,28 @@ func TestSubsOrdersV2EngineOrders(t *testing.T) {
 	}
 }
 
+// recordReplayChannels subscribes one WebSocket to every channel a replay
+// writes frames of (node.ReplayChannels, no filter) and to newHeads; each
+// call of record appends the notifications up to the next newHeads to live,
+// one line each as the replay writes them.
+func (tn *testNode) recordReplayChannels(t *testing.T) (record func(), live *bytes.Buffer) {
+	t.Helper()
+	w := tn.dialSubs(t)
+	channel := map[string]string{}
+	for i, ch := range node.ReplayChannels {
+		channel[w.sub(i+1, ch, map[string]any{})] = ch
+	}
+	heads := w.sub(len(node.ReplayChannels)+1, "newHeads")
+	live = new(bytes.Buffer)
+	return func() {
+		for _, n := range w.until(heads) {
+			live.WriteString(`{"channel":"` + channel[n.Subscription] + `","params":{},"result":`)
+			live.Write(n.Result)
+			live.WriteString("}\n")
+		}
+	}, live
+}
+
 // TestReplayFramesWithFiredTrigger: `ledgerd replay --frames` writes the
 // frames a live subscriber got, byte for byte, through a session where a
 // trigger fires and its order lands and trades: the order is listed as
@@ -280,20 +302,7 @@ func TestSubsOrdersV2EngineOrders(t *testing.T) {
 func TestReplayFramesWithFiredTrigger(t *testing.T) {
 	var dir string
 	tn := startNode(t, withPerpMarket, func(c *node.Config) { dir = c.DataDir })
-	w := tn.dialSubs(t)
-	channel := map[string]string{}
-	for i, ch := range node.ReplayChannels {
-		channel[w.sub(i+1, ch, map[string]any{})] = ch
-	}
-	heads := w.sub(len(node.ReplayChannels)+1, "newHeads")
-	var live bytes.Buffer
-	record := func() {
-		for _, n := range w.until(heads) {
-			live.WriteString(`{"channel":"` + channel[n.Subscription] + `","params":{},"result":`)
-			live.Write(n.Result)
-			live.WriteString("}\n")
-		}
-	}
+	record, live := tn.recordReplayChannels(t)
 	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
 	tn.cross(t, alice, bob, perpBook, eth(10), eth(100))
 	tn.tick(t)
@@ -323,8 +332,12 @@ func TestReplayFramesWithFiredTrigger(t *testing.T) {
 
 // TestSubsLiquidationCancels: the cancel of a liquidated account's resting
 // order, from a batch before the liquidation, reaches svc_orders_v2 (by
-// `id`, in the frame of that order's book) and svc_orders ("canceled"): the
-// engine lists it in the book's event range.
+// `id`, in the frame of that order's book, a plain cancel with its totals
+// and no st, as the live SDK says an eviction without a fill arrives) and
+// svc_orders ("canceled"): the engine lists it in the book's event range.
+// ob_getOrders says "margin_canceled" (the openapi: "the engine removed the
+// order because the owner's margin capacity was exhausted"), and the
+// status filter finds it.
 func TestSubsLiquidationCancels(t *testing.T) {
 	tn := startNode(t)
 	book := tn.createMarket(t, perpMarket("L-PERP"))
@@ -366,8 +379,8 @@ func TestSubsLiquidationCancels(t *testing.T) {
 			_ = json.Unmarshal(e["k"], &k)
 			_ = json.Unmarshal(e["id"], &id)
 			if k == "cancel" && id == rest {
-				if f.Book != book {
-					t.Fatalf("the cancel in the frame of book %s: %s", f.Book, raw)
+				if _, st := e["st"]; f.Book != book || st || e["tb"] == nil {
+					t.Fatalf("the cancel in the frame of book %s, with st or without totals: %s", f.Book, raw)
 				}
 				cancelAt = f.Batch
 			}
@@ -392,5 +405,12 @@ func TestSubsLiquidationCancels(t *testing.T) {
 	}
 	if !canceled {
 		t.Fatalf("svc_orders never said the liquidation canceled %s", rest)
+	}
+	orders, _ := getOrders(t, tn, long.addr(), map[string]any{"status": "margin_canceled"})
+	if len(orders) != 1 || orders[0].id() != rest || orders[0].str("status") != "margin_canceled" {
+		t.Fatalf("ob_getOrders status=margin_canceled: %v", orders)
+	}
+	if orders, _ := getOrders(t, tn, long.addr(), map[string]any{"status": "canceled"}); len(orders) != 0 {
+		t.Fatalf("ob_getOrders status=canceled lists the liquidation's cancel: %v", orders)
 	}
 }

@@ -194,8 +194,18 @@
 //   - v2 numbers follow the live network's frames: amounts decimal strings
 //     (sz signed), batch/n/end integers; `end` is tick + ttl, omitted
 //     without ttl. Event kinds: placed → new, fill, cancel, expire,
-//     post-only refusal → reject (why "post_only_refused", with totals),
 //     update → modify (px, sz when the node gives the Modification).
+//     Engine removals are cancels with totals, as the openapi's cancel:
+//     a post-only refusal carries st "post_only_refused" (the one engine
+//     removal that does, "today only post_only_refused"), and comes after
+//     the tick's modify events (the engine's order: drain, then refusals);
+//     a liquidation's margin cancel carries no st (the live SDK: "an
+//     eviction that closes an order without a fill arrives as a plain
+//     cancel"), though ob_getOrders then says margin_canceled. The only st
+//     on a fill is "filled": the engine never evicts an order for margin
+//     in the middle of its fills. svc_orders says "canceled" for both
+//     (its OrderUpdate has no status for a removal). A self-match (an
+//     account's buy against its own sell) is an ordinary pair of fills.
 //   - Perp books: a v2 fill carries pa (the owner's position after it,
 //     signed decimal), and the engine's perp events listed in the book's
 //     range appear in v2 as k "liquidation" (sz the position taken over,

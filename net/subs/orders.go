@@ -176,12 +176,10 @@ func eventKindV2(k clob.EventKind) string {
 		return "new"
 	case clob.EventFill:
 		return "fill"
-	case clob.EventCancel:
+	case clob.EventCancel, clob.EventPostOnlyRefused, clob.EventMarginCancel:
 		return "cancel"
 	case clob.EventExpire:
 		return "expire"
-	case clob.EventPostOnlyRefused:
-		return "reject"
 	case clob.EventUpdate:
 		return "modify"
 	case clob.EventLiquidation:
@@ -238,11 +236,11 @@ func (b *bookRec) appendEventV2(dst []byte, e *clob.Event, sc *scratch, single b
 	case clob.EventTriggerFired:
 		dst = append(dst, `,"px":`...)
 		dst = appendDecimal(dst, &e.Price)
-	case clob.EventCancel, clob.EventExpire:
+	case clob.EventCancel, clob.EventExpire, clob.EventMarginCancel:
 		dst = appendTotalsV2(dst, e)
-	case clob.EventPostOnlyRefused:
-		dst = append(dst, `,"why":"post_only_refused"`...)
+	case clob.EventPostOnlyRefused: // the one engine removal that carries st
 		dst = appendTotalsV2(dst, e)
+		dst = append(dst, `,"st":"post_only_refused"`...)
 	case clob.EventUpdate:
 		if m := b.modification(e.OrderID); m != nil {
 			dst = append(dst, `,"px":`...)
@@ -266,11 +264,14 @@ func appendTotalsV2(dst []byte, e *clob.Event) []byte {
 // appendOrdersV1 appends one svc_orders notification, the array of
 // OrderUpdate of one book in one tick, or nothing when no event passes:
 //
-//	new/invalid: {"type":"new",<ob_getOrders order fields>}
+//	new:         {"type":"new",<ob_getOrders order fields>} ("invalid" is
+//	             never sent: a refused intent creates no order)
 //	fill:        {"type":"fill","orderbook_id","order_id"[,"tx_hash"],"bidder","status",
 //	              "base_amount","quote_amount","filled_base_amount","filled_quote_amount",
 //	              "effective_price","fee"}
-//	expired / canceled: {"type":…,"order_id"}
+//	expired / canceled: {"type":…,"order_id"} (canceled: every removal
+//	             but an expiry, post-only refusals and margin cancels included:
+//	             this variant has no status, as on the live network)
 //	modified:    {"type":"modified","order_id","new_price","new_size"}
 //
 // Amounts are hex quantities, as ob_getOrders.
@@ -296,9 +297,7 @@ func (b *bookRec) appendOrdersV1(dst []byte, tickUs int64, f accountFilter) []by
 func (b *bookRec) appendUpdateV1(dst []byte, tickUs int64, e *clob.Event) []byte {
 	switch e.Kind {
 	case clob.EventPlaced:
-		return b.appendOrderV1(dst, `{"type":"new",`, tickUs, e, marketdata.StatusActive)
-	case clob.EventPostOnlyRefused:
-		return b.appendOrderV1(dst, `{"type":"invalid",`, tickUs, e, marketdata.StatusPostOnlyRefused)
+		return b.appendNewV1(dst, tickUs, e)
 	case clob.EventFill:
 		return b.appendFillV1(dst, e)
 	case clob.EventUpdate:
@@ -320,18 +319,18 @@ func (b *bookRec) appendUpdateV1(dst []byte, tickUs int64, e *clob.Event) []byte
 	return append(dst, '}')
 }
 
-// appendOrderV1 writes head then the ob_getOrders order object without its
-// opening brace.
-func (b *bookRec) appendOrderV1(dst []byte, head string, tickUs int64, e *clob.Event, st marketdata.Status) []byte {
-	dst = append(dst, head...)
+// appendNewV1 writes a "new" update: the type, then the ob_getOrders
+// order object of the active order without its opening brace.
+func (b *bookRec) appendNewV1(dst []byte, tickUs int64, e *clob.Event) []byte {
+	dst = append(dst, `{"type":"new",`...)
 	m := b.touched(e.OrderID)
 	if m == nil {
 		dst = append(dst, `"order_id":`...)
 		dst = jsonrpc.AppendData(dst, e.OrderID[:])
 		return append(dst, '}')
 	}
-	o := marketdata.Order{Meta: *m, MarketKind: b.upd.Kind, Status: st, Price: m.Price}
-	if m.TTLUs > 0 && st == marketdata.StatusActive {
+	o := marketdata.Order{Meta: *m, MarketKind: b.upd.Kind, Status: marketdata.StatusActive, Price: m.Price}
+	if m.TTLUs > 0 {
 		o.EndUs = tickUs + m.TTLUs
 	}
 	at := len(dst)

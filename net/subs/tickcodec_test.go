@@ -227,7 +227,7 @@ func makeValid(rng *rand.Rand, t *tickrec.Tick) {
 	}
 	for i := range t.Result.Events {
 		e := &t.Result.Events[i]
-		e.Kind = clob.EventKind(1 + uint(e.Kind)%uint(clob.EventTriggerCancel))
+		e.Kind = clob.EventKind(1 + uint(e.Kind)%uint(clob.EventMarginCancel))
 		e.Side %= clob.Sell + 1
 		noNegativeZero(&e.Position, &e.Realized)
 	}
@@ -350,7 +350,7 @@ func TestDecodeTickRefuses(t *testing.T) {
 		return append(append(b[:ev-1:ev-1], 0x81, 0x00), b[ev:]...)
 	})
 	f("event kind 0", "event kind 0", func(b []byte) []byte { b[ev] = 0; return b })
-	f("event kind 11", "event kind 11", func(b []byte) []byte { b[ev] = 11; return b })
+	f("event kind past the last", "event kind 12", func(b []byte) []byte { b[ev] = byte(clob.EventMarginCancel) + 1; return b })
 	f("side", "side 2", func(b []byte) []byte { b[ev+1] = 2; return b })
 	f("flags", "flags 0x5c outside", func(b []byte) []byte { b[ev+2] |= 0x40; return b })
 	f("zero book", "event book flagged present but zero", func(b []byte) []byte {

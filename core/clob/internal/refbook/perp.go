@@ -146,13 +146,13 @@ func (e *Engine) IdleBookTick(book clob.Hash) clob.BookTick {
 }
 
 // CancelOrdersOf removes every live order of owner, pending or resting,
-// books ascending, each book's orders by ascending id (EventCancel,
+// books ascending, each book's orders by ascending id (EventMarginCancel,
 // terminal): the liquidation's step 1. The order's pending intents find it
 // dead when they drain.
 func (e *Engine) CancelOrdersOf(owner clob.Address, acc clob.Accounts, out *clob.TickResult) {
 	t := &tick{e: e, acc: acc, out: out}
 	for _, b := range e.books {
-		t.cancelWhere(b, func(o *order) bool { return o.owner == owner })
+		t.cancelWhere(b, clob.EventMarginCancel, func(o *order) bool { return o.owner == owner })
 	}
 }
 
@@ -161,11 +161,12 @@ func (e *Engine) CancelOrdersOf(owner clob.Address, acc clob.Accounts, out *clob
 // (EventCancel, terminal): the flat sweep (docs/perps.md, "Triggers").
 func (e *Engine) CancelBound(book clob.Hash, flat func(clob.Address) bool, acc clob.Accounts, out *clob.TickResult) {
 	t := &tick{e: e, acc: acc, out: out}
-	t.cancelWhere(e.book(book), func(o *order) bool { return o.bound && flat(o.owner) })
+	t.cancelWhere(e.book(book), clob.EventCancel, func(o *order) bool { return o.bound && flat(o.owner) })
 }
 
-// cancelWhere removes b's live orders that match, by ascending id.
-func (t *tick) cancelWhere(b *book, match func(*order) bool) {
+// cancelWhere removes b's live orders that match, by ascending id, each
+// with an event of kind.
+func (t *tick) cancelWhere(b *book, kind clob.EventKind, match func(*order) bool) {
 	var mine []*order
 	for _, o := range b.orders {
 		if o.live && match(o) {
@@ -175,7 +176,7 @@ func (t *tick) cancelWhere(b *book, match func(*order) bool) {
 	sort.Slice(mine, func(i, j int) bool { return bytes.Compare(mine[i].id[:], mine[j].id[:]) < 0 })
 	for _, o := range mine {
 		t.remove(o)
-		t.event(clob.EventCancel, o, true)
+		t.event(kind, o, true)
 	}
 	b.compact()
 }

@@ -458,7 +458,7 @@ func TestLiquidationWithPenalty(t *testing.T) {
 	for _, ev := range evs {
 		kinds = append(kinds, ev.Kind)
 	}
-	if len(evs) != 2 || kinds[0] != clob.EventCancel || kinds[1] != clob.EventLiquidation {
+	if len(evs) != 2 || kinds[0] != clob.EventMarginCancel || kinds[1] != clob.EventLiquidation {
 		t.Fatalf("events %v", kinds)
 	}
 	l := evs[1]
