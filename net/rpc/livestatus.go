@@ -187,17 +187,11 @@ func (c *call) accountDiagnostics(dst []byte) ([]byte, *jsonrpc.Error) {
 
 // hasPendingOrder reports whether a owns an order admitted and not yet
 // drained by an auction tick (ob_getOrders' status pending; a delegated
-// order counts for its master, its owner). The index keeps an account's
-// orders in admission order and the pending ones are the newest, so the
-// walk from the newest stops at the first one; an account without one is
-// walked whole: its live orders and at most
-// marketdata.TerminalOrdersPerAccount terminal ones.
+// order counts for its master, its owner), from the market index
+// (marketdata.Index.HasPending bounds the walk).
 func (c *call) hasPendingOrder(a core.Address) bool {
 	var found bool
-	c.s.node.ReadIndex(func(x *marketdata.Index) {
-		q := marketdata.OrdersQuery{Status: marketdata.StatusPending, Limit: 1}
-		found = len(x.Orders(nil, clob.Address(a), &q).Orders) > 0
-	})
+	c.s.node.ReadIndex(func(x *marketdata.Index) { found = x.HasPending(clob.Address(a)) })
 	return found
 }
 
