@@ -77,6 +77,13 @@ func (c *Committee) Info() Info {
 	}
 }
 
+// PublicKey returns member i's public key, compressed (33 bytes).
+//
+// REQUIRES: 0 <= i < N.
+func (c *Committee) PublicKey(i int) []byte {
+	return crypto.CompressPubkey(&c.keys[i].PublicKey)
+}
+
 func deriveKey(seed []byte, i uint32) *ecdsa.PrivateKey {
 	pre := binary.BigEndian.AppendUint32(append([]byte(nil), seed...), i)
 	var k [32]byte

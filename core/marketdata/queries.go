@@ -171,6 +171,24 @@ func (x *Index) Orders(dst []*Order, owner clob.Address, q *OrdersQuery) OrdersP
 	return p
 }
 
+// HasPending reports whether owner has an order admitted and not yet
+// drained by a tick (StatusPending). The walk goes from the newest order,
+// where the pending ones are, and stops at the first; an account without
+// one is walked whole (its live orders and at most
+// TerminalOrdersPerAccount terminal ones).
+func (x *Index) HasPending(owner clob.Address) bool {
+	a := x.accounts[owner]
+	if a == nil {
+		return false
+	}
+	for i := len(a.orders) - 1; i >= 0; i-- {
+		if a.orders[i].Status == StatusPending {
+			return true
+		}
+	}
+	return false
+}
+
 // matches is the query's filter. Pagination applies it after the cursor,
 // so every page of one query holds the matching orders strictly older than
 // the previous page's last one, whatever the filter.

@@ -249,6 +249,7 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 			d.build = n.prepareTick(res, e) // chains to the previous tick
 		}
 		n.lastTickHash = clob.Hash(rec.Tx.Hash)
+		n.lastTick.Store(&TickRef{Us: res.TickUs, Hash: rec.Tx.Hash})
 		if n.deferTick {
 			n.downstream = d // runTick runs it without mu
 			if d.build != nil {

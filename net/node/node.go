@@ -200,9 +200,12 @@ type Node struct {
 	// decreases either (but across a revert, revert.go).
 	pastPerfect floor
 	ppView      pastPerfectView // what PastPerfectTime reads, lock-free
-	metrics     metrics
-	stats       stats   // the Prometheus metrics' sources (stats.go)
-	ranking     ranking // ByPnL's (perp.go)
+	// lastTick is the state's lastTickUs and lastTickHash for readers
+	// (LastTick), lock-free; nil before any tick.
+	lastTick atomic.Pointer[TickRef]
+	metrics  metrics
+	stats    stats   // the Prometheus metrics' sources (stats.go)
+	ranking  ranking // ByPnL's (perp.go)
 	// pubMu guards pub for the storer and the attester, which read it
 	// without mu (they never wait for a tick); whoever sets pub takes it
 	// inside mu.

@@ -286,11 +286,25 @@ func (n *Node) StoredTicks() ([]*tickrec.Tick, error) {
 	return ticks[max(first, 0):], nil
 }
 
+// TickRef names an auction tick: its time and its record's hash.
+type TickRef struct {
+	Us   int64
+	Hash core.Hash
+}
+
+// LastTick returns the newest auction tick applied; false before any. It
+// takes no lock: an event loop may call it.
+func (n *Node) LastTick() (TickRef, bool) {
+	if t := n.lastTick.Load(); t != nil {
+		return *t, true
+	}
+	return TickRef{}, false
+}
+
 // LastTickUs is the time of the newest auction tick applied (0 before any).
 func (n *Node) LastTickUs() int64 {
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	return n.lastTickUs
+	t, _ := n.LastTick()
+	return t.Us
 }
 
 // Markets answers the ob_getMarkets entries, perp markets with their live

@@ -314,6 +314,7 @@ func (n *Node) replaceState(r io.Reader, clockUs int64) error {
 			n.recentMu.Unlock()
 			n.ppView.lastAtt.Store(scratch.ppView.lastAtt.Load())
 			n.ppView.pending.Store(scratch.ppView.pending.Load())
+			n.lastTick.Store(scratch.lastTick.Load())
 			n.views.Store(n.rviews)
 			n.market.idx.SetEquity(n.equity)
 			n.ranking.reset()

@@ -311,6 +311,10 @@ func (n *Node) loadNewestSnapshot(head persist.Head) (uint64, error) {
 		n.ledger, n.market = st.ledger, &marketViews{idx: st.index}
 		n.market.idx.SetEquity(n.equity)
 		n.records, n.lastTickUs, n.lastTickHash = st.records, st.lastTickUs, st.lastTickHash
+		n.lastTick.Store(nil)
+		if st.lastTickUs > 0 {
+			n.lastTick.Store(&TickRef{Us: st.lastTickUs, Hash: core.Hash(st.lastTickHash)})
+		}
 		n.clock.raise(st.nowUs)
 		n.awaiting = st.awaiting
 		from = seq

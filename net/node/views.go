@@ -15,6 +15,11 @@ func (n *Node) ChainID() uint64 { return n.cfg.ChainID }
 // Committee returns the public committee description.
 func (n *Node) Committee() attest.Info { return n.committee.Info() }
 
+// ValidatorKey returns committee member i's public key, compressed.
+//
+// REQUIRES: 0 <= i < len(Committee().Members).
+func (n *Node) ValidatorKey(i int) []byte { return n.committee.PublicKey(i) }
+
 // Clock returns the node's clock: Config.Clock read through the monotonic
 // floor, the time every stamp and tick of the node is taken from.
 func (n *Node) Clock() Clock { return n.clock }

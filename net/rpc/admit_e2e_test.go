@@ -183,9 +183,13 @@ func TestIndexReadsLeaveTheLoop(t *testing.T) {
 	orders := []any{lt.s.addr(), map[string]any{"orderbook_id": wethBook}}
 	wsRead, httpRead := read(lt.rc, "ob_getOrders", orders...), read(lt.tn.rpc, "ob_getOrders", orders...)
 	positions := read(lt.rc, "ob_getPositions", lt.s.addr())
-	lt.balanceAtOnce(t, "an ob_getOrders and an ob_getPositions waiting for the index")
+	diagnostics := read(lt.rc, "svc_getAccountDiagnostics", lt.s.addr())
+	lt.balanceAtOnce(t, "an ob_getOrders, an ob_getPositions and an svc_getAccountDiagnostics waiting for the index")
 	if a := <-positions; a.err != nil || a.at < stallDuration/2 || !strings.Contains(string(a.orders), `"positions"`) {
 		t.Errorf("ws ob_getPositions: %s %v after %v of the hold (it lasts %v): want it answered after the index's step", a.orders, a.err, a.at, stallDuration)
+	}
+	if a := <-diagnostics; a.err != nil || a.at < stallDuration/2 || !strings.Contains(string(a.orders), `"has_clob_order_pending_solution":false`) {
+		t.Errorf("ws svc_getAccountDiagnostics: %s %v after %v of the hold (it lasts %v): want it answered after the index's step, the order drained", a.orders, a.err, a.at, stallDuration)
 	}
 	for name, ch := range map[string]<-chan answer{"ws": wsRead, "http": httpRead} {
 		a := <-ch

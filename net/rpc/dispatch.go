@@ -112,6 +112,12 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.listTransactions(dst)
 	case "svc_waitPastPerfectTime": // pptwait.go
 		return c.waitPastPerfectTime(dst)
+	case "svc_getValidatorAccountStatus": // livestatus.go
+		return c.validatorAccountStatus(dst)
+	case "svc_getAccountDiagnostics":
+		return c.accountDiagnostics(dst)
+	case "svc_getSolverState":
+		return c.solverState(dst), nil
 	case "svc_listAccountReceipts":
 		return c.listReceipts(dst, true)
 	case "svc_listConfirmedReceipts":

@@ -249,11 +249,8 @@ func (c *call) getVotes(dst []byte) ([]byte, *jsonrpc.Error) {
 	}
 	n := c.s.node
 	info := n.AccountInfo(a)
-	if !info.Pending() || info.Newest.Nonce != nonce {
-		return append(dst, "null"...), nil
-	}
-	r, _ := n.Lookup(info.Newest.Hash)
-	if r.Rec == nil || r.Attested { // attested since the reading
+	r, pending := pendingNewest(n, &info)
+	if !pending || info.Newest.Nonce != nonce {
 		return append(dst, "null"...), nil
 	}
 	committee := n.Committee()

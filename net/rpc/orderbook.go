@@ -85,11 +85,17 @@ func isIndexRead(m []byte) bool {
 }
 
 // readsIndex reports whether reqs hold a valid call that takes the market
-// index's lock: an index read (isIndexRead), or ob_getPositions, whose spot
-// and perp positions node.Positions reads from the index.
+// index's lock: an index read (isIndexRead), ob_getPositions, whose spot
+// and perp positions node.Positions reads from the index, or
+// svc_getAccountDiagnostics, which looks for the account's pending orders
+// there.
 func readsIndex(reqs []jsonrpc.Request) bool {
 	for i := range reqs {
-		if reqs[i].Invalid == nil && (isIndexRead(reqs[i].Method) || string(reqs[i].Method) == "ob_getPositions") {
+		if reqs[i].Invalid != nil {
+			continue
+		}
+		switch m := reqs[i].Method; {
+		case isIndexRead(m), string(m) == "ob_getPositions", string(m) == "svc_getAccountDiagnostics":
 			return true
 		}
 	}
