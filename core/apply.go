@@ -9,6 +9,13 @@ import (
 // Keccak256Hash hashes data with keccak256.
 func Keccak256Hash(data ...[]byte) Hash { return Hash(crypto.Keccak256Hash(data...)) }
 
+// Selector is a function's ABI selector: the first four bytes of the
+// keccak256 of its signature, e.g. "recover(bytes32,uint64)".
+func Selector(sig string) [4]byte {
+	h := Keccak256Hash([]byte(sig))
+	return [4]byte(h[:4])
+}
+
 // ApplyTx validates tx against the current state and, if it passes, applies
 // it completely: value and fee move, the nonce advances and the sender is
 // marked pending until Settle; an orderbook call is admitted by the engine

@@ -64,15 +64,12 @@ const (
 )
 
 // mintSelector is keccak256("mint(address,(address,uint256)[],bool)")[:4].
-var mintSelector = func() [4]byte {
-	h := Keccak256Hash([]byte("mint(address,(address,uint256)[],bool)"))
-	return [4]byte(h[:4])
-}()
+var mintSelector = Selector("mint(address,(address,uint256)[],bool)")
 
 // mintTopic is keccak256("Mint(address,address,uint256,bool)"): the log a
 // mint emits per entry, from MintAddress, with token and recipient indexed
 // and data amount ‖ depositToClob.
-var mintTopic = Keccak256Hash([]byte("Mint(address,address,uint256,bool)"))
+var mintTopic = eventTopic("Mint(address,address,uint256,bool)")
 
 // MintTopic returns the topic of the log a mint emits per entry.
 func MintTopic() Hash { return mintTopic }

@@ -30,10 +30,7 @@ const (
 )
 
 // recoverSelector is keccak256("recover(bytes32,uint64)")[:4].
-var recoverSelector = func() [4]byte {
-	h := Keccak256Hash([]byte("recover(bytes32,uint64)"))
-	return [4]byte(h[:4])
-}()
+var recoverSelector = Selector("recover(bytes32,uint64)")
 
 // recoverCallLen is the length of recover's call data: the selector and two
 // ABI words.

@@ -12,14 +12,9 @@ import (
 // Orderbook view selectors: the first four bytes of keccak256 of
 // "balanceOf(address,address)" and "withdrawableBalance(address,address)".
 var (
-	selBalanceOf           = selector("balanceOf(address,address)")
-	selWithdrawableBalance = selector("withdrawableBalance(address,address)")
+	selBalanceOf           = core.Selector("balanceOf(address,address)")
+	selWithdrawableBalance = core.Selector("withdrawableBalance(address,address)")
 )
-
-func selector(sig string) [4]byte {
-	h := core.Keccak256Hash([]byte(sig))
-	return [4]byte(h[:4])
-}
 
 var errBadCall = jsonrpc.InvalidParams("eth_call needs a call object with a \"to\" address")
 
