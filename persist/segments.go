@@ -67,6 +67,14 @@ type segments struct {
 	zeroed   int64    // f's length: zeros past size (zeroAhead)
 	rollAt   int64    // segmentBytesMax; tests lower it
 	next     atomic.Uint64
+	// durable is where the synced frames end (tail.go); nil when the log
+	// has no segment.
+	durable atomic.Pointer[durableMark]
+	// written is the place after the last frame written (the appender's;
+	// nil when unknown: after a cut, found again at the next sync), and
+	// durablePos the place after the synced frames (tail.go).
+	written    *Pos
+	durablePos atomic.Pointer[Pos]
 }
 
 func segName(first uint64) string { return fmt.Sprintf("%016x%s", first, segSuffix) }
@@ -113,6 +121,7 @@ func openSegments(dir string, readOnly bool) (*segments, error) {
 		}
 	}
 	if len(s.segs) == 0 {
+		s.setEnd(Pos{Seq: s.next.Load()})
 		return s, nil
 	}
 	last := s.segs[len(s.segs)-1]
@@ -121,6 +130,12 @@ func openSegments(dir string, readOnly bool) (*segments, error) {
 		return nil, err
 	}
 	s.next.Store(last + n)
+	s.durable.Store(&durableMark{seg: last, off: end})
+	p, err := s.scanEnd()
+	if err != nil {
+		return nil, err
+	}
+	s.setEnd(p)
 	if readOnly {
 		return s, nil
 	}
@@ -280,6 +295,9 @@ func (s *segments) write(frames []byte, n int) error {
 	}
 	s.size += int64(len(frames))
 	s.next.Add(uint64(n))
+	if s.written != nil {
+		*s.written = advance(*s.written, frames)
+	}
 	return nil
 }
 
@@ -331,6 +349,7 @@ func (s *segments) sync() error {
 	if err != nil {
 		return fmt.Errorf("cannot sync the intent log: %w", err)
 	}
+	s.markDurable()
 	return nil
 }
 
@@ -561,7 +580,11 @@ func (s *segments) truncate(seq uint64) error {
 		}
 	}
 	s.next.Store(seq)
+	s.written = nil
 	if cut == 0 {
+		if err := s.markEnd(); err != nil {
+			return err
+		}
 		return syncDir(s.dir)
 	}
 	c, err := openSegmentAt(s.path(cut), cut)
@@ -585,7 +608,28 @@ func (s *segments) truncate(seq uint64) error {
 	if err := cutFile(s.path(cut), end); err != nil {
 		return fmt.Errorf("cannot cut the intent log: %w", err)
 	}
+	s.durable.Store(&durableMark{seg: cut, off: end})
 	return syncDir(s.dir)
+}
+
+// markEnd marks the newest segment's frames durable, read from its file.
+func (s *segments) markEnd() error {
+	s.mu.Lock()
+	n := len(s.segs)
+	var last uint64
+	if n > 0 {
+		last = s.segs[n-1]
+	}
+	s.mu.Unlock()
+	if n == 0 {
+		s.durable.Store(nil)
+		return nil
+	}
+	_, end, err := scanSegment(s.path(last), last)
+	if err == nil {
+		s.durable.Store(&durableMark{seg: last, off: end})
+	}
+	return err
 }
 
 // reset empties the log; its next record is seq next.
@@ -607,6 +651,8 @@ func (s *segments) reset(next uint64) error {
 		}
 	}
 	s.next.Store(next)
+	s.written = nil
+	s.durable.Store(nil)
 	return syncDir(s.dir)
 }
 

@@ -67,31 +67,37 @@ type Sides struct {
 func (l *Log) Sides(from uint64) (Sides, error) {
 	var out Sides
 	err := l.segs.sides(from, func(p []byte) error {
-		switch p[0] {
-		case sideBatch:
-			if len(p) < 9 {
-				return errBatchCorrupt
-			}
-			b := &Batch{Seq: binary.BigEndian.Uint64(p[1:])}
-			if err := decodeBatch(p[9:], b); err != nil {
-				return err
-			}
+		b, cs, err := DecodeSide(p)
+		if b != nil {
 			out.Batches = append(out.Batches, b)
-		case sideClaims:
-			cs, err := decodeClaims(p[1:])
-			if err != nil {
-				return err
-			}
-			out.Claims = append(out.Claims, cs...)
-		default:
-			return fmt.Errorf("%w: side record of kind %#x", ErrCorrupt, p[0])
 		}
-		return nil
+		out.Claims = append(out.Claims, cs...)
+		return err
 	})
 	if err != nil {
 		return Sides{}, fmt.Errorf("intent log side records: %w", err)
 	}
 	return out, nil
+}
+
+// DecodeSide decodes a side record's payload: an attestation batch
+// (without Records) or claims.
+func DecodeSide(p []byte) (*Batch, []Claim, error) {
+	switch p[0] {
+	case sideBatch:
+		if len(p) < 9 {
+			return nil, nil, errBatchCorrupt
+		}
+		b := &Batch{Seq: binary.BigEndian.Uint64(p[1:])}
+		if err := decodeBatch(p[9:], b); err != nil {
+			return nil, nil, err
+		}
+		return b, nil, nil
+	case sideClaims:
+		cs, err := decodeClaims(p[1:])
+		return nil, cs, err
+	}
+	return nil, nil, fmt.Errorf("%w: side record of kind %#x", ErrCorrupt, p[0])
 }
 
 func decodeClaims(b []byte) ([]Claim, error) {

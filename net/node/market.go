@@ -168,6 +168,15 @@ func (n *Node) ticker() {
 		if n.clock.NowMicros() < slotUs {
 			continue // the wall clock stepped back: wait for it
 		}
+		if n.Following() {
+			// Ticks come from the leader; a follower that has caught up
+			// reports the slots after its newest tick as idle, as the
+			// leader does.
+			if inputs, _ := n.Lag(); inputs == 0 && slotUs > n.LastTickUs() {
+				n.publishIdleSlot(slotUs)
+			}
+			continue
+		}
 		durable, err := n.RunDueTicks()
 		switch {
 		case err != nil && n.cfg.Logf != nil:

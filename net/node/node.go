@@ -139,6 +139,18 @@ type Config struct {
 	// Logf reports fatal pipeline errors and start-up decisions (a
 	// snapshot skipped); nil discards them.
 	Logf func(format string, args ...any)
+	// Follow starts the node as a follower (follow.go): it applies what
+	// ApplyFrames hands it and refuses writes until Promote.
+	Follow bool
+	// AfterAppend, when set, runs on the syncer after each group's
+	// fdatasync, before anything of the group is acknowledged or
+	// attested: replication that acknowledges only what a stream holds
+	// waits there (net/replicate). An error it returns stops the node as a
+	// failed log write does.
+	AfterAppend func() error
+	// Replicated refuses what a stream of frames cannot carry to
+	// followers: evm_revert and anvil_loadState replace the whole state.
+	Replicated bool
 }
 
 // ledgerConfig is the ledger's genesis configuration.
@@ -214,6 +226,7 @@ type Node struct {
 	// subscribes).
 	pub        Publisher
 	snap       snapshotter
+	follow     followState // a follower's (follow.go)
 	batches    batchCache
 	logScanMax int // LogScanMax; tests lower it
 
@@ -385,7 +398,15 @@ func Open(cfg Config) (*Node, error) {
 	}
 	n.views.Store(n.rviews)
 	n.snap.init(n)
+	if cfg.Follow {
+		n.follow.on.Store(true)
+		n.follow.batches = newQueue[*persist.Batch]()
+		n.follow.nextBatch = n.nextBatchSeq
+		n.startPipeline()
+		return n, nil // the leader ends a staged run (joinStagedRun)
+	}
 	n.startPipeline()
+	n.startLeading()
 	if err := n.joinStagedRun(); err != nil {
 		n.Close()
 		return nil, err
@@ -471,13 +492,12 @@ func (n *Node) initGenesis() error {
 // startPipeline starts the node's goroutines over the state load built.
 func (n *Node) startPipeline() {
 	cfg := &n.cfg
-	n.wg.Add(6)
+	n.wg.Add(5)
 	go n.writer()
 	go n.syncer()
 	go n.storer()
 	go n.attester()
 	go n.snapshotter()
-	go n.claimer()
 	if _, manual := cfg.Clock.(*ManualClock); !manual {
 		n.wg.Add(1)
 		go n.ticker()
@@ -492,6 +512,13 @@ func (n *Node) startPipeline() {
 	}
 	n.wg.Add(1)
 	go n.valueLogCollector()
+}
+
+// startLeading starts what only a leader runs: the claimer (a follower
+// stores the leader's claims).
+func (n *Node) startLeading() {
+	n.wg.Add(1)
+	go n.claimer()
 }
 
 // restore rebuilds the state: from the newest usable snapshot, then the log
@@ -580,6 +607,10 @@ func (n *Node) restore() error {
 	}
 	if rest, err = n.restoreSides(derived, rest, &rebuilt); err != nil {
 		return err
+	}
+	n.follow.resume = n.ledger.Seq() + 1
+	if len(rest) > 0 {
+		n.follow.resume = rest[0].Rec.Seq // its batch is still to come
 	}
 	if derived < n.log.Len() || len(rebuilt.Batches) > 0 || len(rebuilt.Claims) > 0 {
 		rebuilt.Through = n.log.Len()
@@ -716,6 +747,9 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	}
 	if n.stopErr != nil {
 		return core.Reject{}, n.stopErr
+	}
+	if n.follow.on.Load() {
+		return core.Reject{}, n.notLeader()
 	}
 	if in.Kind != core.InputTick && n.inflight.Load() >= MaxInflight { // runTick checked a tick's before it began
 		return core.Reject{}, ErrOverloaded

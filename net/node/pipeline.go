@@ -170,6 +170,9 @@ func (n *Node) syncer() {
 			w.g.Through, err = n.log.AppendInputs(&w.inputs)
 			n.stats.observeCommit(start, len(w.adm))
 		}
+		if err == nil && n.cfg.AfterAppend != nil {
+			err = n.cfg.AfterAppend()
+		}
 		if err != nil {
 			failed = true
 			n.fail(w.adm, err, true)
@@ -233,6 +236,9 @@ func (q *settleQueue) settle(l *core.Ledger) {
 func (n *Node) storer() {
 	defer n.wg.Done()
 	defer n.attestQ.close() // the syncer, which pushes to it, is done
+	if q := n.follow.batches; q != nil {
+		defer q.close() // the attester may wait on either
+	}
 	var failed bool
 	var ws []*writeGroup
 	var merged persist.Group
@@ -402,8 +408,14 @@ func (n *Node) attester() {
 	defer n.wg.Done()
 	var group []*Entry
 	var leaves [][32]byte
-	var wake []func()
-	for seq := n.nextBatchSeq; ; seq++ {
+	seq := n.nextBatchSeq
+	if n.follow.on.Load() {
+		var ok bool
+		if seq, ok = n.followBatches(seq); !ok {
+			return
+		}
+	}
+	for ; ; seq++ {
 		group = n.attestQ.take(group[:0], attest.MaxBatchLeaves)
 		if len(group) == 0 {
 			return
@@ -426,37 +438,45 @@ func (n *Node) attester() {
 		if !n.storeBatch(sb) {
 			return
 		}
-		now := time.Now() // for the latency metric: Go's monotonic reading
-		wake = wake[:0]
-		n.attach(group, b)
-		n.waitMu.Lock() // after the batches are set: OnAttested
-		for _, e := range group {
-			wake = append(wake, e.waiters...)
-			e.waiters = nil
-		}
-		n.waitMu.Unlock()
-		for _, e := range group {
-			n.metrics.observe(now, e)
-		}
-		n.inflight.Add(-int64(len(group)))
-		n.ppView.lastAtt.Store(ts) // before pending drops: pastPerfectView
-		n.ppView.pending.Add(-int64(len(group)))
-		n.metrics.observeBatch(now, len(b.Sigs), n.committee.N)
-		n.pubMu.RLock()
-		pub := n.pub
-		n.pubMu.RUnlock()
-		if pub != nil {
-			attested := make([]Receipt, len(group))
-			for i, e := range group {
-				attested[i] = e.receipt()
-			}
-			pub.Attested(attested)
-		}
-		for _, w := range wake {
-			w()
-		}
-		n.snap.attested()
+		n.finishBatch(group, b, ts)
 	}
+}
+
+// finishBatch makes the stored batch b, signed at ts, the attestation of
+// group's records: their receipts become final, their waiters wake and the
+// publisher sends them.
+// REQUIRES: the attester.
+func (n *Node) finishBatch(group []*Entry, b *attest.Batch, ts int64) {
+	now := time.Now() // for the latency metric: Go's monotonic reading
+	var wake []func()
+	n.attach(group, b)
+	n.waitMu.Lock() // after the batches are set: OnAttested
+	for _, e := range group {
+		wake = append(wake, e.waiters...)
+		e.waiters = nil
+	}
+	n.waitMu.Unlock()
+	for _, e := range group {
+		n.metrics.observe(now, e)
+	}
+	n.inflight.Add(-int64(len(group)))
+	n.ppView.lastAtt.Store(ts) // before pending drops: pastPerfectView
+	n.ppView.pending.Add(-int64(len(group)))
+	n.metrics.observeBatch(now, len(b.Sigs), n.committee.N)
+	n.pubMu.RLock()
+	pub := n.pub
+	n.pubMu.RUnlock()
+	if pub != nil {
+		attested := make([]Receipt, len(group))
+		for i, e := range group {
+			attested[i] = e.receipt()
+		}
+		pub.Attested(attested)
+	}
+	for _, w := range wake {
+		w()
+	}
+	n.snap.attested()
 }
 
 // attach makes b the attestation of the records of group (in leaf order),

@@ -146,6 +146,9 @@ func (n *Node) snapshotWithin(d time.Duration) {
 // and every later one. It reports false, changing nothing, when no snapshot
 // has that id.
 func (n *Node) EvmRevert(id uint64) (bool, error) {
+	if err := n.replaceable(); err != nil {
+		return false, err
+	}
 	n.evm.mu.Lock()
 	defer n.evm.mu.Unlock()
 	i := slices.IndexFunc(n.evm.live, func(s evmSnap) bool { return s.id == id })
@@ -170,6 +173,21 @@ func (n *Node) EvmRevert(id uint64) (bool, error) {
 	}
 	n.evm.live = n.evm.live[:i]
 	return true, nil
+}
+
+// ErrReplicated refuses a whole-state replacement on a replicated node.
+var ErrReplicated = errors.New("replacing the whole state (evm_revert, anvil_loadState) is not available while the log is replicated (--nats): followers apply frames, and a replaced state is none")
+
+// replaceable refuses a whole-state replacement on a follower or a node
+// whose log is replicated.
+func (n *Node) replaceable() error {
+	switch {
+	case n.Following():
+		return n.notLeader()
+	case n.cfg.Replicated:
+		return ErrReplicated
+	}
+	return nil
 }
 
 // DumpState writes the whole state to w (anvil_dumpState; --dump-state is
@@ -242,6 +260,9 @@ func (n *Node) barrier() error {
 // a bad one is refused with ErrNotState and the state stays as it was.
 // Time is the dump's newest time, or later.
 func (n *Node) LoadState(r io.ReadSeeker) error {
+	if err := n.replaceable(); err != nil {
+		return err
+	}
 	n.evm.mu.Lock()
 	defer n.evm.mu.Unlock()
 	if err := n.checkStateHeader(r); err != nil {
