@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Tailing the log for followers (docs/scaling.md). A leader hands its
@@ -24,6 +26,25 @@ type Pos struct {
 	Seq uint64
 	// Sides counts the side records at Seq already behind the place.
 	Sides uint32
+}
+
+// Before reports whether p comes before q in the log.
+func (p Pos) Before(q Pos) bool { return p.Seq < q.Seq || (p.Seq == q.Seq && p.Sides < q.Sides) }
+
+// String is "seq.sides", as ParsePos reads it.
+func (p Pos) String() string {
+	return strconv.FormatUint(p.Seq, 10) + "." + strconv.FormatUint(uint64(p.Sides), 10)
+}
+
+// ParsePos reads a place written by String.
+func ParsePos(s string) (Pos, error) {
+	a, b, ok := strings.Cut(s, ".")
+	seq, err1 := strconv.ParseUint(a, 10, 64)
+	sides, err2 := strconv.ParseUint(b, 10, 32)
+	if !ok || err1 != nil || err2 != nil || seq == 0 {
+		return Pos{}, fmt.Errorf("%q is no place in a log (seq.sides)", s)
+	}
+	return Pos{Seq: seq, Sides: uint32(sides)}, nil
 }
 
 // durableMark is where the durable frames end: a segment (its first seq)
@@ -143,7 +164,7 @@ func (s *segments) tail(from Pos) (*Tail, error) {
 		return nil, err
 	}
 	for t.pos != from {
-		if t.pos.Seq > from.Seq || (t.pos.Seq == from.Seq && t.pos.Sides > from.Sides) {
+		if from.Before(t.pos) {
 			t.Close()
 			return nil, fmt.Errorf("%w: no place %d.%d in the log", ErrCorrupt, from.Seq, from.Sides)
 		}

@@ -72,14 +72,16 @@ func (n *Node) Following() bool { return n.follow.on.Load() }
 // name.
 func (n *Node) SetLeader(url string) { n.follow.leader.Store(&url) }
 
-// notLeader is the refusal of a write on a follower.
-func (n *Node) notLeader() error {
-	var url string
+// LeaderURL returns the leader's URL as last recorded ("" when none).
+func (n *Node) LeaderURL() string {
 	if p := n.follow.leader.Load(); p != nil {
-		url = *p
+		return *p
 	}
-	return &NotLeaderError{Leader: url}
+	return ""
 }
+
+// notLeader is the refusal of a write on a follower.
+func (n *Node) notLeader() error { return &NotLeaderError{Leader: n.LeaderURL()} }
 
 // SetLag records the replication lag after a message: when its leader
 // published it (ms since the epoch) and how many inputs the stream held
@@ -237,13 +239,13 @@ func (n *Node) followBatches(seq uint64) (uint64, bool) {
 		}
 		leaves = appendLeaves(leaves[:0], group)
 		if sb.Seq != seq || sb.FirstPlace != group[0].place || !slices.Equal(leaves, sb.LeafHashes) {
-			n.stop(fmt.Errorf("%w: the leader's batch %d does not attest the records %d to %d here", ErrDiverged,
+			n.Halt(fmt.Errorf("%w: the leader's batch %d does not attest the records %d to %d here", ErrDiverged,
 				sb.Seq, group[0].place, group[len(group)-1].place))
 			return seq, false
 		}
 		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs)
 		if err != nil {
-			n.stop(fmt.Errorf("%w: the leader's batch %d: %v", ErrDiverged, sb.Seq, err))
+			n.Halt(fmt.Errorf("%w: the leader's batch %d: %v", ErrDiverged, sb.Seq, err))
 			return seq, false
 		}
 		sb.Records = recordsOf(group)
@@ -254,6 +256,22 @@ func (n *Node) followBatches(seq uint64) (uint64, bool) {
 		n.finishBatch(group, b, sb.TimeUs)
 	}
 }
+
+// Halt refuses every later write with why, and logs it: a leader that lost
+// its lease or its stream, a follower whose state diverged.
+func (n *Node) Halt(why error) {
+	n.mu.Lock()
+	n.stop(why)
+	n.mu.Unlock()
+	n.Logf("FATAL: refusing writes: %v", why)
+}
+
+// TailLog returns a reader of the log's durable frames from place from
+// on (persist.Tail), for a replicator.
+func (n *Node) TailLog(from persist.Pos) (*persist.Tail, error) { return n.log.Tail(from) }
+
+// DurablePos returns the place after the log's newest durable frame.
+func (n *Node) DurablePos() (persist.Pos, error) { return n.log.DurablePos() }
 
 // Promote makes the follower the leader at the place it has applied: the
 // caller has stopped feeding it (ApplyFrames) and applied everything the
