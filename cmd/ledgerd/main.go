@@ -24,6 +24,7 @@ import (
 	"github.com/ledgervenue/node/net/l1"
 	"github.com/ledgervenue/node/net/metrics"
 	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/replicate"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
 )
@@ -33,6 +34,7 @@ const ChainID = 0x50d
 
 type flags struct {
 	genesisFlags
+	replFlags
 	addr, datadir, adminToken, clock, admin string
 	l1                                      string // the bridged chain's JSON-RPC endpoint (net/l1)
 	bots                                    string // the built-in bots' spec (bench/bots); "" runs none
@@ -60,6 +62,7 @@ func main() {
 	flag.StringVar(&f.adminToken, "admin-token", "", "bearer token for admin_* methods (generated and printed if empty)")
 	flag.StringVar(&f.clock, "clock", "wall", "wall, or manual (time moves only through admin_advanceTime)")
 	f.genesisFlags.register(flag.CommandLine, "")
+	f.replFlags.register(flag.CommandLine)
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum, and refusals in go-ethereum's words so ethers and viem classify them (docs/compat.md)")
 	flag.Func("prefix", "the service's own names on the wire: svc (SPEC.md, the default) or pod (the live network's, for its SDK); methods and subscription types are accepted with either (docs/live.md)", func(v string) (err error) {
 		f.prefix, err = rpc.ParsePrefix(v)
@@ -111,6 +114,9 @@ func run(f *flags) error {
 		f.workers < 1 || f.queueMax < 1 || f.queueBytesMax < 1 || f.wsInFlightMax < 1 || f.responseBytesMax < 1 {
 		return fmt.Errorf("--http.header-timeout and --http.body-timeout must be > 0 or negative, --max-conns-per-ip, --outbound-max, --outbound-total-max and the --rpc.*/--ws.inflight bounds ≥ 1")
 	}
+	if err := f.checkRepl(); err != nil {
+		return err
+	}
 	if f.bots != "" {
 		if !f.dev || f.clock != "wall" {
 			return fmt.Errorf("--bots needs --dev and --clock wall (the bots trade on the dev markets with wall-clock deadlines)")
@@ -146,9 +152,36 @@ func run(f *flags) error {
 	if err := faultHooks(&cfg); err != nil {
 		return err
 	}
+	natsURL := f.nats
+	if f.followers > 0 {
+		ns, err := startEmbeddedNATS(f.datadir)
+		if err != nil {
+			return err
+		}
+		defer ns.Shutdown()
+		natsURL = ns.ClientURL()
+	}
+	var rep *replicate.Replicator
+	if natsURL != "" {
+		var err error
+		if rep, err = newReplicator(f, natsURL, f.publicURL(f.addr)); err != nil {
+			return err
+		}
+		cfg.AfterAppend, cfg.Replicated, cfg.Follow = rep.AfterAppend, true, f.follow
+	}
 	n, err := node.Open(cfg)
 	if err != nil {
+		if rep != nil {
+			rep.Close()
+		}
 		return err
+	}
+	if rep != nil {
+		if err := rep.Start(n); err != nil {
+			rep.Close()
+			n.Close()
+			return err
+		}
 	}
 	if f.loadState != "" {
 		if err := loadState(n, f); err != nil {
@@ -160,6 +193,10 @@ func run(f *flags) error {
 	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Prefix: f.prefix, Dev: f.dev,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
 		ResponseBytesMax: f.responseBytesMax}
+	msrc := metrics.Sources{Node: n, Hub: hub}
+	if rep != nil {
+		rcfg.Replication, msrc.Replication = rep, rep
+	}
 	var botCtl *bots.Controller // admin_startBots and --bots: dev mode on the wall clock only
 	if f.dev && manual == nil {
 		botCtl = bots.New(bots.Config{AdminToken: f.adminToken, Logf: log.Printf, NowMicros: n.Clock().NowMicros})
@@ -175,7 +212,8 @@ func run(f *flags) error {
 		return err
 	}
 	if f.admin != "" {
-		admin := metrics.AdminHandler(metrics.Sources{Node: n, RPC: svc, Hub: hub, Server: srv})
+		msrc.RPC, msrc.Server = svc, srv
+		admin := metrics.AdminHandler(msrc)
 		go func() { log.Println(metrics.ListenAndServe(f.admin, admin)) }()
 	}
 	if botCtl != nil {
@@ -184,6 +222,22 @@ func run(f *flags) error {
 		botCtl.SetAddr(srv.Addr())
 	}
 	printBanner(f, srv.Addr(), n)
+	var followers followerProcs
+	if rep != nil {
+		fmt.Printf("replicating through NATS JetStream at %s (stream %s): this node %s; acknowledgements wait for the %s\n",
+			natsURL, f.stream, map[bool]string{true: "follows", false: "leads"}[f.follow],
+			map[string]string{"local": "local fdatasync", "stream": "stream too"}[f.ack])
+	}
+	if f.followers > 0 {
+		procs, urls, err := startFollowers(f, f.followers, natsURL, srv.Addr())
+		if err != nil {
+			log.Printf("followers: %v", err)
+		}
+		followers = procs
+		for i, u := range urls {
+			fmt.Printf("follower %d: %s (reads, subscriptions; writes go to the leader)\n", i+1, u)
+		}
+	}
 	if botCtl != nil {
 		if f.bots != "" {
 			if err := botCtl.Start(f.bots); err != nil { // the spec was checked above
@@ -208,6 +262,10 @@ func run(f *flags) error {
 		botCtl.Close() // the bots' last calls are answered while the server is up
 	}
 	stopPoller()
+	followers.stop()
+	if rep != nil && f.follow {
+		rep.Close() // nothing more to apply before the node closes
+	}
 	hub.Close() // subscribers get -32021 while the connections are still up
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -219,15 +277,21 @@ func run(f *flags) error {
 	}
 	svc.Close() // the writes still queued run before the node closes
 	if f.dumpState != "" {
-		return n.CloseDumping(f.dumpState)
+		err = n.CloseDumping(f.dumpState)
+	} else {
+		err = n.Close()
 	}
-	return n.Close()
+	if rep != nil {
+		rep.Close() // a leader's publisher published what the node made durable
+	}
+	return err
 }
 
 func printBanner(f *flags, addr string, n *node.Node) {
 	fmt.Printf("ledgerd listening on http://%s and ws://%s (JSON-RPC on any path)\n", addr, addr)
 	fmt.Printf("chain id %d (0x%x), data in %s, clock %s, committee of %d\n", ChainID, ChainID, f.datadir, f.clock, f.validators)
-	if f.dev {
+	if f.dev && !f.follow { // a follower's banner is short: the leader printed the rest
+
 		fmt.Println("dev accounts (10000 native, 100 WETH, 10 WBTC each):")
 		for i, k := range node.DevKeys {
 			a := node.DevAddress(i)

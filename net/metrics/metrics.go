@@ -20,6 +20,8 @@ type Sources struct {
 	RPC    *rpc.Service
 	Hub    *subs.Hub
 	Server *server.Server
+	// Replication is set with --nats (net/replicate).
+	Replication rpc.Replication
 }
 
 // AdminHandler serves the admin port: /metrics (NewRegistry(src)) and
@@ -83,6 +85,14 @@ var (
 		"reason")
 	notifications = desc("ledgerd_subscription_notifications_total",
 		"Subscription notifications handed to connections.")
+	replLeader = desc("ledgerd_replication_leader",
+		"1 while this node leads (publishes its log to the stream), 0 while it follows.")
+	replStreamSeq = desc("ledgerd_replication_stream_seq",
+		"Stream sequence of the newest message published (leader) or applied (follower).")
+	replLagInputs = desc("ledgerd_replication_lag_inputs",
+		"Inputs the stream holds beyond what this follower applied.")
+	replLagSeconds = desc("ledgerd_replication_lag_seconds",
+		"Time since the newest message this follower applied was published, while it is behind; 0 when caught up.")
 )
 
 // collector reads the sources' counters at scrape time.
@@ -90,7 +100,8 @@ type collector struct{ src Sources }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{rpcRequests, rpcErrors, rpcQueued, rpcQueuedBytes, wsConns, txs,
-		admitQueue, attestQueue, inflight, conns, outbound, subsOpen, subsEnded, notifications} {
+		admitQueue, attestQueue, inflight, conns, outbound, subsOpen, subsEnded, notifications,
+		replLeader, replStreamSeq, replLagInputs, replLagSeconds} {
 		ch <- d
 	}
 }
@@ -126,6 +137,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if s := c.src.Server; s != nil {
 		gauge(conns, s.OpenConns())
 		gauge(outbound, s.OutboundBytes())
+	}
+	if r := c.src.Replication; r != nil {
+		st := r.Status()
+		leads := int64(0)
+		if st.Role == "leader" {
+			leads = 1
+		}
+		gauge(replLeader, leads)
+		gauge(replStreamSeq, int64(st.StreamSeq))
+		gauge(replLagInputs, st.LagInputs)
+		ch <- prometheus.MustNewConstMetric(replLagSeconds, prometheus.GaugeValue, float64(st.LagMs)/1000)
 	}
 	if h := c.src.Hub; h != nil {
 		st := h.Stats()

@@ -35,6 +35,21 @@ import (
 // (never a seq the old leader signed: those came before in the stream),
 // its ticker and claimer start, and writes are admitted.
 
+// ReplicationStatus is what svc_metrics and the Prometheus scrape report
+// of a replicated node (net/replicate).
+type ReplicationStatus struct {
+	Role   string // "leader" or "follower"
+	Leader string // the leader's URL
+	// StreamSeq is the stream sequence of the newest message published
+	// (a leader) or applied (a follower).
+	StreamSeq uint64
+	// LagInputs and LagMs are Lag's; LagP50Ms and LagP99Ms the delay from
+	// a message's publication to its application on a follower, over its
+	// newest messages.
+	LagInputs, LagMs   int64
+	LagP50Ms, LagP99Ms float64
+}
+
 // NotLeaderError refuses a write on a follower.
 type NotLeaderError struct{ Leader string }
 
@@ -293,3 +308,7 @@ func (n *Node) Promote() error {
 	n.Logf("promoted to leader at input %d", n.Applied())
 	return nil
 }
+
+// Genesis returns the stored genesis description (replay.go): a follower
+// must run under its leader's.
+func (n *Node) Genesis() ([]byte, error) { return n.log.Genesis() }

@@ -331,24 +331,9 @@ func (r *Replicator) takeOver(rev uint64, val []byte) error {
 	return nil
 }
 
-// Status is what svc_metrics and the Prometheus scrape report of
-// replication.
-type Status struct {
-	Role   string // "leader" or "follower"
-	Leader string
-	// StreamSeq is the stream sequence of the newest message published
-	// (leader) or applied (follower).
-	StreamSeq uint64
-	// LagInputs and LagMs: node.Lag. LagP50Ms and LagP99Ms: the delay from
-	// a message's publication to its application over the last
-	// lagSamples messages (a follower's).
-	LagInputs, LagMs   int64
-	LagP50Ms, LagP99Ms float64
-}
-
 // Status reports the replicator's state.
-func (r *Replicator) Status() Status {
-	s := Status{Role: "follower"}
+func (r *Replicator) Status() node.ReplicationStatus {
+	s := node.ReplicationStatus{Role: "follower"}
 	if r.leading.Load() {
 		s.Role, s.Leader = "leader", r.cfg.Self
 		r.mu.Lock()

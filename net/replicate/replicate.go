@@ -102,7 +102,8 @@ type Replicator struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	stream  jetstream.Stream
-	kv      jetstream.KeyValue
+	kv      jetstream.KeyValue // the lease
+	meta    jetstream.KeyValue // the leader's genesis
 	n       *node.Node
 
 	leading atomic.Bool
@@ -172,19 +173,51 @@ func New(cfg Config) (*Replicator, error) {
 		nc.Close()
 		return nil, fmt.Errorf("cannot create the lease bucket: %w", err)
 	}
+	r.meta, err = r.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: cfg.Stream + "_meta", Replicas: cfg.Replicas, History: 1})
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("cannot create the metadata bucket: %w", err)
+	}
 	return r, nil
 }
 
 func lower(s string) string { return string(bytes.ToLower([]byte(s))) }
 
 // Start links n: a following node consumes the stream, a leading one
-// takes the lease and publishes.
+// takes the lease and publishes. Both check that n runs under the genesis
+// the stream's first leader stored (the stream holds inputs, not the
+// genesis they apply to).
 func (r *Replicator) Start(n *node.Node) error {
 	r.n = n
+	if err := r.checkGenesis(); err != nil {
+		return err
+	}
 	if n.Following() {
 		return r.startFollowing()
 	}
 	return r.lead(false)
+}
+
+// checkGenesis stores n's genesis description if the stream has none, and
+// refuses a node whose genesis differs from the stored one.
+func (r *Replicator) checkGenesis() error {
+	ours, err := r.n.Genesis()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := r.meta.Create(ctx, "genesis", ours); err == nil {
+		return nil
+	}
+	e, err := r.meta.Get(ctx, "genesis")
+	if err != nil {
+		return fmt.Errorf("cannot read the stream's genesis: %w", err)
+	}
+	if !bytes.Equal(e.Value(), ours) {
+		return fmt.Errorf("this node's genesis differs from the one the stream's leader runs under: start it with the leader's genesis flags (--dev, --validators, …)")
+	}
+	return nil
 }
 
 // Close stops publishing, consuming and renewing; it does not release the

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"github.com/ledgervenue/node/net/node"
 	"strconv"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
@@ -139,6 +140,11 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 			return dst, errUnauthorized
 		}
 		return c.adminFaults(dst)
+	case "admin_promote":
+		if !c.admin {
+			return dst, errUnauthorized
+		}
+		return c.promote(dst)
 	case "admin_startBots", "admin_stopBots", "admin_bots":
 		if !c.admin {
 			return dst, errUnauthorized
@@ -373,6 +379,22 @@ func (c *call) metrics(dst []byte) []byte {
 	dst = strconv.AppendFloat(dst, m.LatencyMs, 'f', -1, 64)
 	dst = append(dst, `,"throughput":`...)
 	dst = strconv.AppendFloat(dst, m.Throughput, 'f', -1, 64)
+	if r := c.s.cfg.Replication; r != nil {
+		dst = appendReplication(append(dst, `,"replication":`...), r.Status())
+	}
+	return append(dst, '}')
+}
+
+// appendReplication appends a replicated node's role, leader and lag
+// (docs/scaling.md).
+func appendReplication(dst []byte, st node.ReplicationStatus) []byte {
+	dst = jsonrpc.AppendString(append(dst, `{"role":`...), st.Role)
+	dst = jsonrpc.AppendString(append(dst, `,"leader":`...), st.Leader)
+	dst = strconv.AppendUint(append(dst, `,"stream_seq":`...), st.StreamSeq, 10)
+	dst = strconv.AppendInt(append(dst, `,"lag_inputs":`...), st.LagInputs, 10)
+	dst = strconv.AppendInt(append(dst, `,"lag_ms":`...), st.LagMs, 10)
+	dst = strconv.AppendFloat(append(dst, `,"lag_p50_ms":`...), st.LagP50Ms, 'f', 3, 64)
+	dst = strconv.AppendFloat(append(dst, `,"lag_p99_ms":`...), st.LagP99Ms, 'f', 3, 64)
 	return append(dst, '}')
 }
 

@@ -18,6 +18,10 @@ import (
 // default.
 type Config struct {
 	Node *node.Node
+	// Replication is the node's link to its followers or leader
+	// (net/replicate, --nats): svc_metrics reports it, admin_promote
+	// promotes a follower. Nil without replication.
+	Replication Replication
 	// AdminToken authorizes admin_* methods; empty disables them.
 	AdminToken string
 	// Manual is the node's clock when it runs under --clock manual; nil
@@ -325,6 +329,12 @@ func (s *Service) authorized(h []byte) bool {
 	return subtle.ConstantTimeCompare(h[len(prefix):], []byte(s.cfg.AdminToken)) == 1
 }
 
+// Replication is what the service needs of net/replicate.
+type Replication interface {
+	Status() node.ReplicationStatus
+	Promote() error
+}
+
 func isWrite(method []byte) bool {
 	switch string(method) {
 	case "eth_sendRawTransaction", "svc_sendRawTransaction":
@@ -333,6 +343,8 @@ func isWrite(method []byte) bool {
 		"admin_createMarket", "admin_setOraclePrice", "admin_snapshot", "admin_lockAccount":
 		return true
 	case "eth_sendTransaction", "eth_signTypedData_v4": // devsign.go: waits for durability; bounded but costly
+		return true
+	case "admin_promote": // waits for the lease and the stream's end
 		return true
 	}
 	if isControl(method) && !isControlRead(method) { // anvil.go

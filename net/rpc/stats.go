@@ -12,7 +12,7 @@ import "sync/atomic"
 // against dispatch's switch). Anything else counts as "other".
 var methodNames = [...]string{
 	"admin_advanceTime", "admin_blacklist", "admin_bots", "admin_createMarket", "admin_deposit", "admin_lockAccount",
-	"admin_setBaseFee", "admin_setOraclePrice", "admin_setValidatorFaults", "admin_snapshot", "admin_startBots",
+	"admin_promote", "admin_setBaseFee", "admin_setOraclePrice", "admin_setValidatorFaults", "admin_snapshot", "admin_startBots",
 	"admin_stateHash", "admin_stopBots",
 	"eth_accounts", "eth_blockNumber", "eth_call", "eth_chainId", "eth_estimateGas", "eth_feeHistory",
 	"eth_gasPrice", "eth_getBalance", "eth_getBlockByHash", "eth_getBlockByNumber", "eth_getCode",
