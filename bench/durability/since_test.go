@@ -12,6 +12,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 	"github.com/ledgervenue/node/bench/proc"
@@ -36,8 +37,8 @@ func newTrader(t *testing.T, i int) *trader {
 	return &trader{key: node.DevKey(i)}
 }
 
-// send signs and sends a transaction; it returns once acknowledged.
-func (tr *trader) send(t *testing.T, c *ethclient.Client, to common.Address, value *big.Int, data []byte) common.Hash {
+// sign signs the trader's next transaction.
+func (tr *trader) sign(t *testing.T, to common.Address, value *big.Int, data []byte) *types.Transaction {
 	t.Helper()
 	tx, err := types.SignNewTx(tr.key, types.LatestSignerForChainID(big.NewInt(chainID)), &types.DynamicFeeTx{
 		ChainID: big.NewInt(chainID), Nonce: tr.nonce, GasTipCap: new(big.Int), GasFeeCap: new(big.Int).Mul(gwei, big.NewInt(2)),
@@ -45,6 +46,18 @@ func (tr *trader) send(t *testing.T, c *ethclient.Client, to common.Address, val
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tx
+}
+
+// sender is the trader as a load sender of transfers.
+func (tr *trader) sender() *sender {
+	return &sender{key: tr.key, addr: crypto.PubkeyToAddress(tr.key.PublicKey)}
+}
+
+// send signs and sends a transaction; it returns once acknowledged.
+func (tr *trader) send(t *testing.T, c *ethclient.Client, to common.Address, value *big.Int, data []byte) common.Hash {
+	t.Helper()
+	tx := tr.sign(t, to, value, data)
 	if err := c.SendTransaction(context.Background(), tx); err != nil {
 		t.Fatalf("send: %v", err)
 	}

@@ -164,6 +164,9 @@ func run(f *flags) error {
 	var rep *replicate.Replicator
 	if natsURL != "" {
 		var err error
+		if f.addr, err = fixPort(f.addr); err != nil {
+			return err
+		}
 		if rep, err = newReplicator(f, natsURL, f.publicURL(f.addr)); err != nil {
 			return err
 		}

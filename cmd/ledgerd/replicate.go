@@ -81,6 +81,21 @@ func newReplicator(f *flags, url, self string) (*replicate.Replicator, error) {
 		AckStream: r.ack == "stream", Self: self, AutoPromote: r.autoPromote, Logf: log.Printf})
 }
 
+// fixPort replaces port 0 of addr with a free port: the lease names the
+// node's URL before its server listens.
+func fixPort(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != "0" {
+		return addr, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return net.JoinHostPort(host, strconv.Itoa(l.Addr().(*net.TCPAddr).Port)), nil
+}
+
 // publicURL is the node's URL in the lease.
 func (f *flags) publicURL(addr string) string {
 	if f.replFlags.publicURL != "" {

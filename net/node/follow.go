@@ -312,3 +312,22 @@ func (n *Node) Promote() error {
 // Genesis returns the stored genesis description (replay.go): a follower
 // must run under its leader's.
 func (n *Node) Genesis() ([]byte, error) { return n.log.Genesis() }
+
+// NewestBatch returns the newest attestation batch the node stores: its
+// seq, root and the seq of the input of its first record (ok false when
+// it stores none). A follower checks it against its stream's.
+func (n *Node) NewestBatch() (seq uint64, root [32]byte, firstInput uint64, ok bool, err error) {
+	head, err := n.log.Head()
+	if err != nil || head.NextSeq == 1 {
+		return 0, root, 0, false, err
+	}
+	sb, err := n.log.Batch(head.NextSeq - 1)
+	if err != nil || sb == nil {
+		return 0, root, 0, false, fmt.Errorf("the newest batch %d: %v", head.NextSeq-1, err)
+	}
+	recs, err := n.log.Records([]uint64{sb.FirstPlace})
+	if err != nil {
+		return 0, root, 0, false, err
+	}
+	return sb.Seq, sb.Root, recs[0].Rec.Seq, true, nil
+}

@@ -406,7 +406,6 @@ func Open(cfg Config) (*Node, error) {
 		return n, nil // the leader ends a staged run (joinStagedRun)
 	}
 	n.startPipeline()
-	n.startLeading()
 	if err := n.joinStagedRun(); err != nil {
 		n.Close()
 		return nil, err
@@ -498,6 +497,9 @@ func (n *Node) startPipeline() {
 	go n.storer()
 	go n.attester()
 	go n.snapshotter()
+	if !n.follow.on.Load() {
+		n.startLeading()
+	}
 	if _, manual := cfg.Clock.(*ManualClock); !manual {
 		n.wg.Add(1)
 		go n.ticker()

@@ -136,7 +136,54 @@ func (r *Replicator) checkPrefix(ctx context.Context) error {
 	if theirs == nil || !sameInput(ours, theirs) {
 		return fmt.Errorf("this node's input %d is not the stream's (it led, and stopped before publishing it): start it from an empty data directory", have)
 	}
-	return nil
+	return r.checkNewestBatch(ctx)
+}
+
+// checkNewestBatch refuses a node whose newest batch the stream does not
+// hold with the same root: a leader that signed it and stopped before
+// publishing it, whose seq another leader then signed over.
+func (r *Replicator) checkNewestBatch(ctx context.Context) error {
+	seq, root, first, ok, err := r.n.NewestBatch()
+	if err != nil || !ok {
+		return err
+	}
+	mseq, err := r.messageHolding(ctx, first)
+	if err != nil {
+		return err
+	}
+	info, err := r.stream.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the stream: %w", err)
+	}
+	// The batch follows its first record's input, within a few messages.
+	for ; mseq > 0 && mseq <= info.State.LastSeq; mseq++ {
+		m, _, _, err := r.messageOf(ctx, mseq)
+		if err != nil {
+			return err
+		}
+		var found *persist.Batch
+		err = persist.EachFrame(m.Data, func(p []byte, side bool) error {
+			if !side || found != nil {
+				return nil
+			}
+			b, _, err := persist.DecodeSide(p)
+			if b != nil && b.Seq >= seq {
+				found = b
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if found == nil {
+			continue
+		}
+		if found.Seq != seq || found.Root != root {
+			break
+		}
+		return nil
+	}
+	return fmt.Errorf("this node's attestation batch %d is not the stream's (it led, and stopped before publishing it): start it from an empty data directory", seq)
 }
 
 // inputIn returns the payload of input seq among frames, which start at
@@ -315,16 +362,18 @@ func (r *Replicator) takeOver(rev uint64, val []byte) error {
 	}
 	r.follow()
 	<-r.followed
-	if err := r.n.Promote(); err != nil {
-		return err
-	}
-	r.n.SetLeader(r.cfg.Self)
+	// Leading before the node admits writes: their acknowledgements wait
+	// for the publisher (AfterAppend).
 	r.mu.Lock()
 	r.published, r.lastSeq = end, last
 	r.mu.Unlock()
 	r.leading.Store(true)
 	r.wg.Add(1)
 	go r.publisher(end)
+	if err := r.n.Promote(); err != nil {
+		return err
+	}
+	r.n.SetLeader(r.cfg.Self)
 	if r.cfg.Logf != nil {
 		r.cfg.Logf("leading from input %d (stream message %d)", end.Seq, last)
 	}
