@@ -56,6 +56,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "replay" { // ledgerd replay --datadir DIR (replay.go)
 		os.Exit(replayMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "nats" { // ledgerd nats --port 4222 (nats.go)
+		os.Exit(natsMain(os.Args[2:]))
+	}
 	var f flags
 	flag.StringVar(&f.addr, "addr", "127.0.0.1:8545", "HTTP listen address (JSON-RPC on every path)")
 	flag.StringVar(&f.datadir, "datadir", "./data", "directory of the durable intent log")
