@@ -9,7 +9,7 @@ BENCHTIME ?= 300ms
 BENCHCOUNT ?= 6
 export GOFLAGS := -buildvcs=false
 
-.PHONY: run run-live build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare ui-tools ui-screenshot
+.PHONY: run run-live cluster build test test-unit test-race fmt vet lint fuzz fuzz-long bench stress clean clients bridge-tools e2e-bridge bench-compare ui-tools ui-screenshot
 
 # run starts the dev venue with --compat: its users point ethers, viem and
 # go-ethereum at it, and ethers cannot decode a receipt in the spec's shapes
@@ -24,6 +24,13 @@ run: build
 # wsUrl ws://127.0.0.1:8545 and restUrl http://127.0.0.1:8545/v1.
 run-live: build
 	./bin/ledgerd --dev --compat --prefix pod --datadir ./data --bots default
+
+# cluster is run with two followers (docs/scaling.md): an embedded NATS
+# JetStream server, the leader on 127.0.0.1:8545 and follower processes on
+# :8546 and :8547 that serve reads and subscriptions and take over when the
+# leader's lease lapses.
+cluster: build
+	./bin/ledgerd --dev --compat --datadir ./data --bots default --followers 2
 
 build:
 	CGO_ENABLED=0 $(GO) build -o bin/ledgerd ./cmd/ledgerd

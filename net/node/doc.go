@@ -118,6 +118,15 @@
 //     on a Node without goroutines, reading the directory read-only; Open
 //     stores the genesis it runs under so the replay starts from it.
 //
+//   - Followers (follow.go, docs/scaling.md): a node opened with Follow
+//     applies the frames a leader made durable (ApplyFrames) under mu in
+//     the leader's order, through the apply path a restart replays with,
+//     and its attester attaches the leader's batches after checking their
+//     leaves instead of signing; it never stamps, ticks, signs or claims,
+//     and refuses writes (NotLeaderError) until Promote, after which it
+//     signs from the next batch seq. AfterAppend lets a replicator hold
+//     the syncer until a stream holds what is durable.
+//
 // Read views (readviews.go). The hot reads take no lock the sequencer, the
 // ticker, the writer or the attester holds, so an event loop never waits
 // for the pipeline (a tick held for seconds included: the read-stall test,
