@@ -60,63 +60,51 @@
 //
 //   - The queues hold inputs in the order the ledger applied them, so the log
 //     order is the apply order and a replay rebuilds the same state.
-//
 //   - Nothing is acknowledged before it is durable: Submit's callback runs
 //     after the group's AppendInputs returned (a tick's after its Store: a
 //     reader asks for its links, stored tick and withdrawal rows next). What
 //     Store writes of the inputs (links, stored ticks, withdrawal rows) a
 //     restart writes again when a stop came between the two (Derived).
-//
 //   - A receipt is visible only once attested; a transaction is visible only
 //     once durable.
-//
 //   - The attester's batch and its records' history rows are durable before
 //     any of those receipts is served; a restart reads batches back and never
 //     signs a record twice (sequence numbers continue).
-//
 //   - Time never goes backwards: admission stamps, attestation times, ticks,
 //     idle slots and the past-perfect time all come from one monotonic clock
 //     (clock.go), which holds its last time while the wall clock is behind
 //     it and resumes at least where the restored state left off.
-//
 //   - Committee faults (faults.go: blacklist, rejecting and silent
 //     validators) are test-venue controls outside the ledger and the log:
 //     they refuse transactions before the ledger sees them, and hold the
 //     attester while fewer than a quorum sign. A restart clears them; a
 //     held batch's records are durable, so the restart attests them.
-//
 //   - svc_metrics (metrics.go) counts live traffic only: records replayed at
 //     start-up and attested after it add to no throughput or latency.
-//
 //   - The Prometheus metrics' sources (stats.go: admissions by outcome,
 //     tick, group commit and attestation histograms, queue depths) are
 //     atomics and lock-free histograms written around core calls by the
 //     node's goroutines; the core never sees them, and an admission counts
 //     without allocating.
-//
 //   - Bridge withdrawals (withdrawals.go): a tick's outcome rows are stored
 //     in the tick's group commit and published only once durable; a claim
 //     is signed only over a durable row, with at least n − f signers, and
 //     served only once its proof is durable. A restart signs what was left
 //     pending.
-//
 //   - Perpetual markets (perp.go): admin_setOraclePrice is a logged input
 //     like a market creation, so a replay sets the oracle at the same place;
 //     positions and the ranking by PnL (ByPnL) read the ledger's
 //     margin under the read lock; balances read the read views (below). The ranking is kept with the
 //     ledger sequence it was computed at and is recomputed once that moves.
-//
 //   - anvil controls (controls.go): setBalance, setNonce and every time
 //     jump are logged inputs applied under the sequencer lock; a jump moves
 //     the clock's offset (ledger state, resumed at start-up), never back,
 //     runs the ticks it makes due, and answers once the new time is
 //     past-perfect.
-//
 //   - Account locks (recovery.go): the ledger reports an equivocation and
 //     the sequencer turns it into a logged lock input under the same lock,
 //     so a replay locks at the same place; the equivocating transaction
 //     itself is refused (999) and never logged.
-//
 //   - Whole-state replacement (revert.go: evm_revert, anvil_loadState):
 //     the pipeline stops (the admitted inputs become durable first), the
 //     store is made to hold the state's keys, the RAM state is rebuilt
@@ -124,13 +112,11 @@
 //     the subscriptions to the history, and the pipeline starts again; time goes back
 //     with the state. Writes meanwhile are refused, reads answer from one
 //     state or the other.
-//
 //   - Offline replay (replay.go, ledgerd replay): Replay applies a data
 //     directory's log through the same apply path (afterApply, with each
 //     tick's downstream stage in line)
 //     on a Node without goroutines, reading the directory read-only; Open
 //     stores the genesis it runs under so the replay starts from it.
-//
 //   - Followers (follow.go, docs/scaling.md): a node opened with Follow
 //     applies the frames a leader made durable (ApplyFrames) under mu in
 //     the leader's order, through the apply path a restart replays with,
