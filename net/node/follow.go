@@ -212,19 +212,10 @@ func (n *Node) applyLogged(seq uint64, in *core.Input) error {
 	if in.Kind == core.InputClockOffset {
 		n.resumeOffset()
 	}
-	var e *Entry
 	if rec != nil {
 		n.ledger.Settle(rec) // durable at the leader; nobody here sends
-		e = &Entry{Rec: rec, place: n.records}
-		n.records++
-		n.entries.put(rec.Tx.Hash, e)
-		n.inflight.Add(1)
-	} else {
-		n.ppView.pending.Add(-1)
 	}
-	links := n.afterApply(in, rec, e)
-	n.admitQ.push(admission{in: in, entry: e, links: links})
-	n.snap.afterInput()
+	n.queueApplied(in, rec, time.Time{}, nil)
 	return nil
 }
 

@@ -792,9 +792,18 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 		}
 		return rej, nil
 	}
+	n.queueApplied(in, rec, time.Now(), done)
+	return rej, nil
+}
+
+// queueApplied keeps the node's views in step with an input the ledger
+// just applied (rec its record, nil if none) and queues it for the log;
+// acceptedAt is a live input's admission time (zero: not live traffic).
+// REQUIRES: n.mu held for writing, pending raised for in.
+func (n *Node) queueApplied(in *core.Input, rec *core.TxRecord, acceptedAt time.Time, done func(*Entry, error)) {
 	var e *Entry
 	if rec != nil {
-		e = &Entry{Rec: rec, place: n.records, acceptedAt: time.Now()}
+		e = &Entry{Rec: rec, place: n.records, acceptedAt: acceptedAt}
 		n.records++
 		n.entries.put(rec.Tx.Hash, e)
 		n.inflight.Add(1)
@@ -804,7 +813,6 @@ func (n *Node) submitLocked(in *core.Input, done func(*Entry, error)) (core.Reje
 	links := n.afterApply(in, rec, e)
 	n.admitQ.push(admission{in: in, entry: e, links: links, done: done})
 	n.snap.afterInput()
-	return rej, nil
 }
 
 // SubmitTx applies a signed transaction. On acceptance done runs once it is

@@ -364,12 +364,7 @@ func (r *Replicator) takeOver(rev uint64, val []byte) error {
 	<-r.followed
 	// Leading before the node admits writes: their acknowledgements wait
 	// for the publisher (AfterAppend).
-	r.mu.Lock()
-	r.published, r.lastSeq = end, last
-	r.mu.Unlock()
-	r.leading.Store(true)
-	r.wg.Add(1)
-	go r.publisher(end)
+	r.startPublishing(end, last)
 	if err := r.n.Promote(); err != nil {
 		return err
 	}

@@ -319,14 +319,21 @@ func (r *Replicator) lead(taken bool) error {
 	if local.Before(end) {
 		return fmt.Errorf("the stream holds the log up to %s, this node's only up to %s: start it with --follow", end, local)
 	}
+	r.wg.Add(1)
+	go r.renew(rev, val)
+	r.startPublishing(end, last)
+	return nil
+}
+
+// startPublishing leads from place end, the end of stream message last:
+// from now on AfterAppend waits for the publisher it starts.
+func (r *Replicator) startPublishing(end persist.Pos, last uint64) {
 	r.mu.Lock()
 	r.published, r.lastSeq = end, last
 	r.mu.Unlock()
 	r.leading.Store(true)
-	r.wg.Add(2)
+	r.wg.Add(1)
 	go r.publisher(end)
-	go r.renew(rev, val)
-	return nil
 }
 
 // streamEndPos returns the place after the stream's last message and its
