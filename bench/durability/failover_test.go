@@ -1,12 +1,17 @@
 package durability
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"math/big"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/ledgervenue/node/bench/proc"
@@ -244,5 +249,50 @@ func checkOneRootPerSeq(t *testing.T, lg *ledger, members []*member) {
 			byTx[h.Hex()] = r.key()
 		}
 		c.Close()
+	}
+}
+
+// TestAdminPromote: admin_promote on a follower that would not campaign
+// takes the lead from a live leader: the old leader stops taking writes
+// (its lease renewal fails), the promoted node takes them and continues
+// the batch seqs, and a second admin_promote is refused.
+func TestAdminPromote(t *testing.T) {
+	natsURL := startNATS(t)
+	_, oc, _ := start(t, replArgs(t.TempDir(), natsURL, false))
+	nn, nc, _ := start(t, append(replArgs(t.TempDir(), natsURL, true), "--nats.auto-promote=false"))
+	payer := newTrader(t, 6)
+	first := payer.send(t, ethclient.NewClient(oc), common.Address{0xee}, big.NewInt(1), nil)
+	waitAttested(t, oc, first)
+
+	if err := nc.Call(nil, "admin_promote"); err == nil {
+		t.Fatal("admin_promote without the admin token was served")
+	}
+	nc.SetHeader("Authorization", "Bearer test")
+	var st replication
+	if err := nc.Call(&st, "admin_promote"); err != nil || st.Role != "leader" || st.Leader != nn.HTTP {
+		t.Fatalf("admin_promote: %+v %v", st, err)
+	}
+	// The old leader's renewal failed while admin_promote waited: it takes
+	// no write any more.
+	tx := payer.sign(t, common.Address{0xee}, big.NewInt(1), nil)
+	if err := ethclient.NewClient(oc).SendTransaction(context.Background(), tx); err == nil {
+		t.Fatal("the old leader still took a write after admin_promote elsewhere")
+	}
+	next := payer.send(t, ethclient.NewClient(nc), common.Address{0xee}, big.NewInt(1), nil)
+	waitAttested(t, nc, next)
+	var a, b attestation
+	if err := nc.Call(&a, "eth_getTransactionReceipt", first); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Call(&b, "eth_getTransactionReceipt", next); err != nil {
+		t.Fatal(err)
+	}
+	if a.Meta.Attestations[0].Seq >= b.Meta.Attestations[0].Seq {
+		t.Fatalf("the promoted node signed batch %d after the old leader's %d", b.Meta.Attestations[0].Seq, a.Meta.Attestations[0].Seq)
+	}
+	err := nc.Call(nil, "admin_promote")
+	var de rpc.DataError
+	if !errors.As(err, &de) || !strings.Contains(fmt.Sprint(de.ErrorData()), "leads already") {
+		t.Fatalf("a second admin_promote: %v", err)
 	}
 }

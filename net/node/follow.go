@@ -279,13 +279,16 @@ func (n *Node) TailLog(from persist.Pos) (*persist.Tail, error) { return n.log.T
 // DurablePos returns the place after the log's newest durable frame.
 func (n *Node) DurablePos() (persist.Pos, error) { return n.log.DurablePos() }
 
+// ErrLeading refuses to promote a node that leads.
+var ErrLeading = errors.New("this node leads already")
+
 // Promote makes the follower the leader at the place it has applied: the
 // caller has stopped feeding it (ApplyFrames) and applied everything the
 // stream held. The batches handed over are attached first; then the node
 // signs, ticks, claims and admits writes.
 func (n *Node) Promote() error {
 	if !n.follow.on.Load() {
-		return errors.New("this node is the leader already")
+		return ErrLeading
 	}
 	n.follow.batches.push(nil)
 	n.mu.Lock()

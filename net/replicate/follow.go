@@ -318,7 +318,7 @@ func (r *Replicator) campaign() bool {
 // seen that at its renewal and stopped, and takes over.
 func (r *Replicator) Promote() error {
 	if r.leading.Load() || !r.n.Following() {
-		return errors.New("this node leads already")
+		return node.ErrLeading
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	val, _ := json.Marshal(lease{URL: r.cfg.Self})
