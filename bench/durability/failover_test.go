@@ -296,3 +296,55 @@ func TestAdminPromote(t *testing.T) {
 		t.Fatalf("a second admin_promote: %v", err)
 	}
 }
+
+// TestFollowerKills: a follower killed at random moments under load and
+// restarted on its directory catches up: after each restart it holds every
+// transaction the leader acknowledged, with the leader's attestations, and
+// at the end the two state hashes are equal.
+func TestFollowerKills(t *testing.T) {
+	rng, root, senders, lg := crashTest(t, "kills a follower of a ledgerd leader five times", "LEDGERD_FOLLOWER_SEED", "kill times")
+	natsURL := startNATS(t)
+	leader, lc, _ := start(t, replArgs(filepath.Join(root, "leader"), natsURL, false))
+	f := &member{name: "follower", dir: filepath.Join(root, "follower")}
+	fresh := 0
+	startMember(t, f, natsURL, &fresh)
+	defer func() { f.n.Stop() }()
+	for round := range 5 {
+		stop := lg.load(lc, senders)
+		time.Sleep(time.Duration(150+rng.IntN(450)) * time.Millisecond)
+		f.n.Kill()
+		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		startMember(t, f, natsURL, &fresh)
+		time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
+		stop()
+		lg.sampleAttested(lc)
+		lead, err := roleOf(leader.HTTP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		awaitStream(t, f, lead.StreamSeq)
+		c, err := rpc.Dial(f.n.HTTP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg.verify(t, round, c)
+		c.Close()
+	}
+	if fresh != 0 {
+		t.Fatalf("a follower's directory was refused %d times: it holds only what the stream gave it", fresh)
+	}
+	fc, err := rpc.Dial(f.n.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	lc.SetHeader("Authorization", "Bearer test")
+	deadline := time.Now().Add(20 * time.Second)
+	for stateHash(t, lc) != stateHash(t, fc) {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower's state is not the leader's")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("%d transactions acknowledged over 5 follower kills, all on the follower after each restart", len(lg.acked))
+}
