@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,14 +28,20 @@ import (
 // write naming the leader; and the three state hashes are equal.
 func TestFollowersServeLikeTheLeader(t *testing.T) {
 	natsURL := startNATS(t)
-	leader, lc, lws := start(t, []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--nats", natsURL, "--bots", "default"})
+	leaderAdmin, followerAdmin := freeAddr(t), freeAddr(t)
+	leader, lc, lws := start(t, []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--nats", natsURL, "--bots", "default",
+		"--admin-addr", leaderAdmin})
 	type follower struct {
 		c, ws *rpc.Client
 		http  string
 	}
 	var followers []follower
-	for range 2 {
-		n, c, ws := start(t, []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--nats", natsURL, "--follow"})
+	for i := range 2 {
+		args := []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--nats", natsURL, "--follow"}
+		if i == 0 {
+			args = append(args, "--admin-addr", followerAdmin)
+		}
+		n, c, ws := start(t, args)
 		followers = append(followers, follower{c: c, ws: ws, http: n.HTTP})
 	}
 	book := map[string]any{"orderbook_ids": []common.Hash{wethBook}}
@@ -134,6 +141,14 @@ func TestFollowersServeLikeTheLeader(t *testing.T) {
 	if err != nil || r.Role != "follower" || r.Leader != leader.HTTP {
 		t.Fatalf("a follower's replication: %+v %v", r, err)
 	}
+	for addr, want := range map[string]string{leaderAdmin: "ledgerd_replication_leader 1", followerAdmin: "ledgerd_replication_leader 0"} {
+		body := get(t, "http://"+addr+"/metrics")
+		for _, w := range []string{want, "ledgerd_replication_stream_seq ", "ledgerd_replication_lag_inputs ", "ledgerd_replication_lag_seconds "} {
+			if !strings.Contains(body, "\n"+w) {
+				t.Fatalf("/metrics of %s has no %q", addr, w)
+			}
+		}
+	}
 
 	// The states: the perp markets tick on the wall clock, so the three
 	// are read until they agree.
@@ -193,6 +208,17 @@ func sameAnswer(t *testing.T, i int, call []any, lc, c *rpc.Client) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// freeAddr returns a loopback address nobody listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
 
 func get(t *testing.T, url string) string {
