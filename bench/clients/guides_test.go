@@ -79,7 +79,13 @@ func skipUnlessJS(t *testing.T) {
 // with its steps. Its output goes to the test log when the test failed.
 func runSteps(t *testing.T, name, script string, n *proc.Ledgerd, timeout time.Duration) {
 	t.Helper()
-	p := run(timeout, []string{"LEDGERD_HTTP=" + n.HTTP, "LEDGERD_WS=" + n.WS}, "node", script)
+	runStepsEnv(t, name, script, []string{"LEDGERD_HTTP=" + n.HTTP, "LEDGERD_WS=" + n.WS}, timeout)
+}
+
+// runStepsEnv is runSteps with the program's environment given.
+func runStepsEnv(t *testing.T, name, script string, env []string, timeout time.Duration) {
+	t.Helper()
+	p := run(timeout, env, "node", script)
 	steps, failed := 0, 0
 	for _, line := range strings.Split(p.Stdout, "\n") {
 		m := guideStepRE.FindStringSubmatch(line)

@@ -149,6 +149,10 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
+// followIdleSlots is how many slots a follower waits for the leader's tick
+// of a slot before it reports the slot idle.
+const followIdleSlots = 2
+
 // ticker drives ticks from the wall clock. A slot of the grid that has no
 // tick due is reported to the publisher as idle: newHeads and past-perfect
 // time move on an idle node too. A slot runs only once the node's time has
@@ -169,11 +173,13 @@ func (n *Node) ticker() {
 			continue // the wall clock stepped back: wait for it
 		}
 		if n.Following() {
-			// Ticks come from the leader; a follower that has caught up
-			// reports the slots after its newest tick as idle, as the
-			// leader does.
-			if inputs, _ := n.Lag(); inputs == 0 && slotUs > n.LastTickUs() {
-				n.publishIdleSlot(slotUs)
+			// Ticks come from the leader, which may still send one for
+			// this slot: a follower that has caught up reports a slot idle
+			// followIdleSlots slots later, if no tick came for it or after
+			// it by then (heads stay in order).
+			idle := slotUs - followIdleSlots*grid
+			if inputs, _ := n.Lag(); inputs == 0 && idle > n.LastTickUs() {
+				n.publishIdleSlot(idle)
 			}
 			continue
 		}

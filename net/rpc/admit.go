@@ -42,7 +42,7 @@ func (s *Service) admitter() {
 		rej, err := s.node.SubmitTxVotes(&j.tx, &j.r.dissent, j.r.durable)
 		switch {
 		case err != nil:
-			j.r.fail(submitError(err))
+			j.r.fail(submitError(err, s.cfg.Compat))
 		case !rej.OK():
 			j.r.fail(rejectError(&rej, &j.tx, s.cfg.Compat))
 		}

@@ -20,14 +20,22 @@ var (
 )
 
 // submitError maps a write the node refused to the spec's error: the
-// committee's verdicts, else a node fault (-32603).
-func submitError(err error) *jsonrpc.Error {
+// committee's verdicts, else a node fault (-32603), whose data says why (a
+// follower's: where to send writes; under compat its message too).
+func submitError(err error, compat bool) *jsonrpc.Error {
 	var rejected *node.RejectedError
+	var notLeader *node.NotLeaderError
 	switch {
 	case errors.Is(err, node.ErrBlacklisted):
 		return validationError(node.ErrBlacklisted.Error())
 	case errors.As(err, &rejected):
 		return &jsonrpc.Error{Code: CodeRejected, Message: rejected.Error(), Data: appendRejections(nil, rejected.Reasons)}
+	case errors.As(err, &notLeader) && compat:
+		// viem shows an internal error's message, not its data: under
+		// --compat the message says where to send (docs/scaling.md).
+		e := internalError(err)
+		e.Message = err.Error()
+		return e
 	}
 	return internalError(err)
 }

@@ -90,7 +90,7 @@ func (c *call) sendBlocking(dst []byte, tx *core.Tx, timeout time.Duration, sync
 		err = <-durable
 	}
 	if err != nil {
-		return dst, submitError(err)
+		return dst, submitError(err, c.s.cfg.Compat)
 	}
 	attested := false
 	if timeout > 0 {
