@@ -2,8 +2,11 @@ package node
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/holiman/uint256"
 
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
@@ -175,5 +178,32 @@ func TestFollowerAppliesTheLeadersLog(t *testing.T) {
 	fclock.Advance(clock.NowMicros() - fclock.NowMicros() + 500_000)
 	if _, err := f.RunDueTicks(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReplicatedRefusesStateReplacement: evm_revert and anvil_loadState
+// replace the whole state, which no run of frames carries: a replicated
+// leader refuses them, and a follower refuses them as it refuses writes.
+func TestReplicatedRefusesStateReplacement(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Replicated = true
+	leader := openNode(t, cfg)
+	defer leader.Close()
+	if _, err := leader.EvmRevert(1); !errors.Is(err, ErrReplicated) {
+		t.Fatalf("evm_revert on a replicated leader: %v", err)
+	}
+	if err := leader.LoadState(strings.NewReader("")); !errors.Is(err, ErrReplicated) {
+		t.Fatalf("anvil_loadState on a replicated leader: %v", err)
+	}
+	fcfg := testConfig(t, t.TempDir())
+	fcfg.Follow = true
+	f := openNode(t, fcfg)
+	defer f.Close()
+	var nl *NotLeaderError
+	if _, err := f.EvmRevert(1); !errors.As(err, &nl) {
+		t.Fatalf("evm_revert on a follower: %v", err)
+	}
+	if err := f.Deposit(core.Hash{}, core.NativeToken, DevAddress(1), uint256.NewInt(1), func(*Entry, error) {}); !errors.As(err, &nl) {
+		t.Fatalf("a deposit on a follower: %v", err)
 	}
 }
