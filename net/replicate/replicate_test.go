@@ -128,7 +128,7 @@ func compare(leader, f *member, txs []*core.Tx) error {
 func TestFollowersThroughJetStream(t *testing.T) {
 	url := startNATS(t)
 	leader := start(t, url, t.TempDir(), "http://leader", false, false)
-	defer leader.close()
+	defer func() { leader.close() }()
 	f1 := start(t, url, t.TempDir(), "http://f1", true, false)
 	f2 := start(t, url, t.TempDir(), "http://f2", true, false)
 	defer f2.close()
@@ -159,6 +159,13 @@ func TestFollowersThroughJetStream(t *testing.T) {
 	if st := f1.r.Status(); st.Role != "follower" || st.Leader != "http://leader" || st.StreamSeq == 0 {
 		t.Fatalf("follower status %+v", st)
 	}
+
+	// The leader restarts within its lease: it renews the lease it held
+	// and publishes from where the stream ends.
+	leader.close()
+	leader = start(t, url, leader.dir, "http://leader", false, false)
+	send(t, leader, batch(1, 90, 30))
+	sameAs(t, leader, txs, f1, f2)
 }
 
 // TestFailoverThroughTheLease: the leader stops; one follower takes the
