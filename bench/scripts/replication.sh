@@ -38,7 +38,9 @@
 #
 # and stops all of them. Prints per-run rows, then the medians over the
 # runs. The leader, the follower, NATS and the load tool share this
-# machine's cores.
+# machine's cores; each run starts once other users' processes have left
+# them (3 s under 10 %, waiting at most 5 min), and each measurement says
+# how much of the machine others took meanwhile ("others").
 #
 # Environment: RUNS (3), KNEE (skip the write ramp), RAMP_DURATION (4s),
 # LOAD_DURATION (15s), READ_DURATION (3s), BG_DURATION (40s); OUT, a
@@ -63,11 +65,13 @@ writeConns=64
 readConns=32
 # Bounds: each ledger-bench call ends by itself (its steps, drains and
 # setup timeouts); benchTimeout is the backstop, as are nodeStopWait, upWait
-# (a process starting) and catchUpWait (the follower applying the stream).
+# (a process starting), catchUpWait (the follower applying the stream) and
+# quietWait (other users' processes leaving the cores before a run).
 benchTimeout=600
 nodeStopWait=20
 upWait=60
 catchUpWait=120
+quietWait=300
 [[ $runs =~ ^[1-9][0-9]?$ ]] || { echo "$usage; RUNS must be 1..99" >&2; exit 2; }
 [[ -z $knee_env || $knee_env =~ ^[1-9][0-9]*$ ]] || { echo "KNEE must be a positive integer" >&2; exit 2; }
 for c in jq curl; do
@@ -181,13 +185,69 @@ odd_logs() {
 	[[ -z $out ]] || for f in nats leader follower; do cp "$tmp/$f.log" "$out/run$i-$f.log"; done
 }
 
-kneeRows=$tmp/knee  # run knee first_past, tab-separated
-lagRows=$tmp/lag    # run pct rate achieved p99 msgs restart_msgs catchup_s lag_p50 lag_p99 leader_us follower_us ratio
-readRows=$tmp/reads # run idle_knee loaded_knee bg_achieved bg_errors bg_outlasted
+# Other users' processes (a build, a test) take the same cores and show in
+# every figure: other (set by acct_end) is the share of the machine's CPU
+# (all cores) they took since acct_begin, from /proc/stat's busy ticks less
+# this script's (its running processes', and its reaped children's from
+# `times`: ledger-bench, curl, jq). The kernel's work for ours (block I/O
+# workers, softirqs) counts as others': a few % under load.
+busy_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9; exit}' /proc/stat; }
+# ours_ticks sets ours; it must run in the script's shell (not in $(...),
+# whose `times` would be a subshell's).
+ours_ticks() {
+	local p
+	times >"$tmp/times"
+	ours=$(awk -v hz="$hz" 'NR == 2 {split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", (u[1] * 60 + u[2] + s[1] * 60 + s[2]) * hz}' "$tmp/times")
+	for p in "$nats_pid" "$leader_pid" "$follower_pid"; do
+		[[ -n $p && -r /proc/$p/stat ]] && ours=$((ours + $(cpu_ticks "$p")))
+	done
+	return 0
+}
+acct_begin() {
+	a0_busy=$(busy_ticks)
+	ours_ticks
+	a0_ours=$ours
+	a0_ns=$(date +%s%N)
+}
+# acct_end sets other (the percentage), in the script's shell too.
+acct_end() {
+	local busy ns
+	busy=$(busy_ticks)
+	ours_ticks
+	ns=$(date +%s%N)
+	other=$(awk -v b=$((busy - a0_busy)) -v o=$((ours - a0_ours)) -v ns=$((ns - a0_ns)) -v hz="$hz" -v n="$(nproc)" \
+		'BEGIN {v = (b - o) / (ns / 1e9 * hz * n) * 100; printf "%.0f", v < 0 ? 0 : v}')
+}
+# quiet_gate waits (at most quietWait seconds) until others take under 10 %
+# of the machine for 3 seconds in a row, and says how long it waited.
+quiet_gate() {
+	local quiet=0 t0=$SECONDS
+	while ((SECONDS - t0 < quietWait)); do
+		acct_begin
+		sleep 1
+		acct_end
+		if ((other < 10)); then
+			quiet=$((quiet + 1))
+			((quiet >= 3)) && break
+		else
+			quiet=0
+		fi
+	done
+	if ((quiet >= 3)); then
+		(($(( SECONDS - t0 )) <= 4)) || echo "run $i: waited $((SECONDS - t0)) s for other processes to leave the cores"
+	else
+		echo "run $i: others still took >= 10 % of the machine after ${quietWait}s: measuring anyway"
+	fi
+}
+
+kneeRows=$tmp/knee  # run knee first_past other, tab-separated
+lagRows=$tmp/lag    # run pct rate achieved p99 msgs restart_msgs catchup_s lag_p50 lag_p99 leader_us follower_us ratio errors other
+readRows=$tmp/reads # run idle_knee loaded_knee bg_achieved bg_errors bg_outlasted idle_other loaded_other
 : >"$kneeRows"
 : >"$lagRows"
 : >"$readRows"
 for i in $(seq 1 "$runs"); do
+	quiet_gate
 	# NATS, then the leader (it takes the lease), then the follower.
 	"$bin/ledgerd" nats --port 0 --datadir "$tmp/nats-$i" >"$tmp/nats.log" 2>&1 &
 	nats_pid=$!
@@ -210,6 +270,7 @@ for i in $(seq 1 "$runs"); do
 	follower=http://127.0.0.1:$fport
 
 	# 1. The write knee with the follower attached.
+	acct_begin
 	if [[ -n $knee_env ]]; then
 		knee=$knee_env past=-
 	else
@@ -218,7 +279,9 @@ for i in $(seq 1 "$runs"); do
 		past=$(jq -r '.nodes[0].knee_rate' "$tmp/knee.json")
 		[[ $knee -gt 0 ]] || { echo "run $i: no write step held (first step past the knee: $past)" >&2; exit 1; }
 	fi
-	printf '%s\t%s\t%s\n' "$i" "$knee" "$past" >>"$kneeRows"
+	acct_end
+	[[ -z $knee_env ]] || other=-
+	printf '%s\t%s\t%s\t%s\n' "$i" "$knee" "$past" "$other" >>"$kneeRows"
 
 	# 2. Lag and CPU at 50 % and 90 % of it.
 	for pct in 50 90; do
@@ -237,6 +300,7 @@ for i in $(seq 1 "$runs"); do
 		caught_up "$seq0" >/dev/null
 		sleep 1
 		seq0=$(rpc_metric "$lport" replication.stream_seq)
+		acct_begin
 		lt0=$(cpu_ticks "$leader_pid")
 		ft0=$(cpu_ticks "$follower_pid")
 		bench "load$pct" --url "$leader" --scenario transfer --conns "$writeConns" --rate "$rate" --duration "$loadDuration"
@@ -244,22 +308,27 @@ for i in $(seq 1 "$runs"); do
 		caught=$(caught_up "$target")
 		lt1=$(cpu_ticks "$leader_pid")
 		ft1=$(cpu_ticks "$follower_pid")
+		acct_end
 		repl=$(curl -s --max-time 5 -X POST -H 'Content-Type: application/json' \
 			--data '{"jsonrpc":"2.0","id":1,"method":"svc_metrics","params":[]}' "$follower" | jq -c '.result.replication')
 		jq -r --arg i "$i" --arg pct "$pct" --argjson rate "$rate" --argjson msgs "$((target - seq0))" --argjson rmsgs "$restartMsgs" \
 			--argjson caught "$caught" --argjson repl "$repl" --argjson lt "$((lt1 - lt0))" --argjson ft "$((ft1 - ft0))" \
-			--argjson hz "$hz" \
+			--argjson hz "$hz" --argjson other "$other" \
 			'.nodes[0].steps[0].runs[0] as $r |
 			(if $r.ok > 0 then $lt / $hz * 1e6 / $r.ok else "-" end) as $l |
 			(if $r.ok > 0 then $ft / $hz * 1e6 / $r.ok else "-" end) as $f |
 			[$i, $pct, $rate, $r.achieved, $r.p99_ms, $msgs, $rmsgs, ($caught / 1000), $repl.lag_p50_ms, $repl.lag_p99_ms,
-			 $l, $f, (if $r.ok > 0 and $lt > 0 then $ft / $lt else "-" end), $r.errors] | @tsv' \
+			 $l, $f, (if $r.ok > 0 and $lt > 0 then $ft / $lt else "-" end), $r.errors, $other] | @tsv' \
 			"$tmp/load$pct.json" >>"$lagRows"
 	done
 
 	# 3. The follower's read knee, the leader idle, then at its knee.
+	acct_begin
 	bench readidle --url "$follower" --scenario balance --conns "$readConns" --ramp "$readRamp" --duration "$readDuration"
 	idleKnee=$(knee_of "$tmp/readidle.json")
+	acct_end
+	idleOther=$other
+	acct_begin
 	rm -f "$tmp/bg.json"
 	timeout "$benchTimeout" "$bin/ledger-bench" --json "$tmp/bg.json" --url "$leader" --scenario transfer \
 		--conns "$writeConns" --rate "$knee" --duration "$bgDuration" >"$tmp/bg.out" 2>"$tmp/bg.err" &
@@ -279,29 +348,32 @@ for i in $(seq 1 "$runs"); do
 	[[ -s $tmp/bg.json ]] || { echo "run $i: the leader's load wrote no report:" >&2; tail -n 5 "$tmp/bg.err" >&2; exit 1; }
 	[[ -z $out ]] || cp "$tmp/bg.json" "$out/run$i-bg.json"
 	loadedKnee=$(knee_of "$tmp/readload.json")
+	acct_end
+	loadedOther=$other
 	jq -r --arg i "$i" --argjson idle "$idleKnee" --argjson loaded "$loadedKnee" --arg o "$outlasted" \
-		'.nodes[0].steps[0].runs[0] as $r | [$i, $idle, $loaded, $r.achieved, $r.errors, $o] | @tsv' \
+		--argjson io "$idleOther" --argjson lo "$loadedOther" \
+		'.nodes[0].steps[0].runs[0] as $r | [$i, $idle, $loaded, $r.achieved, $r.errors, $o, $io, $lo] | @tsv' \
 		"$tmp/bg.json" >>"$readRows"
 
 	stop_run
 	odd_logs
 	rm -rf "$tmp/nats-$i" "$tmp/leader-$i" "$tmp/follower-$i"
 
-	awk -F'\t' -v i="$i" '$1 == i {printf "run %s: write knee %s/s (first step past it: %s)\n", $1, $2, $3}' "$kneeRows"
-	awk -F'\t' -v i="$i" '$1 == i {printf "  %3s%% %7d/s offered %8.0f/s achieved, p99 %6.1f ms, %5d msgs (+%d while the follower restarted), caught up in %.2f s; lag p50 %7.2f p99 %8.2f ms; cpu/input leader %5.0f µs follower %5.0f µs ratio %.2f; errors %s\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14}' "$lagRows"
-	awk -F'\t' -v i="$i" -v top="$readTop" '$1 == i {printf "  follower read knee: leader idle %s%s/s, leader at its knee %s%s/s (the leader achieved %.0f/s then, %s errors; its load outlasted the read ramp: %s)\n", ($2 == top ? ">=" : ""), $2, ($3 == top ? ">=" : ""), $3, $4, $5, $6}' "$readRows"
+	awk -F'\t' -v i="$i" '$1 == i {printf "run %s: write knee %s/s (first step past it: %s; others took %s %% of the machine)\n", $1, $2, $3, $4}' "$kneeRows"
+	awk -F'\t' -v i="$i" '$1 == i {printf "  %3s%% %7d/s offered %8.0f/s achieved, p99 %6.1f ms, %5d msgs (+%d while the follower restarted), caught up in %.2f s; lag p50 %7.2f p99 %8.2f ms; cpu/input leader %5.0f µs follower %5.0f µs ratio %.2f; errors %s; others %s %%\n", $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15}' "$lagRows"
+	awk -F'\t' -v i="$i" -v top="$readTop" '$1 == i {printf "  follower read knee: leader idle %s%s/s, leader at its knee %s%s/s (the leader achieved %.0f/s then, %s errors; its load outlasted the read ramp: %s); others %s %% / %s %%\n", ($2 == top ? ">=" : ""), $2, ($3 == top ? ">=" : ""), $3, $4, $5, $6, $7, $8}' "$readRows"
 done
 
 echo
 echo "medians over $runs run(s); load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 col() { awk -F'\t' -v c="$2" -v p="${3:-}" 'p == "" || $2 == p {print $c}' "$1" | median; }
-echo "write knee (transfers, $writeConns conns, follower attached): $(col "$kneeRows" 2)/s"
-printf '%4s %9s %11s %8s %6s %10s %9s %9s %12s %14s %6s\n' load rate/s achieved/s p99_ms msgs catchup_s lag_p50 lag_p99 leader_us/in follower_us/in ratio
+echo "write knee (transfers, $writeConns conns, follower attached): $(col "$kneeRows" 2)/s (others took $(col "$kneeRows" 4) % of the machine)"
+printf '%4s %9s %11s %8s %6s %10s %9s %9s %12s %14s %6s %7s\n' load rate/s achieved/s p99_ms msgs catchup_s lag_p50 lag_p99 leader_us/in follower_us/in ratio others%
 for pct in 50 90; do
-	printf '%3s%% %9s %11.0f %8.1f %6s %10.2f %9.2f %9.2f %12.0f %14.0f %6.2f\n' "$pct" \
+	printf '%3s%% %9s %11.0f %8.1f %6s %10.2f %9.2f %9.2f %12.0f %14.0f %6.2f %7s\n' "$pct" \
 		"$(col "$lagRows" 3 "$pct")" "$(col "$lagRows" 4 "$pct")" "$(col "$lagRows" 5 "$pct")" "$(col "$lagRows" 6 "$pct")" \
 		"$(col "$lagRows" 8 "$pct")" "$(col "$lagRows" 9 "$pct")" "$(col "$lagRows" 10 "$pct")" "$(col "$lagRows" 11 "$pct")" \
-		"$(col "$lagRows" 12 "$pct")" "$(col "$lagRows" 13 "$pct")"
+		"$(col "$lagRows" 12 "$pct")" "$(col "$lagRows" 13 "$pct")" "$(col "$lagRows" 15 "$pct")"
 done
 atTop() { [[ $1 == "$readTop" ]] && echo ">=$1 (the ramp's top: no knee within it)" || echo "$1"; }
-echo "follower read knee (balance, $readConns conns): leader idle $(atTop "$(col "$readRows" 2)")/s, leader at its knee $(atTop "$(col "$readRows" 3)")/s (the leader achieved $(printf '%.0f' "$(col "$readRows" 4)")/s meanwhile, $(col "$readRows" 5) errors)"
+echo "follower read knee (balance, $readConns conns): leader idle $(atTop "$(col "$readRows" 2)")/s, leader at its knee $(atTop "$(col "$readRows" 3)")/s (the leader achieved $(printf '%.0f' "$(col "$readRows" 4)")/s meanwhile, $(col "$readRows" 5) errors); others took $(col "$readRows" 7) % / $(col "$readRows" 8) % of the machine"
