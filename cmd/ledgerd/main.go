@@ -230,9 +230,12 @@ func run(f *flags) error {
 	printBanner(f, srv.Addr(), n)
 	var followers followerProcs
 	if rep != nil {
-		fmt.Printf("replicating through NATS JetStream at %s (stream %s): this node %s; acknowledgements wait for the %s\n",
-			natsURL, f.stream, map[bool]string{true: "follows", false: "leads"}[f.follow],
-			map[string]string{"local": "local fdatasync", "stream": "stream too"}[f.ack])
+		if f.follow {
+			fmt.Printf("following through NATS JetStream at %s (stream %s); writes go to the leader\n", natsURL, f.stream)
+		} else {
+			fmt.Printf("leading through NATS JetStream at %s (stream %s); acknowledgements wait for the %s\n",
+				natsURL, f.stream, map[string]string{"local": "local fdatasync", "stream": "stream too"}[f.ack])
+		}
 	}
 	if f.followers > 0 {
 		procs, urls, err := startFollowers(f, f.followers, natsURL, srv.Addr())

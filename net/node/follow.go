@@ -44,8 +44,9 @@ type ReplicationStatus struct {
 	// (a leader) or applied (a follower).
 	StreamSeq uint64
 	// LagInputs and LagMs are Lag's; LagP50Ms and LagP99Ms the delay from
-	// a message's publication to its application on a follower, over its
-	// newest messages.
+	// the leader's reading of a message's frames (right after their
+	// fdatasync) to their application on a follower, over its newest
+	// messages (the two clocks are assumed in step).
 	LagInputs, LagMs   int64
 	LagP50Ms, LagP99Ms float64
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -239,7 +240,13 @@ func (r *Replicator) consume(ctx context.Context, cons jetstream.Consumer) {
 			return
 		}
 		r.applied.Store(meta.Sequence.Stream)
-		r.lag.observe(time.Since(meta.Timestamp))
+		// The lag from the leader's reading of the frames (right after
+		// their fdatasync); a message without it, from NATS' store.
+		since := meta.Timestamp
+		if us, err := strconv.ParseInt(msg.Headers().Get(hdrRead), 10, 64); err == nil {
+			since = time.UnixMicro(us)
+		}
+		r.lag.observe(time.Since(since))
 		behind := int64(0)
 		if meta.NumPending > 0 {
 			if end := r.streamEnd.Load(); end > 0 {

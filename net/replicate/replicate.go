@@ -10,7 +10,8 @@
 // message expecting the stream's last sequence to be the one it published
 // before (a second publisher is refused: the fence) and carrying the
 // place it starts at as its message id (a retry after a lost
-// acknowledgement is a duplicate, not a second copy). Only frames an
+// acknowledgement is a duplicate, not a second copy), and the time the
+// publisher read it (Ledger-Read-Us: the replication lag runs from there). Only frames an
 // fdatasync covered are read, so a follower never holds what its leader
 // could lose.
 //
@@ -46,6 +47,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,6 +69,9 @@ const (
 	leaseKey     = "leader"
 	hdrFrom      = "Ledger-From"
 	hdrTo        = "Ledger-To"
+	// hdrRead is when the publisher read the frames (µs since the epoch,
+	// the leader's clock): right after the fdatasync that made them durable.
+	hdrRead = "Ledger-Read-Us"
 )
 
 // Config configures a Replicator.
@@ -395,6 +400,7 @@ func (r *Replicator) publish(from, to persist.Pos, frames []byte) error {
 	msg := nats.NewMsg(r.subject)
 	msg.Header.Set(hdrFrom, from.String())
 	msg.Header.Set(hdrTo, to.String())
+	msg.Header.Set(hdrRead, strconv.FormatInt(time.Now().UnixMicro(), 10))
 	msg.Data = frames
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
