@@ -24,12 +24,14 @@
 #           (delay from the leader reading a message's frames, right after
 #           the fdatasync that made them durable (Ledger-Read-Us), to the
 #           follower applying it, over its newest 4096 messages: it holds
-#           the publication). A window publishes fewer than 4096 messages,
-#           so the follower is restarted (same data directory) before each:
-#           its quantiles then hold no messages of the steps before, only
-#           the window's, a few idle ticks and the few published while it
-#           restarted (printed: they lag seconds, and reach the p99 only
-#           past 1 % of the samples). Around that window (from
+#           the publication). The follower is restarted (same data
+#           directory) before each window: its quantiles then hold no
+#           messages of the steps before, only the window's (its newest
+#           4096 when it published more: "msgs", 3 000-13 000 in 15 s,
+#           depending on how many syncs one message carries), a few idle
+#           ticks and the few published while it restarted (printed: they
+#           lag seconds, and reach the p99 only past 1 % of the samples, or
+#           drop out of a window of more than 4096). Around that window (from
 #           before the load to the follower caught up) the leader's and
 #           the follower's CPU ticks (user + system, /proc): CPU µs per
 #           admitted transfer (ledger-bench's accepted count) on each (the
@@ -298,10 +300,11 @@ ramp_knee() {
 window() {
 	local key=$1 rate=$2 seqStop seq0 restartMsgs target caught lt0 lt1 ft0 ft1 repl
 	# The follower's lag quantiles are over its newest 4096 messages,
-	# more than a window publishes (~200 a second): a restarted follower
-	# has none from the steps before. Its samples then are the window's
-	# and those published while it restarted (restart_msgs: the
-	# highest, seconds; they move the p99 only past 1 % of the samples).
+	# about what a window publishes (200-850 a second): a restarted
+	# follower has none from the steps before. Its samples then are the
+	# window's (its newest 4096) and those published while it restarted
+	# (restart_msgs: the highest, seconds; they move the p99 only past 1 %
+	# of the samples).
 	seqStop=$(rpc_metric "$fport" replication.stream_seq)
 	stop_pid "$follower_pid"
 	follower_pid=""
