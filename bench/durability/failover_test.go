@@ -124,13 +124,7 @@ func TestFailoverKills(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range members {
-			awaitStream(t, m, lead.StreamSeq)
-			c, err := rpc.Dial(m.n.HTTP)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lg.verify(t, round, c)
-			c.Close()
+			verifyMember(t, lg, round, m, lead.StreamSeq)
 		}
 		if round == rounds {
 			break
@@ -171,6 +165,19 @@ func TestFailoverKills(t *testing.T) {
 	checkOneRootPerSeq(t, lg, members)
 	t.Logf("%d transactions acknowledged over %d leader kills, all kept on every node; %d receipts read before a kill kept their attestations; %d restarts from an empty directory",
 		len(lg.acked), rounds, len(lg.attested), fresh)
+}
+
+// verifyMember waits until m has the stream up to message seq, then
+// checks that it holds everything lg saw acknowledged (ledger.verify).
+func verifyMember(t *testing.T, lg *ledger, round int, m *member, seq uint64) {
+	t.Helper()
+	awaitStream(t, m, seq)
+	c, err := rpc.Dial(m.n.HTTP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lg.verify(t, round, c)
 }
 
 // awaitStream waits until m has published or applied the stream up to
@@ -322,13 +329,7 @@ func TestFollowerKills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		awaitStream(t, f, lead.StreamSeq)
-		c, err := rpc.Dial(f.n.HTTP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lg.verify(t, round, c)
-		c.Close()
+		verifyMember(t, lg, round, f, lead.StreamSeq)
 	}
 	if fresh != 0 {
 		t.Fatalf("a follower's directory was refused %d times: it holds only what the stream gave it", fresh)
