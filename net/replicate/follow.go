@@ -104,23 +104,35 @@ func (r *Replicator) checkPrefix(ctx context.Context) error {
 	if have == 0 {
 		return nil
 	}
-	mseq, err := r.messageHolding(ctx, have)
+	same, err := r.sameInputAt(ctx, have)
 	if err != nil {
 		return err
+	}
+	if !same {
+		return fmt.Errorf("this node's input %d is not the stream's (it led, and stopped before publishing it): start it from an empty data directory", have)
+	}
+	return r.checkNewestBatch(ctx)
+}
+
+// sameInputAt reports whether the stream holds this node's input seq.
+func (r *Replicator) sameInputAt(ctx context.Context, seq uint64) (bool, error) {
+	mseq, err := r.messageHolding(ctx, seq)
+	if err != nil {
+		return false, err
 	}
 	var theirs []byte
 	if mseq > 0 {
 		m, from, _, err := r.messageOf(ctx, mseq)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if theirs, err = inputIn(m.Data, from, have); err != nil {
-			return err
+		if theirs, err = inputIn(m.Data, from, seq); err != nil {
+			return false, err
 		}
 	}
-	t, err := r.n.TailLog(persist.Pos{Seq: have})
+	t, err := r.n.TailLog(persist.Pos{Seq: seq})
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer t.Close()
 	var ours []byte
@@ -128,16 +140,13 @@ func (r *Replicator) checkPrefix(ctx context.Context) error {
 		at := t.Pos()
 		b, _, err := t.Read(nil, 1)
 		if err != nil || len(b) == 0 {
-			return fmt.Errorf("cannot read this node's input %d: %v", have, err)
+			return false, fmt.Errorf("cannot read this node's input %d: %v", seq, err)
 		}
-		if ours, err = inputIn(b, at, have); err != nil {
-			return err
+		if ours, err = inputIn(b, at, seq); err != nil {
+			return false, err
 		}
 	}
-	if theirs == nil || !sameInput(ours, theirs) {
-		return fmt.Errorf("this node's input %d is not the stream's (it led, and stopped before publishing it): start it from an empty data directory", have)
-	}
-	return r.checkNewestBatch(ctx)
+	return theirs != nil && sameInput(ours, theirs), nil
 }
 
 // checkNewestBatch refuses a node whose newest batch the stream does not

@@ -324,6 +324,17 @@ func (r *Replicator) lead(taken bool) error {
 	if local.Before(end) {
 		return fmt.Errorf("the stream holds the log up to %s, this node's only up to %s: start it with --follow", end, local)
 	}
+	if end.Seq > 1 {
+		// The stream's newest input must be this log's: a stream of
+		// another history is not continued.
+		same, err := r.sameInputAt(ctx, end.Seq-1)
+		if err != nil {
+			return err
+		}
+		if !same {
+			return fmt.Errorf("the stream's input %d is not this node's: it holds another history (another --nats.stream, or an empty one, is needed)", end.Seq-1)
+		}
+	}
 	r.wg.Add(1)
 	go r.renew(rev, val)
 	r.startPublishing(end, last)

@@ -3,6 +3,7 @@ package replicate
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,42 @@ func TestFailoverThroughTheLease(t *testing.T) {
 			t.Fatalf("the other follower names %q as leader, want %q", got, next.url)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestLeaderRefusesAnotherHistory: a node whose log is longer than the
+// stream but does not hold the stream's inputs is not made its leader.
+func TestLeaderRefusesAnotherHistory(t *testing.T) {
+	url := startNATS(t)
+	a := start(t, url, t.TempDir(), "http://a", false, false)
+	send(t, a, []*core.Tx{transfer(1, 0), transfer(1, 1)})
+	a.close()
+	dir := t.TempDir()
+	cfg := node.Config{DataDir: dir, ChainID: 0x50d, BaseFee: *uint256.NewInt(1e9), Validators: 4,
+		CommitteeSeed: []byte("test"), Genesis: node.DevGenesis(), Markets: node.DevMarkets()}
+	b, err := node.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var txs []*core.Tx
+	for i := range uint64(20) {
+		txs = append(txs, transfer(2, i))
+	}
+	send(t, &member{n: b}, txs)
+	b.Close()
+	time.Sleep(time.Second) // a's lease lapses
+	r, err := New(Config{URL: url, LeaseTTL: 900 * time.Millisecond, Self: "http://b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cfg.AfterAppend, cfg.Replicated = r.AfterAppend, true
+	b, err = node.Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if err := r.Start(b); err == nil || !strings.Contains(err.Error(), "another history") {
+		t.Fatalf("a leader of another history: %v", err)
 	}
 }
