@@ -88,7 +88,7 @@ var (
 	replLeader = desc("ledgerd_replication_leader",
 		"1 while this node leads (publishes its log to the stream), 0 while it follows.")
 	replStreamSeq = desc("ledgerd_replication_stream_seq",
-		"Stream sequence of the newest message published (leader) or applied (follower).")
+		"Stream sequence of the newest message published (leader), or applied with all its inputs durable (follower).")
 	replLagInputs = desc("ledgerd_replication_lag_inputs",
 		"Inputs the stream holds beyond what this follower applied.")
 	replLagSeconds = desc("ledgerd_replication_lag_seconds",

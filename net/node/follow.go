@@ -41,7 +41,8 @@ type ReplicationStatus struct {
 	Role   string // "leader" or "follower"
 	Leader string // the leader's URL
 	// StreamSeq is the stream sequence of the newest message published
-	// (a leader) or applied (a follower).
+	// (a leader), or applied with every input durable (a follower: a read
+	// after it finds that message's inputs).
 	StreamSeq uint64
 	// LagInputs and LagMs are Lag's; LagP50Ms and LagP99Ms the delay from
 	// the leader's reading of a message's frames (right after their

@@ -240,8 +240,9 @@ func (r *Replicator) consume(ctx context.Context, cons jetstream.Consumer) {
 			continue // the ordered consumer recreates itself
 		}
 		from, err := persist.ParsePos(msg.Headers().Get(hdrFrom))
+		to, terr := persist.ParsePos(msg.Headers().Get(hdrTo))
 		meta, merr := msg.Metadata()
-		if err = errors.Join(err, merr); err == nil {
+		if err = errors.Join(err, terr, merr); err == nil {
 			err = r.n.ApplyFrames(from, msg.Data())
 		}
 		if err != nil {
@@ -249,6 +250,9 @@ func (r *Replicator) consume(ctx context.Context, cons jetstream.Consumer) {
 			return
 		}
 		r.applied.Store(meta.Sequence.Stream)
+		if p, err := r.n.DurablePos(); err == nil {
+			r.durable.applied(meta.Sequence.Stream, to.Seq-1, p.Seq-1)
+		}
 		// The lag from the leader's reading of the frames (right after
 		// their fdatasync); a message without it, from NATS' store.
 		since := meta.Timestamp
@@ -402,10 +406,48 @@ func (r *Replicator) Status() node.ReplicationStatus {
 		return s
 	}
 	s.Leader = r.n.LeaderURL()
-	s.StreamSeq = r.applied.Load()
+	if p, err := r.n.DurablePos(); err == nil {
+		s.StreamSeq = r.durable.through(p.Seq - 1)
+	}
 	s.LagInputs, s.LagMs = r.n.Lag()
 	s.LagP50Ms, s.LagP99Ms = r.lag.quantiles()
 	return s
+}
+
+// durableMsgs tells which stream message a follower holds durably: the
+// messages applied and not yet durable in its log, with the seq of each
+// one's last input, are kept until its log's durable end passes them.
+type durableMsgs struct {
+	mu      sync.Mutex
+	pending []appliedMsg
+	last    uint64 // the newest stream sequence whose inputs are durable
+}
+
+type appliedMsg struct{ stream, lastInput uint64 }
+
+// applied records that stream message seq, whose last input is lastInput,
+// was applied, and forgets those at or before input durable: pending holds
+// only messages not yet durable, as many as the node's records in flight
+// at most.
+func (d *durableMsgs) applied(seq, lastInput, durable uint64) {
+	d.mu.Lock()
+	d.pending = append(d.pending, appliedMsg{seq, lastInput})
+	d.mu.Unlock()
+	d.through(durable)
+}
+
+// through returns the newest stream message all of whose inputs are at or
+// before input durable, dropping the entries it passes.
+func (d *durableMsgs) through(durable uint64) uint64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	i := 0
+	for i < len(d.pending) && d.pending[i].lastInput <= durable {
+		d.last = d.pending[i].stream
+		i++
+	}
+	d.pending = append(d.pending[:0], d.pending[i:]...)
+	return d.last
 }
 
 // lagSamples is how many publication-to-application delays the quantiles

@@ -127,7 +127,10 @@ type Replicator struct {
 	// applied; streamEnd the stream's last sequence as last read.
 	applied   atomic.Uint64
 	streamEnd atomic.Uint64
-	lag       lagStats
+	// durable: the newest message applied whose inputs are durable here
+	// (what Status reports: a read after it finds the message's inputs).
+	durable durableMsgs
+	lag     lagStats
 
 	promoting sync.Mutex
 	follow    context.CancelFunc // stops the consumer
