@@ -3,12 +3,10 @@ package node
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/ledgervenue/node/core"
-	"github.com/ledgervenue/node/core/attest"
 	"github.com/ledgervenue/node/persist"
 )
 
@@ -229,6 +227,7 @@ func (n *Node) followBatches(seq uint64) (uint64, bool) {
 	var one [1]*persist.Batch
 	var group []*Entry
 	var leaves [][32]byte
+	var wake []func()
 	for ; ; seq++ {
 		got := n.follow.batches.take(one[:0], 1)
 		if len(got) == 0 {
@@ -245,13 +244,12 @@ func (n *Node) followBatches(seq uint64) (uint64, bool) {
 				return seq, false // closing
 			}
 		}
-		leaves = appendLeaves(leaves[:0], group)
-		if sb.Seq != seq || sb.FirstPlace != group[0].place || !slices.Equal(leaves, sb.LeafHashes) {
+		b, err := restoreSigned(sb, seq, group[0].place, group, &leaves)
+		if errors.Is(err, errNotItsRecords) {
 			n.Halt(fmt.Errorf("%w: the leader's batch %d does not attest the records %d to %d here", ErrDiverged,
 				sb.Seq, group[0].place, group[len(group)-1].place))
 			return seq, false
 		}
-		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs)
 		if err != nil {
 			n.Halt(fmt.Errorf("%w: the leader's batch %d: %v", ErrDiverged, sb.Seq, err))
 			return seq, false
@@ -261,7 +259,7 @@ func (n *Node) followBatches(seq uint64) (uint64, bool) {
 			return seq, false
 		}
 		n.clock.raise(sb.TimeUs)
-		n.finishBatch(group, b, sb.TimeUs)
+		wake = n.finishBatch(group, b, sb.TimeUs, wake)
 	}
 }
 

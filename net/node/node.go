@@ -654,16 +654,19 @@ func (n *Node) restoreSides(derived uint64, rest []*Entry, rebuilt *persist.Grou
 		if sb.Seq < n.nextBatchSeq {
 			continue // stored
 		}
-		if sb.Seq != n.nextBatchSeq || sb.FirstPlace != n.attestedEnd || int(sb.Leaves) > len(rest) ||
-			!slices.Equal(appendLeaves(leaves[:0], rest[:sb.Leaves]), sb.LeafHashes) {
+		if int(sb.Leaves) > len(rest) {
+			return nil, fmt.Errorf("the log's attestation batch %d attests records the log does not hold (places %d to %d): the data directory is damaged",
+				sb.Seq, sb.FirstPlace, sb.FirstPlace+uint64(sb.Leaves)-1)
+		}
+		group := rest[:sb.Leaves]
+		b, err := restoreSigned(sb, n.nextBatchSeq, n.attestedEnd, group, &leaves)
+		if errors.Is(err, errNotItsRecords) {
 			return nil, fmt.Errorf("the log's attestation batch %d does not attest its records (places %d to %d): the data directory is damaged",
 				sb.Seq, sb.FirstPlace, sb.FirstPlace+uint64(sb.Leaves)-1)
 		}
-		b, err := attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs)
 		if err != nil {
 			return nil, fmt.Errorf("the log's attestation batch %d: %w", sb.Seq, err)
 		}
-		group := rest[:sb.Leaves]
 		sb.Records = recordsOf(group)
 		rebuilt.Batches = append(rebuilt.Batches, sb)
 		n.attach(group, b)
@@ -672,6 +675,22 @@ func (n *Node) restoreSides(derived uint64, rest []*Entry, rebuilt *persist.Grou
 		rest = rest[sb.Leaves:]
 	}
 	return rest, nil
+}
+
+// errNotItsRecords: a batch signed elsewhere is not the next batch over
+// the records it is checked against.
+var errNotItsRecords = errors.New("the batch does not attest these records")
+
+// restoreSigned rebuilds sb, a batch the committee signed elsewhere (a
+// side record of the log, the leader's), after checking that it is batch
+// seq over exactly group's records, the first of them at place first
+// (errNotItsRecords otherwise). leaves is scratch.
+func restoreSigned(sb *persist.Batch, seq, first uint64, group []*Entry, leaves *[][32]byte) (*attest.Batch, error) {
+	*leaves = appendLeaves((*leaves)[:0], group)
+	if sb.Seq != seq || sb.FirstPlace != first || !slices.Equal(*leaves, sb.LeafHashes) {
+		return nil, errNotItsRecords
+	}
+	return attest.Restore(sb.Epoch, sb.Seq, sb.TimeUs, sb.Root, sb.LeafHashes, sb.Sigs)
 }
 
 // checkNewestBatch rebuilds the newest stored batch from its leaves: a

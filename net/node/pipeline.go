@@ -408,6 +408,7 @@ func (n *Node) attester() {
 	defer n.wg.Done()
 	var group []*Entry
 	var leaves [][32]byte
+	var wake []func()
 	seq := n.nextBatchSeq
 	if n.follow.on.Load() {
 		var ok bool
@@ -438,17 +439,17 @@ func (n *Node) attester() {
 		if !n.storeBatch(sb) {
 			return
 		}
-		n.finishBatch(group, b, ts)
+		wake = n.finishBatch(group, b, ts, wake)
 	}
 }
 
 // finishBatch makes the stored batch b, signed at ts, the attestation of
 // group's records: their receipts become final, their waiters wake and the
-// publisher sends them.
+// publisher sends them. wake is the waiters' buffer, returned for reuse.
 // REQUIRES: the attester.
-func (n *Node) finishBatch(group []*Entry, b *attest.Batch, ts int64) {
+func (n *Node) finishBatch(group []*Entry, b *attest.Batch, ts int64, wake []func()) []func() {
 	now := time.Now() // for the latency metric: Go's monotonic reading
-	var wake []func()
+	wake = wake[:0]
 	n.attach(group, b)
 	n.waitMu.Lock() // after the batches are set: OnAttested
 	for _, e := range group {
@@ -477,6 +478,7 @@ func (n *Node) finishBatch(group []*Entry, b *attest.Batch, ts int64) {
 		w()
 	}
 	n.snap.attested()
+	return wake
 }
 
 // attach makes b the attestation of the records of group (in leaf order),
