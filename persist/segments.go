@@ -125,15 +125,19 @@ func openSegments(dir string, readOnly bool) (*segments, error) {
 		return s, nil
 	}
 	last := s.segs[len(s.segs)-1]
-	n, end, err := scanSegment(s.path(last), last)
+	n, sides, end, err := scanSegment(s.path(last), last)
 	if err != nil {
 		return nil, err
 	}
 	s.next.Store(last + n)
 	s.durable.Store(&durableMark{seg: last, off: end})
-	p, err := s.scanEnd()
-	if err != nil {
-		return nil, err
+	p := Pos{Seq: last + n, Sides: sides}
+	if n == 0 {
+		// Side records only: more at the same seq may end the segment
+		// before it, which the tail reads.
+		if p, err = s.scanEnd(); err != nil {
+			return nil, err
+		}
 	}
 	s.setEnd(p)
 	if readOnly {
@@ -165,23 +169,26 @@ func cutFile(path string, size int64) error {
 }
 
 // scanSegment counts the whole input frames of the segment at path and
-// returns where its last whole frame ends.
-func scanSegment(path string, first uint64) (n uint64, end int64, err error) {
+// the side records after the last of them, and returns where its last
+// whole frame ends.
+func scanSegment(path string, first uint64) (n uint64, sides uint32, end int64, err error) {
 	c, err := openSegmentAt(path, first)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer c.f.Close()
 	for {
 		p, err := c.frame()
 		if err != nil {
 			if errors.Is(err, errTorn) {
-				return n, c.off, nil
+				return n, sides, c.off, nil
 			}
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
-		if !isSide(p) {
-			n++
+		if isSide(p) {
+			sides++
+		} else {
+			n, sides = n+1, 0
 		}
 	}
 }
@@ -400,7 +407,7 @@ func (s *segments) roll() error {
 // reopen makes the segment starting at first, which holds no input, the
 // one appended to.
 func (s *segments) reopen(first uint64) error {
-	_, end, err := scanSegment(s.path(first), first)
+	_, _, end, err := scanSegment(s.path(first), first)
 	if err != nil {
 		return err
 	}
@@ -625,7 +632,7 @@ func (s *segments) markEnd() error {
 		s.durable.Store(nil)
 		return nil
 	}
-	_, end, err := scanSegment(s.path(last), last)
+	_, _, end, err := scanSegment(s.path(last), last)
 	if err == nil {
 		s.durable.Store(&durableMark{seg: last, off: end})
 	}

@@ -137,7 +137,7 @@ func TestSegmentsTornTail(t *testing.T) {
 			}
 			// The damage lands right after the frames (the file goes on with
 			// zeros written ahead of them: zeroAhead).
-			_, end, err := scanSegment(path, 1)
+			_, _, end, err := scanSegment(path, 1)
 			if err != nil || int64(len(b)) < end {
 				t.Fatalf("frames end at %d of %d: %v", end, len(b), err)
 			}
