@@ -157,6 +157,12 @@ func (c *call) dispatch(dst []byte) ([]byte, *jsonrpc.Error) {
 		}
 		return c.stateControl(dst)
 	}
+	if isLab(c.req.Method) { // lab.go
+		if !c.controlAllowed() {
+			return dst, errUnauthorized
+		}
+		return c.labCall(dst)
+	}
 	if isControl(c.req.Method) { // anvil.go
 		if !c.controlAllowed() {
 			return dst, errUnauthorized

@@ -347,7 +347,7 @@ func isWrite(method []byte) bool {
 	case "admin_promote": // waits for the lease and the stream's end
 		return true
 	}
-	if isControl(method) && !isControlRead(method) { // anvil.go
+	if isControl(method) && !isControlRead(method) || isLabWrite(method) { // anvil.go, lab.go
 		return true
 	}
 	return isStateControl(method)
@@ -369,7 +369,7 @@ func (s *Service) needsWorker(reqs []jsonrpc.Request, admin bool) bool {
 func (s *Service) hasWrite(reqs []jsonrpc.Request, admin bool) bool {
 	for i := range reqs {
 		m := reqs[i].Method
-		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_")) && (s.cfg.Dev || !isControl(m) && !isStateControl(m))) {
+		if reqs[i].Invalid == nil && isWrite(m) && (admin || !bytes.HasPrefix(m, []byte("admin_")) && (s.cfg.Dev || !isControl(m) && !isStateControl(m) && !isLab(m))) {
 			return true
 		}
 	}
