@@ -33,6 +33,10 @@ const (
 	// InputClockOffset sets the node's clock offset to TimeUs
 	// (evm_increaseTime, evm_setNextBlockTimestamp).
 	InputClockOffset
+	// InputMoveOracle moves a perp market's oracle (Book) by Bps basis
+	// points: now when TimeUs is 0, else after a gap of its feed that ends
+	// at the first tick at or after TimeUs (the strategy lab: docs/lab.md).
+	InputMoveOracle
 )
 
 // Input is one entry of the sequencer's log: everything that changes the
@@ -60,6 +64,8 @@ type Input struct {
 	Price uint256.Int
 	// InputSetNonce: the account's new next nonce.
 	Nonce uint64
+	// InputMoveOracle: the move, in basis points of the oracle price.
+	Bps int32
 	// Staged: an InputTx the sequencer admitted while a tick cleared
 	// (stage.go). A staged orderbook call's orders enter their books when
 	// that tick ends.
@@ -95,6 +101,12 @@ func (l *Ledger) Apply(in *Input) (rec *TxRecord, rej Reject) {
 		return nil, Reject{}
 	case InputSetOracle:
 		if r := l.engine.SetOraclePrice(in.Book, &in.Price); r != clob.OK {
+			return nil, Reject{Code: RejectApp, App: OrderbookAddress, Reason: r}
+		}
+		l.seq++
+		return nil, Reject{}
+	case InputMoveOracle:
+		if r := l.engine.MoveOracle(in.Book, in.Bps, in.TimeUs); r != clob.OK {
 			return nil, Reject{Code: RejectApp, App: OrderbookAddress, Reason: r}
 		}
 		l.seq++

@@ -89,9 +89,13 @@ func (l *Ledger) CreateMarket(cfg *clob.MarketConfig) error {
 // NextTickDue returns the earliest auction tick at or before nowUs that has
 // work (the orderbook's, or a withdrawal batch); the sequencer applies an
 // InputTick for it.
-func (l *Ledger) NextTickDue(nowUs int64) (int64, bool) {
-	best, _ := l.engine.NextTickDue(nowUs)
-	return l.withdrawalsDue(best, nowUs)
+func (l *Ledger) NextTickDue(nowUs int64) (int64, bool) { return l.NextTickAfter(-1, nowUs) }
+
+// NextTickAfter is NextTickDue with every tick at or before afterUs passed
+// over (afterUs < 0: none): how the node skips auctions (docs/lab.md).
+func (l *Ledger) NextTickAfter(afterUs, nowUs int64) (int64, bool) {
+	best, _ := l.engine.NextTickAfter(afterUs, nowUs)
+	return l.withdrawalsDue(best, afterUs, nowUs)
 }
 
 // LastTick is the result of the latest Tick: valid until the next one.

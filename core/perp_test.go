@@ -146,3 +146,106 @@ func TestDebtInvariant(t *testing.T) {
 		t.Fatal("CheckSupply accepted debt beside free cash")
 	}
 }
+
+// TestMoveOracle: the strategy lab's oracle jump moves the price now and
+// the walk goes on from it; a gap holds the oracle (no walk) until its end
+// tick, which moves it by the gap's bps; a gap survives a snapshot,
+// admin_setOraclePrice ends it, and
+// bad moves are refused without counting as inputs.
+func TestMoveOracle(t *testing.T) {
+	walking := func() *Ledger {
+		l := NewLedger(Config{ChainID: testChainID, BaseFee: *gwei})
+		m := &clob.MarketConfig{ID: perpBook, Name: "ETH-PERP", Kind: clob.Perp, Base: clob.Address{0x51}, Quote: clob.NativeToken,
+			IntervalUs: 500_000, TickPrecision: *uint256.NewInt(1e16), LotSize: *uint256.NewInt(1e15),
+			Perp: clob.PerpParams{MaxLeverage: 10, OraclePrice: *ether(3000), WalkBps: 10, WalkSeed: 7}}
+		if err := l.GenesisMarket(m); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	oracle := func(l *Ledger) uint64 {
+		info, _ := l.Orderbook().PerpMarket(perpBook)
+		return new(uint256.Int).Div(&info.Oracle, uint256.NewInt(1e16)).Uint64() // steps of 0.01
+	}
+	apply := func(l *Ledger, in *Input) Reject {
+		_, rej := l.Apply(in)
+		return rej
+	}
+	tick := func(l *Ledger, us int64) { apply(l, &Input{Kind: InputTick, TimeUs: us}) }
+	plain, moved := walking(), walking()
+	tick(plain, 500_000)
+	tick(moved, 500_000)
+	before := oracle(moved)
+	if rej := apply(moved, &Input{Kind: InputMoveOracle, Book: perpBook, Bps: -1000}); !rej.OK() {
+		t.Fatal(rej)
+	}
+	if got, want := oracle(moved), before-before/10; got != want {
+		t.Fatalf("after a -10%% jump: %d steps, want %d", got, want)
+	}
+	// The walk goes on from the new price: the same steps as an unmoved
+	// walk (step sizes are bps of the price, so compare directions).
+	for us := int64(1_000_000); us <= 3_000_000; us += 500_000 {
+		p0, m0 := oracle(plain), oracle(moved)
+		tick(plain, us)
+		tick(moved, us)
+		if (oracle(plain) > p0) != (oracle(moved) > m0) || oracle(moved) == m0 {
+			t.Fatalf("tick %d: plain %d→%d, moved %d→%d", us, p0, oracle(plain), m0, oracle(moved))
+		}
+	}
+	// A gap until 5 s: the oracle holds at 3.5 s, 4 s and 4.5 s, and the 5 s
+	// tick moves it by +2 % instead of walking.
+	if rej := apply(moved, &Input{Kind: InputMoveOracle, Book: perpBook, Bps: 200, TimeUs: 5_000_000}); !rej.OK() {
+		t.Fatal(rej)
+	}
+	held := oracle(moved)
+	snap := moved.AppendSnapshot(nil)
+	restored, err := LoadSnapshot(Config{ChainID: testChainID, BaseFee: *gwei}, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(restored.AppendSnapshot(nil), snap) {
+		t.Fatal("a gap does not survive a snapshot")
+	}
+	for us := int64(3_500_000); us < 5_000_000; us += 500_000 {
+		tick(moved, us)
+		tick(restored, us)
+		if oracle(moved) != held || oracle(restored) != held {
+			t.Fatalf("tick %d during the gap: %d and %d, want %d", us, oracle(moved), oracle(restored), held)
+		}
+	}
+	tick(moved, 5_000_000)
+	tick(restored, 5_000_000)
+	if got, want := oracle(moved), held+held*200/10_000; got != want || oracle(restored) != want {
+		t.Fatalf("after the gap: %d and %d, want %d", got, oracle(restored), want)
+	}
+	if moved.StateHash() != restored.StateHash() {
+		t.Fatal("the restored ledger parts from the one it was taken from")
+	}
+	// After the gap the walk resumes.
+	tick(moved, 5_500_000)
+	if oracle(moved) == held+held*200/10_000 {
+		t.Fatal("the walk did not resume after the gap")
+	}
+	// admin_setOraclePrice ends a gap: the price stays exact at its end.
+	apply(moved, &Input{Kind: InputMoveOracle, Book: perpBook, Bps: 500, TimeUs: 7_000_000})
+	apply(moved, &Input{Kind: InputSetOracle, Book: perpBook, Price: *ether(2500)})
+	tick(moved, 7_000_000)
+	if got := oracle(moved); got != 250_000 {
+		t.Fatalf("an exact price after a gap: %d steps", got)
+	}
+	// Refusals: zero, beyond ±5000 bps, a spot or unknown book.
+	seq := moved.Seq()
+	for _, in := range []*Input{
+		{Kind: InputMoveOracle, Book: perpBook},
+		{Kind: InputMoveOracle, Book: perpBook, Bps: 5001},
+		{Kind: InputMoveOracle, Book: perpBook, Bps: -5001},
+		{Kind: InputMoveOracle, Book: clob.Hash{9}, Bps: 10},
+	} {
+		if rej := apply(moved, in); rej.OK() {
+			t.Fatalf("%+v admitted", in)
+		}
+	}
+	if moved.Seq() != seq {
+		t.Fatal("a refused move counted as an input")
+	}
+}

@@ -271,9 +271,10 @@ func addressWord(word []byte, a *Address) bool {
 
 // withdrawalsDue folds the next withdrawal batch into the engine's
 // NextTickDue answer (best, MaxInt64 when nothing is due).
-func (l *Ledger) withdrawalsDue(best, nowUs int64) (int64, bool) {
+func (l *Ledger) withdrawalsDue(best, afterUs, nowUs int64) (int64, bool) {
 	if len(l.wd.pending) > 0 {
-		best = min(best, max(l.wd.pending[0].landUs, l.wd.lastBatchUs+clob.TransferIntervalUs))
+		t := max(l.wd.pending[0].landUs, l.wd.lastBatchUs+clob.TransferIntervalUs)
+		best = min(best, clob.TickAfter(t, clob.TransferIntervalUs, afterUs))
 	}
 	return best, best <= nowUs
 }

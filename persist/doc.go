@@ -72,6 +72,9 @@
 //	kind 10, set nonce:   | account 20 | next nonce 8 |          (anvil_setNonce)
 //	kind 11, clock offset: | offsetUs 8 (two's complement) |    (evm_increaseTime,
 //	                                                              evm_setNextBlockTimestamp)
+//	kind 12, a transaction admitted while a tick cleared: kind 1's layout
+//	kind 13, oracle move:  | book 32 | bps 4 (two's complement) | gap end µs 8 (0: now) |
+//	                                                             (lab_moveOracle, lab_oracleGap)
 //
 //	key:   'b' | batch seq (u64, big-endian)    -- attestation batches, seq from 1,
 //	value: (below)                                 no gaps (Store, Batches, Batch)
@@ -82,7 +85,7 @@
 //
 // A batch covers the records at places firstPlace … firstPlace+leaves-1. A
 // record's place is its position in log order among the inputs that produce
-// a record (all but base-fee changes, market creations, oracle prices,
+// a record (all but base-fee changes, market creations, oracle prices and moves,
 // account locks and the controls of kinds 9 to 11): the order the attester
 // signs them in, and the order of the history listings. The leaves rebuild the Merkle tree (every receipt's
 // proof) without the records.

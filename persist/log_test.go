@@ -40,6 +40,8 @@ func sampleInputs() []*core.Input {
 		{Kind: core.InputSetNonce, To: core.Address{8, 19: 8}, Nonce: 1 << 40},
 		{Kind: core.InputClockOffset, TimeUs: 86_400_000_000},
 		{Kind: core.InputClockOffset, TimeUs: -3},
+		{Kind: core.InputMoveOracle, Book: clob.Hash{3}, Bps: -300},
+		{Kind: core.InputMoveOracle, Book: clob.Hash{3}, Bps: 200, TimeUs: 1_700_000_010_000_000},
 	}
 }
 

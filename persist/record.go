@@ -32,6 +32,9 @@ const (
 	// kindTxStaged is a transaction admitted while a tick cleared
 	// (core.Input.Staged), laid out as kindTx.
 	kindTxStaged byte = 12
+	// kindMoveOracle is the strategy lab's oracle jump or gap:
+	// | book 32 B | bps i32 | until µs u64 |.
+	kindMoveOracle byte = 13
 	// MarketNameBytesMax bounds each of a market's name and symbols.
 	MarketNameBytesMax = 255
 )
@@ -75,6 +78,9 @@ func AppendRecord(dst []byte, in *core.Input) []byte {
 		return binary.BigEndian.AppendUint64(append(append(dst, kindSetNonce), in.To[:]...), in.Nonce)
 	case core.InputClockOffset:
 		return binary.BigEndian.AppendUint64(append(dst, kindClock), uint64(in.TimeUs))
+	case core.InputMoveOracle:
+		dst = binary.BigEndian.AppendUint32(append(append(dst, kindMoveOracle), in.Book[:]...), uint32(in.Bps))
+		return binary.BigEndian.AppendUint64(dst, uint64(in.TimeUs))
 	}
 	panic("BUG: unknown input kind")
 }
@@ -217,6 +223,11 @@ func DecodeRecord(b []byte) (core.Input, error) {
 		in.Nonce = r.U64()
 	case kindClock:
 		in.Kind = core.InputClockOffset
+		in.TimeUs = int64(r.U64())
+	case kindMoveOracle:
+		in.Kind = core.InputMoveOracle
+		r.bytes(in.Book[:])
+		in.Bps = int32(r.U32())
 		in.TimeUs = int64(r.U64())
 	default:
 		return in, ErrCorrupt

@@ -216,6 +216,8 @@ const (
 	ReasonOraclePrice
 	// A Bridge withdraw inside submitBatch or delegated (docs/bridge.md §2).
 	ReasonWithdrawBatched
+	// The strategy lab's oracle move (Engine.MoveOracle).
+	ReasonOracleMove
 	reasonCount
 )
 
@@ -262,6 +264,7 @@ var reasonText = [reasonCount]string{
 	ReasonTriggersFull:         "too many triggers on this orderbook",
 	ReasonOraclePrice:          "oracle price must be a positive multiple of the tick precision",
 	ReasonWithdrawBatched:      "withdraw cannot be batched or delegated",
+	ReasonOracleMove:           "oracle move must be 1 to 5000 basis points either way",
 }
 
 func (r Reason) String() string {

@@ -104,13 +104,16 @@ type perpBook struct {
 	oracle, mark                             int64 // steps
 	ema                                      int64 // half-steps
 	started, frozen                          bool
-	lastUs                                   int64 // the last tick that moved oracle and mark
-	tradedUs                                 int64 // the last tick the book traded (not in the snapshot: read in the same tick)
-	rate                                     int64 // the last funding rate, per 8 h, of 1e18
-	f                                        int64 // this tick's funding per lot, q
-	reduceOnly                               int   // live reduce-only orders: the clip runs only when > 0
-	bound                                    int   // live orders of Asset triggers: the flat sweep scans only when > 0
-	index                                    uint256.Int
+	// A gap of the oracle's feed (MoveOracle): no walk before the first
+	// tick at or after gapUntil (µs, 0 = none), which moves it by gapBps.
+	gapUntil, gapBps int64
+	lastUs           int64 // the last tick that moved oracle and mark
+	tradedUs         int64 // the last tick the book traded (not in the snapshot: read in the same tick)
+	rate             int64 // the last funding rate, per 8 h, of 1e18
+	f                int64 // this tick's funding per lot, q
+	reduceOnly       int   // live reduce-only orders: the clip runs only when > 0
+	bound            int   // live orders of Asset triggers: the flat sweep scans only when > 0
+	index            uint256.Int
 	// flat lists the accounts a fill of the running tick left with size 0
 	// (an account may appear twice), for the flat sweep; empty between ticks.
 	flat []int32
@@ -707,6 +710,32 @@ func (e *Engine) SetOraclePrice(book Hash, price *uint256.Int) Reason {
 		return ReasonOraclePrice
 	}
 	b.perp.oracle, b.perp.frozen = steps, true
+	b.perp.gapUntil, b.perp.gapBps = 0, 0 // an exact price ends a gap too
+	return OK
+}
+
+// OracleMoveBpsMax bounds MoveOracle's move: half the price either way.
+const OracleMoveBpsMax = 5_000
+
+// MoveOracle moves a perp market's oracle by bps basis points of itself
+// (at least one step), the strategy lab's jump and gap (docs/lab.md). With
+// untilUs = 0 it moves now, and the walk goes on from the new price (or
+// stays frozen). Otherwise the feed gaps: the oracle holds, without walking,
+// until the first tick at or after untilUs, which moves it by bps instead
+// of walking; a later gap replaces this one, admin_setOraclePrice ends it.
+func (e *Engine) MoveOracle(book Hash, bps int32, untilUs int64) Reason {
+	b := e.book(book)
+	if b == nil || b.perp == nil {
+		return ReasonUnknownBook
+	}
+	if bps == 0 || bps < -OracleMoveBpsMax || bps > OracleMoveBpsMax || untilUs < 0 {
+		return ReasonOracleMove
+	}
+	if untilUs == 0 {
+		b.perp.move(int64(bps))
+		return OK
+	}
+	b.perp.gapUntil, b.perp.gapBps = untilUs, int64(bps)
 	return OK
 }
 

@@ -10,14 +10,23 @@ import (
 // The perp section of the engine snapshot, after the transfers and only
 // when the engine has a perp market:
 //
-//	per perp book, ascending id: | params | oracle, mark, ema u64 | started, frozen u8 |
+//	per perp book, ascending id: | params | oracle, mark, ema u64 | started u8 | flags u8 |
+//	                             | (gapUntil u64 | gapBps i64, when flags has gapFlag) |
 //	                             | lastUs, rate u64 | index 32 B |
+//	flags: frozenFlag | gapFlag (a book without a gap writes what the byte
+//	held before gaps existed: frozen as 0 or 1)
 //	| nAccounts u32 | owner 20 B * |      (the accounts in the order they first opened a position)
 //	per perp book, ascending id: | n u32 | (account u32 | size u64 | cost, realized, funding, ixAt, entryIx 32 B | openedUs u64)* |
 //	params: | maxLeverage u32 | interest, maxFunding, maxPremium, markClamp, oraclePrice 32 B | walkBps u32 | seed u64 |
 //
 // Positions come in account order; B and A, and the records of accounts
 // that only have orders, are rebuilt from the live orders.
+
+// The perp book's flags byte.
+const (
+	frozenFlag = 1 << iota
+	gapFlag
+)
 
 func (e *Engine) appendPerp(dst []byte) []byte {
 	if len(e.pp.books) == 0 {
@@ -34,7 +43,19 @@ func (e *Engine) appendPerp(dst []byte) []byte {
 		for _, v := range [...]int64{pb.oracle, pb.mark, pb.ema} {
 			dst = binary.BigEndian.AppendUint64(dst, uint64(v))
 		}
-		dst = appendBool(appendBool(dst, pb.started), pb.frozen)
+		dst = appendBool(dst, pb.started)
+		flags := byte(0)
+		if pb.frozen {
+			flags |= frozenFlag
+		}
+		if pb.gapUntil != 0 {
+			flags |= gapFlag
+		}
+		dst = append(dst, flags)
+		if pb.gapUntil != 0 {
+			dst = binary.BigEndian.AppendUint64(dst, uint64(pb.gapUntil))
+			dst = binary.BigEndian.AppendUint64(dst, uint64(pb.gapBps))
+		}
 		dst = binary.BigEndian.AppendUint64(dst, uint64(pb.lastUs))
 		dst = binary.BigEndian.AppendUint64(dst, uint64(pb.rate))
 		dst = binread.AppendU256(dst, &pb.index)
@@ -97,7 +118,16 @@ func (e *Engine) loadPerp(r *snapReader) {
 		pb := newPerpBook(&b.cfg, &b.u)
 		b.perp = pb
 		pb.oracle, pb.mark, pb.ema = int64(r.U64()), int64(r.U64()), int64(r.U64())
-		pb.started, pb.frozen = r.boolean(), r.boolean()
+		pb.started = r.boolean()
+		flags := r.U8()
+		pb.frozen = flags&frozenFlag != 0
+		if flags&gapFlag != 0 {
+			pb.gapUntil, pb.gapBps = int64(r.U64()), int64(r.U64())
+		}
+		if r.Err == nil && (flags&^(frozenFlag|gapFlag) != 0 || flags&gapFlag != 0 &&
+			(pb.gapUntil <= 0 || pb.gapBps == 0 || abs64(pb.gapBps) > OracleMoveBpsMax)) {
+			r.Fail("perp market %x: oracle flags %#x, gap until %d by %d bps", b.cfg.ID, flags, pb.gapUntil, pb.gapBps)
+		}
 		pb.lastUs = r.tickUs("perp", b.cfg.IntervalUs)
 		pb.rate = int64(r.U64())
 		r.U256(&pb.index)

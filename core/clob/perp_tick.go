@@ -28,7 +28,12 @@ func (e *Engine) perpTick(tickUs int64, acc Accounts, out *TickResult) {
 			dt = min(tickUs-pb.lastUs, perpDtMaxUs)
 		}
 		pb.lastUs = tickUs
-		if !pb.frozen && pb.walkBps > 0 {
+		switch {
+		case pb.gapUntil != 0 && tickUs >= pb.gapUntil:
+			pb.move(pb.gapBps) // the feed comes back, moved: instead of this tick's walk
+			pb.gapUntil, pb.gapBps = 0, 0
+		case pb.gapUntil != 0: // a stale feed: the oracle holds
+		case !pb.frozen && pb.walkBps > 0:
 			pb.walk(tickUs)
 		}
 		pb.markAt(b, tickUs, dt)
@@ -43,9 +48,20 @@ func (e *Engine) perpTick(tickUs int64, acc Accounts, out *TickResult) {
 // walk moves the oracle one random step: a pure function of the seed and
 // the tick time.
 func (pb *perpBook) walk(tickUs int64) {
-	p := pb.oracle
-	d := max(1, p/10_000*pb.walkBps+p%10_000*pb.walkBps/10_000)
 	if splitmix64(pb.seed^uint64(tickUs))&1 == 1 {
+		pb.move(pb.walkBps)
+	} else {
+		pb.move(-pb.walkBps)
+	}
+}
+
+// move moves the oracle by bps basis points of itself, at least one step,
+// within [1, unitsMax]. REQUIRES: 0 < |bps| <= 10 000.
+func (pb *perpBook) move(bps int64) {
+	p, up := pb.oracle, bps > 0
+	bps = max(bps, -bps)
+	d := max(1, p/10_000*bps+p%10_000*bps/10_000)
+	if up {
 		pb.oracle = min(p+d, unitsMax)
 	} else {
 		pb.oracle = max(1, p-d)

@@ -48,15 +48,30 @@ func (t *tickScratch) init(l *Limits) {
 // transfer ring has work, and whether it is ≤ nowUs. A perp book idle for
 // long is due at the latest grid point ≤ nowUs, not at every missed one:
 // funding is prorated over the time since its last tick.
-func (e *Engine) NextTickDue(nowUs int64) (int64, bool) {
+func (e *Engine) NextTickDue(nowUs int64) (int64, bool) { return e.NextTickAfter(-1, nowUs) }
+
+// NextTickAfter is NextTickDue with every tick at or before afterUs passed
+// over (afterUs < 0: none): each book's and the transfers' next tick is the
+// first of their grid after afterUs. The node skips auctions with it (the
+// strategy lab, docs/lab.md); the engine itself runs any tick it is given.
+func (e *Engine) NextTickAfter(afterUs, nowUs int64) (int64, bool) {
 	best := int64(math.MaxInt64)
 	for _, b := range e.books {
-		best = min(best, b.nextDue(nowUs))
+		best = min(best, TickAfter(b.nextDue(nowUs), b.cfg.IntervalUs, afterUs))
 	}
 	if e.transfers.len() > 0 {
-		best = min(best, max(e.transfers.at(0).landUs, e.transferLastUs+TransferIntervalUs))
+		t := max(e.transfers.at(0).landUs, e.transferLastUs+TransferIntervalUs)
+		best = min(best, TickAfter(t, TransferIntervalUs, afterUs))
 	}
 	return best, best <= nowUs
+}
+
+// TickAfter lifts tick t of a grid of interval iv past afterUs (< 0: no lift).
+func TickAfter(t, iv, afterUs int64) int64 {
+	if afterUs < 0 || t > afterUs {
+		return t
+	}
+	return (afterUs/iv + 1) * iv
 }
 
 // nextDue is the book's next tick with work, MaxInt64 if none.

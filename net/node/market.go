@@ -35,7 +35,7 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 	var durable chan error
 	for {
 		n.mu.Lock()
-		tickUs, ok := n.ledger.NextTickDue(now)
+		tickUs, ok, skip := n.nextTick(now) // lab.go: the strategy lab's skips and holds
 		if !ok || n.stopErr != nil {
 			n.mu.Unlock()
 			return durable, nil
@@ -45,6 +45,10 @@ func (n *Node) RunDueTicks() (<-chan error, error) {
 			return nil, ErrTickStuck
 		}
 		last = tickUs
+		if skip {
+			n.mu.Unlock()
+			continue
+		}
 		wait := make(chan error, 1)
 		start := time.Now()
 		err := n.runTick(tickUs, func(_ *Entry, err error) { wait <- err })
@@ -279,7 +283,7 @@ func (n *Node) applyViews(in *core.Input, rec *core.TxRecord, e *Entry) []persis
 		n.market.addMarket(&in.Market)
 		n.market.idx.SyncPerp()
 		n.idxMu.Unlock()
-	case core.InputSetOracle:
+	case core.InputSetOracle, core.InputMoveOracle:
 		n.idxMu.Lock()
 		n.market.idx.SyncPerp()
 		n.idxMu.Unlock()

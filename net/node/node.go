@@ -190,6 +190,8 @@ type Node struct {
 	tickDone  *sync.Cond // L is &mu; broadcast when ticking ends
 	// tickMu serialises RunDueTicks (the ticker, admin_advanceTime).
 	tickMu sync.Mutex
+	// lab is the strategy lab's armed skips and holds (lab.go).
+	lab labFaults
 	// views is the read views of the state (readviews.go): what the hot
 	// reads load without mu. Replaced with the state (load, revert).
 	views atomic.Pointer[readViews]
@@ -384,6 +386,7 @@ func Open(cfg Config) (*Node, error) {
 		logScanMax: LogScanMax,
 	}
 	n.tickDone = sync.NewCond(&n.mu)
+	n.lab.skipAfter = -1
 	n.initFaults()
 	n.dropEvmSnapshots() // left by a run that did not close
 	n.metrics.start = time.Now()

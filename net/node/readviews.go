@@ -332,7 +332,7 @@ func (n *Node) publishInput(in *core.Input, rec *core.TxRecord) {
 		v.addToken(core.Address(in.Market.Base))
 		v.addToken(core.Address(in.Market.Quote))
 		n.publishBooks(nil)
-	case core.InputSetOracle:
+	case core.InputSetOracle, core.InputMoveOracle:
 		perp = true
 		n.publishBooks([]clob.Hash{in.Book})
 	case core.InputLockAccount, core.InputSetBalance, core.InputSetNonce:

@@ -19,6 +19,8 @@ func isLab(method []byte) bool { return bytes.HasPrefix(method, []byte("lab_")) 
 // isLabWrite reports the lab_ controls that wait for a logged input.
 func isLabWrite(method []byte) bool {
 	switch string(method) {
+	case "lab_moveOracle", "lab_oracleGap": // lab_market.go
+		return true
 	}
 	return false
 }
@@ -26,6 +28,12 @@ func isLabWrite(method []byte) bool {
 // labCall runs an authorized lab_ control.
 func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	switch string(c.req.Method) {
+	case "lab_skipAuction": // lab_market.go
+		return c.labSkipAuction(dst)
+	case "lab_holdTick":
+		return c.labHoldTick(dst)
+	case "lab_moveOracle", "lab_oracleGap":
+		return c.labMoveOracle(dst, string(c.req.Method) == "lab_oracleGap")
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }
