@@ -26,6 +26,10 @@ func isLabWrite(method []byte) bool {
 // labCall runs an authorized lab_ control.
 func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	switch string(c.req.Method) {
+	case "lab_setRateLimits": // ratelimit.go
+		return c.setRateLimits(dst)
+	case "lab_rateLimits":
+		return c.rateLimits(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

@@ -23,3 +23,8 @@ func remoteIP(c gnet.Conn) netip.Addr {
 // RemoteIP returns the peer's address without its port. Safe from any
 // goroutine: gnet sets it once, at accept.
 func (c *WSConn) RemoteIP() netip.Addr { return remoteIP(c.cs.conn) }
+
+// RemoteIP returns the address of the peer whose request is being served,
+// without its port (the key of the rate limits' address budget).
+// REQUIRES: called during Serve.
+func (w *Response) RemoteIP() netip.Addr { return w.cs.ip }
