@@ -290,7 +290,11 @@ func appendRateConfig(dst []byte, l *ratelimit.Limiter) []byte {
 		name string
 		b    ratelimit.Bucket
 	}{{"address", cfg.Address}, {"account", cfg.Account}, {"cancel", cfg.Cancel}} {
-		dst = append(dst, ",{"[min(i, 1):]...)
+		sep := byte(',')
+		if i == 0 {
+			sep = '{'
+		}
+		dst = append(dst, sep)
 		dst = append(append(append(dst, '"'), k.name...), `":`...)
 		if !k.b.On() {
 			dst = append(dst, "null"...)
