@@ -8,13 +8,15 @@
 // Invariants: each kind keeps at most KeysMax buckets (a bucket that has
 // refilled to full is the same as none, so the idle full ones are evicted
 // when the table is full); a bucket never holds more than its capacity nor
-// less than zero; a pass costs no allocation once its bucket exists.
+// less than zero; a pass takes no lock and costs no allocation once its
+// bucket exists (one compare-and-swap per budget).
 package ratelimit
 
 import (
 	"math"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,8 +28,8 @@ import (
 const KeysMax = 65536
 
 // BytesPerBucket bounds the memory of one live bucket, map overhead
-// included (TestBytesPerBucket measures about 112 bytes on amd64 with
-// both tables full).
+// included (TestBytesPerBucket measures about 96 bytes on amd64 with both
+// tables full).
 const BytesPerBucket = 128
 
 // Kind is a kind of budget.
@@ -116,7 +118,7 @@ func (l *Limiter) Take(ip netip.Addr, acct *[20]byte, w uint32, cancelOnly bool)
 	}
 	if acct != nil && l.acct.on() {
 		if r, use := l.acct.take(*acct, now, fw, cancelOnly); use == useNone {
-			l.addr.give(ip, now, fw, addrUse)
+			l.addr.give(ip, fw, addrUse)
 			r.Kind, r.Weight = KindAccount, w
 			return r, false
 		}
@@ -157,154 +159,214 @@ const (
 	useReserve            // the cancel reserve
 )
 
-// state is one key's budget and cancel reserve at time at (ns since the
-// limiter's epoch): 24 bytes.
-type state struct {
-	tokens, reserve float64
-	at              int64
+// The buckets are kept as GCRA (the generic cell rate algorithm, the same
+// as a token bucket): a bucket of capacity C refilled every T ns per unit
+// is one time, its theoretical arrival time tat: it holds C - (tat - now)/T
+// units (C when tat <= now: full). A call of weight w passes if
+// max(tat, now) + w·T - now <= C·T, and moves tat there. One
+// compare-and-swap, no lock: calls from one address on different event
+// loops do not queue behind each other.
+
+// evicted marks a bucket a sweep removed from its table: a call that
+// finds it looks the key up again.
+const evicted = math.MaxInt64
+
+// bucket is one key's budget and cancel reserve: 16 bytes.
+type bucket struct{ tat, rtat atomic.Int64 }
+
+// gcra is a bucket's shape in the algorithm's terms.
+type gcra struct {
+	perUnit float64 // T, ns per unit; +Inf when it never refills
+	tau     float64 // C·T, the time a full bucket covers
+	on      bool    // capacity > 0
+}
+
+func newGCRA(b Bucket) gcra {
+	g := gcra{perUnit: math.Inf(1), on: b.Capacity > 0}
+	if b.RefillPerS > 0 {
+		g.perUnit = 1e9 / b.RefillPerS
+	}
+	g.tau = b.Capacity * g.perUnit
+	if b.Capacity == 0 {
+		g.tau = 0
+	}
+	return g
+}
+
+// take charges w to the bucket at tat, or returns how long until it could
+// (negative: never) and what it holds. gone: the bucket left its table.
+func (g *gcra) take(tat *atomic.Int64, now int64, w float64) (ok, gone bool, wait time.Duration, tokens float64) {
+	cost := w * g.perUnit
+	for {
+		old := tat.Load()
+		if old == evicted {
+			return false, true, 0, 0
+		}
+		base := max(old, now)
+		behind := float64(base - now)
+		if !g.on || behind+cost > g.tau {
+			tokens = max(0, (g.tau-behind)/g.perUnit)
+			switch {
+			case !g.on || cost > g.tau || math.IsInf(g.perUnit, 1):
+				wait = -1
+			default:
+				wait = time.Duration(math.Ceil(behind + cost - g.tau))
+			}
+			return false, false, wait, tokens
+		}
+		if tat.CompareAndSwap(old, base+int64(math.Ceil(cost))) {
+			return true, false, 0, 0
+		}
+	}
+}
+
+// give returns w units to the bucket at tat.
+func (g *gcra) give(tat *atomic.Int64, w float64) {
+	back := int64(w * g.perUnit)
+	for {
+		old := tat.Load()
+		if old == evicted || tat.CompareAndSwap(old, old-back) {
+			return
+		}
+	}
+}
+
+// holds returns what the bucket at tat holds now.
+func (g *gcra) holds(tat int64, now int64) float64 {
+	if !g.on {
+		return 0
+	}
+	return max(0, (g.tau-float64(max(tat, now)-now))/g.perUnit)
 }
 
 // table is the buckets of one kind.
 type table[K comparable] struct {
-	budget, reserve Bucket
-	mu              sync.Mutex
-	m               map[K]state // at most KeysMax
+	shape           Bucket
+	budget, reserve gcra
+	mu              sync.RWMutex  // the map; the buckets are atomics
+	m               map[K]*bucket // at most KeysMax
 	// blockedUntil: the table is full of busy buckets until then (the
-	// soonest one refills to full); no sweep before it.
+	// soonest one refills to full); no sweep before it. Under mu.
 	blockedUntil int64
 }
 
 func newTable[K comparable](budget, reserve Bucket) table[K] {
-	return table[K]{budget: budget, reserve: reserve, m: map[K]state{}}
+	return table[K]{shape: budget, budget: newGCRA(budget), reserve: newGCRA(reserve), m: map[K]*bucket{}}
 }
 
-func (t *table[K]) on() bool { return t.budget.On() }
+func (t *table[K]) on() bool { return t.shape.On() }
 
 func (t *table[K]) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return len(t.m)
 }
 
-// refill brings s to now.
-func (t *table[K]) refill(s *state, now int64) {
-	if dt := float64(now-s.at) / 1e9; dt > 0 {
-		s.tokens = min(t.budget.Capacity, s.tokens+dt*t.budget.RefillPerS)
-		s.reserve = min(t.reserve.Capacity, s.reserve+dt*t.reserve.RefillPerS)
-		s.at = now
+// lookup returns k's bucket, made when absent, or the refusal of a full
+// table.
+func (t *table[K]) lookup(k K, now int64) (*bucket, *Refusal) {
+	t.mu.RLock()
+	b := t.m[k]
+	t.mu.RUnlock()
+	if b != nil {
+		return b, nil
 	}
-}
-
-func (t *table[K]) full(s *state) bool {
-	return s.tokens >= t.budget.Capacity && s.reserve >= t.reserve.Capacity
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if b = t.m[k]; b != nil {
+		return b, nil
+	}
+	if len(t.m) >= KeysMax && !t.sweep(now) {
+		return nil, &Refusal{TableFull: true, Bucket: t.shape, RetryAfter: time.Duration(t.blockedUntil - now)}
+	}
+	b = new(bucket) // tat 0: full
+	t.m[k] = b
+	return b, nil
 }
 
 // take charges w to k's bucket, or reports why not.
 func (t *table[K]) take(k K, now int64, w float64, cancelOnly bool) (Refusal, use) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, found := t.m[k]
-	switch {
-	case found:
-		t.refill(&s, now)
-	case len(t.m) >= KeysMax && !t.sweep(now):
-		return Refusal{TableFull: true, Bucket: t.budget, RetryAfter: time.Duration(t.blockedUntil - now)}, useNone
-	default:
-		s = state{tokens: t.budget.Capacity, reserve: t.reserve.Capacity, at: now}
-	}
-	u := useNone
-	switch {
-	case s.tokens >= w:
-		s.tokens -= w
-		u = useBudget
-	case cancelOnly && s.reserve >= w:
-		s.reserve -= w
-		u = useReserve
-	default:
-		r := Refusal{Tokens: s.tokens, Bucket: t.budget, RetryAfter: retryAfter(s.tokens, w, t.budget)}
-		if cancelOnly {
-			if ra := retryAfter(s.reserve, w, t.reserve); ra >= 0 && (r.RetryAfter < 0 || ra < r.RetryAfter) {
-				r.RetryAfter = ra
-			}
+	for {
+		b, full := t.lookup(k, now)
+		if full != nil {
+			return *full, useNone
+		}
+		ok, gone, wait, tokens := t.budget.take(&b.tat, now, w)
+		if gone {
+			continue
+		}
+		if ok {
+			return Refusal{}, useBudget
+		}
+		r := Refusal{Tokens: tokens, Bucket: t.shape, RetryAfter: wait}
+		if !cancelOnly || !t.reserve.on {
+			return r, useNone
+		}
+		ok, gone, rwait, _ := t.reserve.take(&b.rtat, now, w)
+		switch {
+		case gone:
+			continue
+		case ok:
+			return Refusal{}, useReserve
+		case rwait >= 0 && (r.RetryAfter < 0 || rwait < r.RetryAfter):
+			r.RetryAfter = rwait
 		}
 		return r, useNone
 	}
-	t.m[k] = s
-	return Refusal{}, u
 }
 
 // give returns w to the bucket u took it from (a call the other kind
 // refused).
-func (t *table[K]) give(k K, now int64, w float64, u use) {
+func (t *table[K]) give(k K, w float64, u use) {
 	if u == useNone {
 		return
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.m[k]
-	if !ok {
-		return
+	t.mu.RLock()
+	b := t.m[k]
+	t.mu.RUnlock()
+	switch {
+	case b == nil:
+	case u == useBudget:
+		t.budget.give(&b.tat, w)
+	default:
+		t.reserve.give(&b.rtat, w)
 	}
-	t.refill(&s, now)
-	if u == useBudget {
-		s.tokens = min(t.budget.Capacity, s.tokens+w)
-	} else {
-		s.reserve = min(t.reserve.Capacity, s.reserve+w)
-	}
-	t.m[k] = s
 }
 
 // sweep evicts the buckets that have refilled to full and reports whether
 // that made room. A table of busy buckets is not swept again before the
 // soonest of them is full.
+// REQUIRES: t.mu held for writing.
 func (t *table[K]) sweep(now int64) bool {
 	if now < t.blockedUntil {
 		return false
 	}
-	soonest := time.Duration(math.MaxInt64)
-	for k, s := range t.m {
-		t.refill(&s, now)
-		if t.full(&s) {
+	soonest := int64(math.MaxInt64)
+	for k, b := range t.m {
+		// Full when both times are past; marked evicted only if no call
+		// charged its budget meanwhile (a call that finds the mark looks
+		// the key up again).
+		tat, rt := b.tat.Load(), b.rtat.Load()
+		if tat <= now && rt <= now && b.tat.CompareAndSwap(tat, evicted) {
 			delete(t.m, k)
 			continue
 		}
-		soonest = min(soonest, max(untilFull(s.tokens, t.budget), untilFull(s.reserve, t.reserve)))
+		soonest = min(soonest, max(tat, rt)-now)
 	}
 	if len(t.m) < KeysMax {
 		return true
 	}
-	t.blockedUntil = now + int64(soonest)
+	t.blockedUntil = now + soonest
 	return false
 }
 
-// state returns k's budget now, without storing anything.
+// state returns k's budget now, without changing anything.
 func (t *table[K]) state(k K, now int64) State {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.m[k]
-	if !ok {
-		return State{Tokens: t.budget.Capacity, Reserve: t.reserve.Capacity}
+	t.mu.RLock()
+	b := t.m[k]
+	t.mu.RUnlock()
+	if b == nil {
+		return State{Tokens: t.budget.holds(0, now), Reserve: t.reserve.holds(0, now)}
 	}
-	t.refill(&s, now)
-	return State{Live: true, Tokens: s.tokens, Reserve: s.reserve}
-}
-
-// retryAfter is how long until a bucket b holding tokens holds w: negative
-// when it never will.
-func retryAfter(tokens, w float64, b Bucket) time.Duration {
-	if w > b.Capacity || b.RefillPerS <= 0 {
-		return -1
-	}
-	return time.Duration(math.Ceil((w - tokens) / b.RefillPerS * 1e9))
-}
-
-// untilFull is how long until a bucket b holding tokens is full.
-func untilFull(tokens float64, b Bucket) time.Duration {
-	if tokens >= b.Capacity {
-		return 0
-	}
-	if b.RefillPerS <= 0 {
-		return time.Duration(math.MaxInt64)
-	}
-	return time.Duration(math.Ceil((b.Capacity - tokens) / b.RefillPerS * 1e9))
+	return State{Live: true, Tokens: t.budget.holds(b.tat.Load(), now), Reserve: t.reserve.holds(b.rtat.Load(), now)}
 }

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -144,5 +146,40 @@ func BenchmarkTake(b *testing.B) {
 		if _, ok := l.Take(ip, &acct, 2, false); !ok {
 			b.Fatal("refused")
 		}
+	}
+}
+
+// TestTakeConcurrent: goroutines charging one address (and one account)
+// at once pass exactly as many calls as the budgets hold, no more: the
+// compare-and-swap loses no charge and the account's refusals give the
+// address back what it took.
+func TestTakeConcurrent(t *testing.T) {
+	// Nothing refills noticeably (1 unit an hour); the account holds 600
+	// of the address's 1000.
+	l := New(Config{Address: Bucket{1000, 1.0 / 3600}, Account: Bucket{600, 1.0 / 3600}})
+	ip, acct := netip.MustParseAddr("10.0.0.1"), [20]byte{7}
+	var passed, sends atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 500 {
+				var a *[20]byte
+				if (g+i)%2 == 0 { // half the calls are sends by the account
+					a = &acct
+				}
+				if _, ok := l.Take(ip, a, 1, false); ok {
+					passed.Add(1)
+					if a != nil {
+						sends.Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if passed.Load() != 1000 || sends.Load() > 600 {
+		t.Fatalf("%d calls passed (%d sends), want 1000 (at most 600 sends)", passed.Load(), sends.Load())
 	}
 }
