@@ -109,7 +109,7 @@ func (l *Limiter) Take(ip netip.Addr, acct *[20]byte, w uint32, cancelOnly bool)
 	fw := float64(w)
 	addrUse := useNone
 	if l.addr.on() {
-		r, use := l.addr.take(ip, now, fw, cancelOnly)
+		r, use := l.addr.take(ip, now, l.epoch, fw, cancelOnly)
 		if use == useNone {
 			r.Kind, r.Weight = KindAddress, w
 			return r, false
@@ -117,7 +117,7 @@ func (l *Limiter) Take(ip netip.Addr, acct *[20]byte, w uint32, cancelOnly bool)
 		addrUse = use
 	}
 	if acct != nil && l.acct.on() {
-		if r, use := l.acct.take(*acct, now, fw, cancelOnly); use == useNone {
+		if r, use := l.acct.take(*acct, now, l.epoch, fw, cancelOnly); use == useNone {
 			l.addr.give(ip, fw, addrUse)
 			r.Kind, r.Weight = KindAccount, w
 			return r, false
@@ -195,8 +195,11 @@ func newGCRA(b Bucket) gcra {
 
 // take charges w to the bucket at tat, or returns how long until it could
 // (negative: never) and what it holds. gone: the bucket left its table.
-func (g *gcra) take(tat *atomic.Int64, now int64, w float64) (ok, gone bool, wait time.Duration, tokens float64) {
+// now may be stale (the goroutine was descheduled after reading it, while
+// others moved tat on): before it refuses, take reads the clock again.
+func (g *gcra) take(tat *atomic.Int64, now int64, epoch time.Time, w float64) (ok, gone bool, wait time.Duration, tokens float64) {
 	cost := w * g.perUnit
+	fresh := false
 	for {
 		old := tat.Load()
 		if old == evicted {
@@ -205,6 +208,10 @@ func (g *gcra) take(tat *atomic.Int64, now int64, w float64) (ok, gone bool, wai
 		base := max(old, now)
 		behind := float64(base - now)
 		if !g.on || behind+cost > g.tau {
+			if !fresh {
+				now, fresh = int64(time.Since(epoch)), true
+				continue
+			}
 			tokens = max(0, (g.tau-behind)/g.perUnit)
 			switch {
 			case !g.on || cost > g.tau || math.IsInf(g.perUnit, 1):
@@ -285,13 +292,13 @@ func (t *table[K]) lookup(k K, now int64) (*bucket, *Refusal) {
 }
 
 // take charges w to k's bucket, or reports why not.
-func (t *table[K]) take(k K, now int64, w float64, cancelOnly bool) (Refusal, use) {
+func (t *table[K]) take(k K, now int64, epoch time.Time, w float64, cancelOnly bool) (Refusal, use) {
 	for {
 		b, full := t.lookup(k, now)
 		if full != nil {
 			return *full, useNone
 		}
-		ok, gone, wait, tokens := t.budget.take(&b.tat, now, w)
+		ok, gone, wait, tokens := t.budget.take(&b.tat, now, epoch, w)
 		if gone {
 			continue
 		}
@@ -302,7 +309,7 @@ func (t *table[K]) take(k K, now int64, w float64, cancelOnly bool) (Refusal, us
 		if !cancelOnly || !t.reserve.on {
 			return r, useNone
 		}
-		ok, gone, rwait, _ := t.reserve.take(&b.rtat, now, w)
+		ok, gone, rwait, _ := t.reserve.take(&b.rtat, now, epoch, w)
 		switch {
 		case gone:
 			continue

@@ -183,3 +183,29 @@ func TestTakeConcurrent(t *testing.T) {
 		t.Fatalf("%d calls passed (%d sends), want 1000 (at most 600 sends)", passed.Load(), sends.Load())
 	}
 }
+
+// TestTakeStaleClock: a budget the load cannot spend (1 ms of burst at 10¹²
+// units a second) refuses nothing, although goroutines that read the clock
+// and were descheduled before they charged find the bucket's time moved
+// past theirs (before the fix, about one call in 10⁵ on a busy machine).
+func TestTakeStaleClock(t *testing.T) {
+	c, err := ParseSpec("address=1000000000/1ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ip := New(c), netip.MustParseAddr("127.0.0.1")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 200_000 {
+				if r, ok := l.Take(ip, nil, 1, false); !ok {
+					t.Errorf("refused: %+v", r)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
