@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/ledgervenue/node/bench/proc"
 )
 
 // rateLimitOutcome is one line of js/ratelimit.mjs.
@@ -80,6 +81,29 @@ func TestRateLimitReachesClients(t *testing.T) {
 		}
 		if !strings.Contains(o.Shown, "rate limit exceeded") && !strings.Contains(o.Shown, "limit") {
 			t.Errorf("%s: the error's own message %q does not say a limit was hit", lib, o.Shown)
+		}
+	}
+}
+
+// TestRateLimitFlagRefused: ledgerd refuses a bad --rate-limit at start,
+// the message naming the key.
+func TestRateLimitFlagRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts ledgerd processes")
+	}
+	bin := buildGo(t, "./cmd/ledgerd")
+	for _, c := range []struct{ spec, want string }{
+		{"adress=10/1s", "adress: unknown key"},
+		{"address=10/0s", `address: want a PERIOD from 1ms to 24h like 60s, got "0s"`},
+		{"address=10/1s,weight.eth_getLogs=x", "weight.eth_getLogs: want an integer weight"},
+	} {
+		n, err := proc.Start(bin, "--dev", "--datadir", t.TempDir(), "--rate-limit", c.spec)
+		if err == nil {
+			n.Stop()
+			t.Fatalf("--rate-limit %s: started", c.spec)
+		}
+		if !strings.Contains(err.Error(), "invalid value \""+c.spec+"\" for flag -rate-limit: "+c.want) {
+			t.Errorf("--rate-limit %s: %v, want the key named: %q", c.spec, err, c.want)
 		}
 	}
 }
