@@ -96,6 +96,7 @@ func TestRateLimitFlagRefused(t *testing.T) {
 		{"adress=10/1s", "adress: unknown key"},
 		{"address=10/0s", `address: want a PERIOD from 1ms to 24h like 60s, got "0s"`},
 		{"address=10/1s,weight.eth_getLogs=x", "weight.eth_getLogs: want an integer weight"},
+		{"address=10/1s,weight.eth_getLog=3", "weight.eth_getLog: not a method this node serves"},
 	} {
 		n, err := proc.Start(bin, "--dev", "--datadir", t.TempDir(), "--rate-limit", c.spec)
 		if err == nil {

@@ -74,7 +74,9 @@ func main() {
 		return err
 	})
 	flag.Func("rate-limit", `emulate a venue's rate limits, off by default: comma-separated address=N/PERIOD (each client IP: N weight units a burst, refilled N per PERIOD), account=N/PERIOD (each signer of a transaction), cancel=N/PERIOD (the reserve that keeps cancel-only transactions possible when a budget is spent; default 20/10s), KIND.burst=B, weight.METHOD=W; e.g. address=1200/60s,account=300/10s (docs/lab.md, "Rate-limit emulation")`, func(v string) (err error) {
-		f.rateLimit, err = ratelimit.ParseSpec(v)
+		if f.rateLimit, err = ratelimit.ParseSpec(v); err == nil {
+			err = rpc.CheckRateLimits(&f.rateLimit)
+		}
 		return err
 	})
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")

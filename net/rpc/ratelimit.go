@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
@@ -37,6 +38,32 @@ func (s *Service) RateLimited(fn func(limit string, refused uint64, buckets int)
 	for k := range ratelimit.Kinds {
 		fn(ratelimit.KindNames[k], s.rateRefused[k].Load(), n[k])
 	}
+}
+
+// CheckRateLimits checks cfg's weight overrides against the methods the
+// node serves: a pod_ name becomes its svc_ name (as the dispatcher knows
+// it), and a method it does not serve is refused, naming the key (a typo
+// would otherwise weigh nothing).
+func CheckRateLimits(cfg *ratelimit.Config) error {
+	names := make([]string, 0, len(cfg.Weights))
+	for m := range cfg.Weights {
+		names = append(names, m)
+	}
+	slices.Sort(names) // the first bad key, whatever the map's order
+	for _, m := range names {
+		name := m
+		if svc, ok := liveMethods[m]; ok {
+			name = string(svc)
+		}
+		if methodIndex([]byte(name)) == methodOther {
+			return errors.New("weight." + m + ": not a method this node serves")
+		}
+		if name != m {
+			cfg.Weights[name] = cfg.Weights[m]
+			delete(cfg.Weights, m)
+		}
+	}
+	return nil
 }
 
 // isSignedSend reports the methods charged once their transaction is
@@ -146,6 +173,9 @@ func rateLimitParam(v *fastjson.Value) (ratelimit.Config, *jsonrpc.Error) {
 		}
 	default:
 		return cfg, jsonrpc.InvalidParams("rate limits: want the --rate-limit SPEC as a string, an object, or null")
+	}
+	if err == nil {
+		err = CheckRateLimits(&cfg)
 	}
 	if err != nil {
 		return cfg, jsonrpc.InvalidParams("rate limits: " + err.Error())

@@ -335,6 +335,7 @@ func TestRateLimitControls(t *testing.T) {
 		{"address=1/1s,foo=1", "rate limits: foo: unknown key"},
 		{"address=1/0s", "rate limits: address: want a PERIOD"},
 		{"weight.eth_chainId=1", "rate limits: address, account: name at least one"},
+		{"address=1/1s,weight.eth_getLog=3", "rate limits: weight.eth_getLog: not a method this node serves"},
 		{map[string]any{"address": map[string]any{"capacity": -1, "refill_per_s": 1}}, "rate limits: address.capacity: want an integer"},
 		{map[string]any{"address": map[string]any{"capacity": 1}}, "rate limits: address: want both capacity and refill_per_s"},
 		{map[string]any{"acount": nil}, "rate limits: acount: unknown key"},
@@ -345,6 +346,14 @@ func TestRateLimitControls(t *testing.T) {
 		if got, _ := errorData(err).(string); !strings.HasPrefix(got, bad.want) {
 			t.Fatalf("lab_setRateLimits %v: %v (%q), want -32602 %q…", bad.cfg, err, got, bad.want)
 		}
+	}
+	// A live network's pod_ name weighs its svc_ method.
+	if out := tn.setRateLimits(t, "address=5/60s,weight.pod_getTransactions=7"); !strings.Contains(string(out), `"svc_getTransactions":7`) {
+		t.Fatalf("weight.pod_getTransactions: %s, want svc_getTransactions 7", out)
+	}
+	tn.setRateLimits(t, cfg)
+	if _, err := eth.ChainID(ctx); err != nil {
+		t.Fatalf("a new configuration keeps no bucket: %v", err)
 	}
 	// A refused configuration changed nothing: still limited.
 	if _, err := eth.ChainID(ctx); err == nil {
