@@ -293,6 +293,10 @@ func TestRateLimitBatch(t *testing.T) {
 func TestRateLimitControls(t *testing.T) {
 	tn := startNode(t)
 	ctx := context.Background()
+	var before json.RawMessage
+	if err := tn.admin.CallContext(ctx, &before, "admin_stateHash"); err != nil {
+		t.Fatal(err)
+	}
 	cfg := tn.setRateLimits(t, map[string]any{"address": map[string]any{"capacity": 2, "refill_per_s": 0.5},
 		"weights": map[string]any{"eth_chainId": 2}})
 	want := `{"address":{"capacity":2,"refill_per_s":0.5},"account":null,"cancel":{"capacity":20,"refill_per_s":2},"weights":{`
@@ -348,6 +352,11 @@ func TestRateLimitControls(t *testing.T) {
 		if got, _ := errorData(err).(string); !strings.HasPrefix(got, bad.want) {
 			t.Fatalf("lab_setRateLimits %v: %v (%q), want -32602 %q…", bad.cfg, err, got, bad.want)
 		}
+	}
+	// Neither the configuration nor a refusal is in the ledger's state.
+	var after json.RawMessage
+	if err := tn.admin.CallContext(ctx, &after, "admin_stateHash"); err != nil || string(after) != string(before) {
+		t.Fatalf("admin_stateHash %s after rate limits and a refusal, want %s (%v)", after, before, err)
 	}
 	// A live network's pod_ name weighs its svc_ method.
 	if out := tn.setRateLimits(t, "address=5/60s,weight.pod_getTransactions=7"); !strings.Contains(string(out), `"svc_getTransactions":7`) {
