@@ -24,6 +24,7 @@ import (
 	"github.com/ledgervenue/node/net/l1"
 	"github.com/ledgervenue/node/net/metrics"
 	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/ratelimit"
 	"github.com/ledgervenue/node/net/replicate"
 	"github.com/ledgervenue/node/net/rpc"
 	"github.com/ledgervenue/node/net/server"
@@ -40,7 +41,8 @@ type flags struct {
 	bots                                    string // the built-in bots' spec (bench/bots); "" runs none
 	dumpState, loadState                    string // state files (anvil's flags: state.go)
 	compat, ignoreSnapshots                 bool
-	prefix                                  rpc.Prefix // the service's own prefix on the wire
+	prefix                                  rpc.Prefix       // the service's own prefix on the wire
+	rateLimit                               ratelimit.Config // --rate-limit (net/ratelimit); zero: off
 	historyCache, snapshotEvery             int
 	snapshotInterval, retain, trimMapped    time.Duration
 	// transport bounds and the browser policy (net/server)
@@ -69,6 +71,12 @@ func main() {
 	flag.BoolVar(&f.compat, "compat", false, "serve the shapes strict client decoders (ethers, go-ethereum) need where the spec deviates from Ethereum, and refusals in go-ethereum's words so ethers and viem classify them (docs/compat.md)")
 	flag.Func("prefix", "the service's own names on the wire: svc (SPEC.md, the default) or pod (the live network's, for its SDK); methods and subscription types are accepted with either (docs/live.md)", func(v string) (err error) {
 		f.prefix, err = rpc.ParsePrefix(v)
+		return err
+	})
+	flag.Func("rate-limit", `emulate a venue's rate limits, off by default: comma-separated address=N/PERIOD (each client IP: N weight units a burst, refilled N per PERIOD), account=N/PERIOD (each signer of a transaction), cancel=N/PERIOD (the reserve that keeps cancel-only transactions possible when a budget is spent; default 20/10s), KIND.burst=B, weight.METHOD=W; e.g. address=1200/60s,account=300/10s (docs/lab.md, "Rate-limit emulation")`, func(v string) (err error) {
+		if f.rateLimit, err = ratelimit.ParseSpec(v); err == nil {
+			err = rpc.CheckRateLimits(&f.rateLimit)
+		}
 		return err
 	})
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
@@ -198,7 +206,7 @@ func run(f *flags) error {
 	hub := rpc.StartHub(n, f.compat, f.prefix)
 	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Prefix: f.prefix, Dev: f.dev,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
-		ResponseBytesMax: f.responseBytesMax}
+		ResponseBytesMax: f.responseBytesMax, RateLimit: f.rateLimit}
 	msrc := metrics.Sources{Node: n, Hub: hub}
 	if rep != nil {
 		rcfg.Replication, msrc.Replication = rep, rep

@@ -63,6 +63,11 @@ var (
 		"Requests with writes waiting for a worker (bounded by --rpc.queue).")
 	rpcQueuedBytes = desc("ledgerd_rpc_queue_bytes",
 		"Bytes of the requests with writes queued for or running on the workers (bounded by --rpc.queue-bytes).")
+	rateLimited = desc("ledgerd_rate_limited_total",
+		"JSON-RPC calls refused by the rate-limit emulation (--rate-limit, lab_setRateLimits), by the budget that refused them (address, account).",
+		"limit")
+	rateBuckets = desc("ledgerd_rate_limit_buckets",
+		"Live rate-limit buckets, by kind (address, account); 0 while the emulation is off.", "limit")
 	wsConns = desc("ledgerd_websocket_connections",
 		"Open WebSocket connections.")
 	txs = desc("ledgerd_transactions_total",
@@ -99,7 +104,7 @@ var (
 type collector struct{ src Sources }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{rpcRequests, rpcErrors, rpcQueued, rpcQueuedBytes, wsConns, txs,
+	for _, d := range []*prometheus.Desc{rpcRequests, rpcErrors, rpcQueued, rpcQueuedBytes, rateLimited, rateBuckets, wsConns, txs,
 		admitQueue, attestQueue, inflight, conns, outbound, subsOpen, subsEnded, notifications,
 		replLeader, replStreamSeq, replLagInputs, replLagSeconds} {
 		ch <- d
@@ -122,6 +127,10 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(rpcQueued, jobs)
 		gauge(rpcQueuedBytes, bytes)
 		gauge(wsConns, s.WSConns())
+		s.RateLimited(func(limit string, refused uint64, buckets int) {
+			counter(rateLimited, refused, limit)
+			gauge(rateBuckets, int64(buckets), limit)
+		})
 	}
 	if n := c.src.Node; n != nil {
 		st := n.Stats()

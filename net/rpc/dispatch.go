@@ -388,6 +388,7 @@ func (c *call) metrics(dst []byte) []byte {
 	if r := c.s.cfg.Replication; r != nil {
 		dst = appendReplication(append(dst, `,"replication":`...), r.Status())
 	}
+	dst = c.s.appendRateMetrics(append(dst, `,"rate_limits":`...))
 	return append(dst, '}')
 }
 

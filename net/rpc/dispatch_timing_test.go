@@ -15,11 +15,16 @@ var (
 
 // serveFunc runs one request through the dispatcher the way the server's
 // event loop does (parsed HTTP request in, response body out), without
-// sockets, so allocations and time are the dispatcher's alone.
-func serveFunc(tb testing.TB, body []byte) (func(), *server.Response) {
+// sockets, so allocations and time are the dispatcher's alone. opts adjust
+// the dispatcher's configuration.
+func serveFunc(tb testing.TB, body []byte, opts ...func(*rpc.Config)) (func(), *server.Response) {
 	tb.Helper()
 	tn := startNodeTB(tb)
-	svc := rpc.New(rpc.Config{Node: tn.node})
+	cfg := rpc.Config{Node: tn.node}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	svc := rpc.New(cfg)
 	tb.Cleanup(svc.Close)
 	req := &http1.Request{Method: []byte("POST"), Path: []byte("/"), Body: body}
 	w := &server.Response{}

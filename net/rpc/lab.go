@@ -34,6 +34,10 @@ func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.labHoldTick(dst)
 	case "lab_moveOracle", "lab_oracleGap":
 		return c.labMoveOracle(dst, string(c.req.Method) == "lab_oracleGap")
+	case "lab_setRateLimits": // ratelimit.go
+		return c.setRateLimits(dst)
+	case "lab_rateLimits":
+		return c.rateLimits(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

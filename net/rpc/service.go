@@ -3,13 +3,16 @@ package rpc
 import (
 	"bytes"
 	"crypto/subtle"
+	"net/netip"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 	"github.com/ledgervenue/node/net/http1"
 	"github.com/ledgervenue/node/net/node"
+	"github.com/ledgervenue/node/net/ratelimit"
 	"github.com/ledgervenue/node/net/server"
 	"github.com/ledgervenue/node/net/subs"
 )
@@ -75,6 +78,10 @@ type Config struct {
 	// (DefaultPPTWaitMax) before it is answered -32000 (pptwait.go).
 	PPTWaitersMax int
 	PPTWaitMax    time.Duration
+	// RateLimit is --rate-limit: the rate-limit emulation in force at
+	// start (ratelimit.go; the zero Config is off). lab_setRateLimits
+	// replaces it.
+	RateLimit ratelimit.Config
 	// Dev is --dev: the anvil-compatible controls need no admin token (as
 	// in anvil, the node binds to loopback) and the dev accounts sign for
 	// clients (eth_accounts, eth_sendTransaction, …). Off, the controls
@@ -127,6 +134,11 @@ type Service struct {
 	// (devsign.go).
 	devSend [len(node.DevKeys)]sync.Mutex
 
+	// limits is the rate-limit emulation in force, nil when off
+	// (ratelimit.go); rateRefused counts its refusals by kind.
+	limits      atomic.Pointer[ratelimit.Limiter]
+	rateRefused [ratelimit.Kinds]atomic.Uint64
+
 	// The refusals of the limits, built once with their values.
 	errInFlight, errTooLarge, errLogBudget *jsonrpc.Error
 }
@@ -171,6 +183,7 @@ func New(cfg Config) *Service {
 			strconv.Itoa(cfg.LogScanMax) + " logs in all: narrow their ranges or split the batch"),
 		waits: newPPTWaits(cfg.Node, cfg.PPTWaitersMax, cfg.PPTWaitMax),
 	}
+	s.SetRateLimits(cfg.RateLimit)
 	s.workers.Add(cfg.Workers)
 	for range cfg.Workers {
 		go s.work()
@@ -216,6 +229,9 @@ type call struct {
 	s   *Service
 	sc  *scratch
 	req *jsonrpc.Request
+	// rl is the rate-limit emulation in force when the call began (nil:
+	// off), loaded once by run.
+	rl *ratelimit.Limiter
 	origin
 }
 
@@ -232,6 +248,9 @@ type origin struct {
 	// lone: the call is the whole body (isLoneDeferred), so it may answer
 	// later (owe).
 	lone bool
+	// ip is the client's address: the key of the rate limits' address
+	// budget.
+	ip netip.Addr
 }
 
 // Serve implements server.Handler.
@@ -248,7 +267,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 		w.Body = jsonrpc.AppendError(w.Body, nil, perr)
 		return
 	}
-	o := origin{admin: s.authorized(req.Header("Authorization")), w: w}
+	o := origin{admin: s.authorized(req.Header("Authorization")), w: w, ip: w.RemoteIP()}
 	switch {
 	case isLoneDeferred(reqs, batch):
 		o.lone = true
@@ -263,7 +282,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 			w.Body = s.runAll(sc, reqs, batch, o, err, w.Body)
 			return
 		}
-		s.enqueue(job{body: bytes.Clone(req.Body), admin: o.admin, http: w.Defer()})
+		s.enqueue(job{body: bytes.Clone(req.Body), admin: o.admin, ip: o.ip, http: w.Defer()})
 	default:
 		w.Body = s.runAll(sc, reqs, batch, o, nil, w.Body)
 	}
@@ -402,6 +421,12 @@ func (c *call) run(dst []byte) []byte {
 	if c.req.Invalid != nil {
 		c.count(true)
 		return jsonrpc.AppendError(dst, id, c.req.Invalid)
+	}
+	if c.rl = c.s.limits.Load(); c.rl != nil {
+		if err := c.limitCall(); err != nil {
+			c.count(true)
+			return jsonrpc.AppendError(dst, id, err)
+		}
 	}
 	start := len(dst)
 	dst = jsonrpc.AppendResultPrefix(dst, id)

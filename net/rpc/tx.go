@@ -43,7 +43,8 @@ func (c *call) sendRawTransaction(dst []byte) ([]byte, *jsonrpc.Error) {
 }
 
 // rawTx decodes param 0, a signed raw transaction, recovers its sender and
-// prepares what the ledger needs of an orderbook call (toCoreTx).
+// prepares what the ledger needs of an orderbook call (toCoreTx); with the
+// rate limits on, it charges the transaction (limitTx).
 func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
 	v := c.req.Param(0)
 	if v == nil {
@@ -62,7 +63,11 @@ func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
 	if err != nil {
 		return core.Tx{}, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
 	}
-	return toCoreTx(tx, core.Address(from))
+	ct, perr := toCoreTx(tx, core.Address(from))
+	if perr == nil && c.rl != nil { // rate limits: charged once the signer and the calls are known
+		perr = c.limitTx(&ct)
+	}
+	return ct, perr
 }
 
 // send submits tx and answers once it is durable, or with a timeout once it

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"net/netip"
 	"sync/atomic"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
@@ -29,6 +30,7 @@ import (
 type job struct {
 	body  []byte // a copy: the connection's buffer dies when Serve returns
 	admin bool
+	ip    netip.Addr       // the client's (origin.ip)
 	rest  bool             // body is a clob read's request target (serveClobOrDefer)
 	http  *server.Deferred // HTTP: answered with Complete
 	ws    *server.WSConn   // WebSocket: answered with wsOwed; holds an in-flight slot
@@ -115,7 +117,7 @@ func (s *Service) runRPCJob(j *job, sc *scratch) {
 	if perr != nil {
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)
 	} else {
-		sc.out = s.runAll(sc, reqs, batch, origin{admin: j.admin, ws: j.ws, worker: true}, nil, sc.out[:0])
+		sc.out = s.runAll(sc, reqs, batch, origin{admin: j.admin, ws: j.ws, worker: true, ip: j.ip}, nil, sc.out[:0])
 	}
 	if j.http != nil {
 		j.http.Complete(200, sc.out) // copies the body

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"net/netip"
 	"sync/atomic"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
@@ -27,6 +28,7 @@ var _ server.WSHandler = (*Service)(nil)
 // WSOpen; its atomics are shared with the workers and the node's writer.
 type wsState struct {
 	admin bool
+	ip    netip.Addr // the peer's (origin.ip), read once at the upgrade
 	// inFlight counts the messages whose answer is owed later.
 	inFlight atomic.Int32
 }
@@ -46,7 +48,7 @@ func (st *wsState) release() { st.inFlight.Add(-1) }
 
 // WSOpen implements server.WSHandler.
 func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
-	c.Context = &wsState{admin: s.authorized(req.Header("Authorization"))}
+	c.Context = &wsState{admin: s.authorized(req.Header("Authorization")), ip: c.RemoteIP()}
 	s.stats.wsConns.Add(1)
 }
 
@@ -78,13 +80,13 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		refusal = s.errInFlight
 	case pooled:
 		if refusal = s.reserve(len(msg)); refusal == nil {
-			s.enqueue(job{body: bytes.Clone(msg), admin: st.admin, ws: c})
+			s.enqueue(job{body: bytes.Clone(msg), admin: st.admin, ip: st.ip, ws: c})
 			return
 		}
 		st.release()
 	}
 	sc.deferred = false
-	sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c, lone: lone}, refusal, sc.out[:0])
+	sc.out = s.runAll(sc, reqs, batch, origin{admin: st.admin, ws: c, lone: lone, ip: st.ip}, refusal, sc.out[:0])
 	if lone && refusal == nil && !sc.deferred { // refused before the sequencer: answered now
 		st.release()
 	}

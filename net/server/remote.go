@@ -23,3 +23,14 @@ func remoteIP(c gnet.Conn) netip.Addr {
 // RemoteIP returns the peer's address without its port. Safe from any
 // goroutine: gnet sets it once, at accept.
 func (c *WSConn) RemoteIP() netip.Addr { return remoteIP(c.cs.conn) }
+
+// RemoteIP returns the address of the peer whose request is being served,
+// without its port (the key of the rate limits' address budget).
+// The zero Addr for a Response the server did not make (a benchmark's).
+// REQUIRES: called during Serve.
+func (w *Response) RemoteIP() netip.Addr {
+	if w.cs == nil {
+		return netip.Addr{}
+	}
+	return w.cs.ip
+}
