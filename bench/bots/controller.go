@@ -309,17 +309,22 @@ func (c *Controller) Status() Status {
 	bots := s.bots
 	s.mu.Unlock()
 	for _, b := range bots {
-		bs := BotStatus{Name: b.name, Role: b.role.String(), Market: b.market.Name, Address: b.addr.Hex(),
-			Sent: b.sent.Load(), Acked: b.acked.Load(), Errors: b.errors.Load(), Refused: map[string]uint64{}}
-		b.counters.mu.Lock()
-		for k, v := range b.refused {
-			bs.Refused[k] = v
-		}
-		bs.LastError = b.lastError
-		b.counters.mu.Unlock()
-		st.Bots = append(st.Bots, bs)
+		st.Bots = append(st.Bots, b.status())
 	}
 	return st
+}
+
+// status reads the bot's figures; safe while the bot acts.
+func (b *bot) status() BotStatus {
+	bs := BotStatus{Name: b.name, Role: b.role.String(), Market: b.market.Name, Address: b.addr.Hex(),
+		Sent: b.sent.Load(), Acked: b.acked.Load(), Errors: b.errors.Load(), Refused: map[string]uint64{}}
+	b.counters.mu.Lock()
+	defer b.counters.mu.Unlock()
+	for k, v := range b.refused {
+		bs.Refused[k] = v
+	}
+	bs.LastError = b.lastError
+	return bs
 }
 
 // AppendStatus appends Status as JSON (the admin_bots result).
