@@ -34,6 +34,8 @@ func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.labHoldTick(dst)
 	case "lab_moveOracle", "lab_oracleGap":
 		return c.labMoveOracle(dst, string(c.req.Method) == "lab_oracleGap")
+	case "lab_scenario": // scenario.go
+		return c.labScenario(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }
