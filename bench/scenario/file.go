@@ -78,24 +78,21 @@ type file struct {
 	Then      *string           `json:"then"`
 }
 
-// timed is the time of a timeline entry, in each entry's JSON shape.
-type timed struct {
-	AtS *float64 `json:"at_s"`
-}
-
-func (t timed) when() *float64 { return t.AtS }
-
 type oracleJSON struct {
-	timed
-	Market *string `json:"market"`
-	Price  *string `json:"price"`
+	AtS    *float64 `json:"at_s"`
+	Market *string  `json:"market"`
+	Price  *string  `json:"price"`
 }
 
 type eventJSON struct {
-	timed
+	AtS    *float64        `json:"at_s"`
 	Method *string         `json:"method"`
 	Params json.RawMessage `json:"params"`
 }
+
+// when is a timeline entry's at_s, for parseList.
+func (o oracleJSON) when() *float64 { return o.AtS }
+func (e eventJSON) when() *float64  { return e.AtS }
 
 // TimelineMethods are the methods an event may call besides the lab_
 // controls: they change the market, not the delivery.
