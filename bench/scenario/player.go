@@ -51,6 +51,7 @@ type Status struct {
 	StartUs   int64            `json:"start_us"` // the node's time at t_s = 0
 	Events    int              `json:"events"`   // oracle points and events applied
 	BotTxs    uint64           `json:"bot_txs"`  // transactions the bots sent
+	WallS     float64          `json:"wall_s"`   // wall time since the first step
 	Hash      string           `json:"hash,omitempty"`
 	Inputs    uint64           `json:"inputs,omitempty"` // with hash: the inputs it covers
 	Bots      []bots.BotStatus `json:"bots"`
@@ -85,7 +86,8 @@ func (p *Player) Run(ctx context.Context, addr string) error {
 	switch {
 	case err == nil:
 		p.st.State = StateDone
-		p.cfg.Logf("scenario %s: played to t=%gs in %d steps: %d inputs, state hash %s", p.sc.Name, p.st.TS, p.st.Step, p.st.Inputs, p.st.Hash)
+		p.cfg.Logf("scenario %s: played to t=%gs in %d steps, %.3f s of wall time (%.1f node s a wall s, %.2f ms a step): %d inputs, state hash %s",
+			p.sc.Name, p.st.TS, p.st.Step, p.st.WallS, p.st.TS/p.st.WallS, 1e3*p.st.WallS/float64(p.st.Step), p.st.Inputs, p.st.Hash)
 	case ctx.Err() != nil:
 		p.st.State = StateStopped
 	default:
@@ -145,6 +147,7 @@ func (p *Player) play(ctx context.Context, addr string) error {
 	p.cfg.Logf("scenario %s: seed %d, %g s of node time in %d steps of %g ms from %s, pace %g",
 		p.sc.Name, p.sc.Seed, float64(p.sc.DurationUs)/1e6, steps, float64(stepUs)/1e3,
 		time.UnixMicro(startUs).UTC().Format(time.RFC3339), p.sc.Pace)
+	wallStart := time.Now()
 	tl := timeline{sc: p.sc, oracle: oracle}
 	prog := progress{every: p.sc.ProgressUs, startUs: startUs}
 	for k := range steps {
@@ -168,7 +171,8 @@ func (p *Player) play(ctx context.Context, addr string) error {
 			return err
 		}
 		p.set(func(st *Status) {
-			st.Step, st.TS, st.Events, st.BotTxs = k+1, float64(t+stepUs)/1e6, st.Events+fired, st.BotTxs+sent
+			st.Step, st.TS, st.WallS = k+1, float64(t+stepUs)/1e6, time.Since(wallStart).Seconds()
+			st.Events, st.BotTxs = st.Events+fired, st.BotTxs+sent
 		})
 		if err := prog.line(ctx, c, p, t+stepUs); err != nil {
 			return err
