@@ -55,11 +55,15 @@ func StartLockstep(ctx context.Context, cfg Config, addr string, spec Spec) (*Lo
 // the node's time and returns the transactions sent: a maker's quote round
 // when nowUs is a multiple of its quote period, a taker's arrivals that
 // fall in the interval. A refusal or an error is counted (Status) and the
-// bot acts again at its next time, without the wall-clock backoff.
+// bot acts again at its next time, without the wall-clock backoff. Once
+// ctx ends no further bot acts.
 // REQUIRES: the ticks up to nowUs applied and the node's time at nowUs
 // until Step returns.
 func (l *Lockstep) Step(ctx context.Context, nowUs, stepUs int64) (sent uint64) {
 	for i, b := range l.bots {
+		if ctx.Err() != nil {
+			break
+		}
 		before := b.sent.Load()
 		switch {
 		case b.role == taker:
@@ -78,7 +82,7 @@ func (l *Lockstep) arrive(ctx context.Context, i int, fromUs, endUs int64) {
 	if *next == 0 {
 		*next = fromUs + b.d.pause().Microseconds()
 	}
-	for n := 0; *next < endUs && n < ArrivalsPerStepMax; n++ {
+	for n := 0; *next < endUs && n < ArrivalsPerStepMax && ctx.Err() == nil; n++ {
 		b.act(ctx)
 		*next += b.d.pause().Microseconds()
 	}

@@ -283,9 +283,11 @@ func decode(data []byte, v any, prefix string) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &te) && te.Field != "":
-		return fmt.Errorf("%s%s: want a %s, got a %s", prefix, te.Field, te.Type, te.Value)
+		return fmt.Errorf("%s%s: want %s, got JSON %s", prefix, te.Field, te.Type, te.Value)
+	case errors.As(err, &te) && prefix == "":
+		return fmt.Errorf("want an object, got JSON %s", te.Value)
 	case errors.As(err, &te):
-		return fmt.Errorf("%swant an object, got a %s", strings.TrimSuffix(prefix, ".")+": ", te.Value)
+		return fmt.Errorf("%s: want an object, got JSON %s", strings.TrimSuffix(prefix, "."), te.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return fmt.Errorf("%sunknown key %s", prefix, strings.TrimPrefix(err.Error(), "json: unknown field "))
 	}

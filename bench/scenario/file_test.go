@@ -26,15 +26,16 @@ func TestParseErrors(t *testing.T) {
 	f(`{"seed": 1, "duration_s": 10}`, "name: missing")
 	f(`{"name": "`+strings.Repeat("n", scenario.NameBytesMax+1)+`", "seed": 1, "duration_s": 10}`, "name: longer than 64 bytes")
 	f(`{"name": "x", "duration_s": 10}`, "seed: missing")
-	f(`{"name": "x", "seed": -1, "duration_s": 10}`, "seed: want a uint64, got a number -1")
+	f(`{"name": "x", "seed": -1, "duration_s": 10}`, "seed: want uint64, got JSON number -1")
 	f(`{"name": "x", "seed": 1}`, "duration_s: missing")
 	f(`{"name": "x", "seed": 1, "duration_s": 0}`, "duration_s: must be > 0")
 	f(`{"name": "x", "seed": 1, "duration_s": 86401}`, "duration_s: 86401 out of [0, 86400] seconds")
 	f(`{`+head+`, "colour": "red"}`, `unknown key "colour"`)
 	f(`{`+head+`} {}`, "trailing data")
-	f(`[]`, "want an object")
+	f(`[]`, "want an object, got JSON array")
+	f(`{`+head+`, "events": [1]}`, "events[0]: want an object, got JSON number")
 	f(`{`+head+`, "pace": 101}`, "pace: 101 out of [0, 100]")
-	f(`{`+head+`, "pace": "fast"}`, "pace: want a float64, got a string")
+	f(`{`+head+`, "pace": "fast"}`, "pace: want float64, got JSON string")
 	f(`{`+head+`, "progress_s": 0}`, "progress_s: must be > 0")
 	f(`{`+head+`, "then": "loop"}`, `then: "loop" is not "serve" or "exit"`)
 	f(`{`+head+`, "bots": "levels=99"}`, `bots: bot spec: levels="99": want an integer in [1, 16]`)
@@ -48,13 +49,13 @@ func TestParseErrors(t *testing.T) {
 	f(`{`+head+`, "events": [{"at_s": 1, "method": "evm_mine"}]}`, `events[0].method: "evm_mine" cannot be on a timeline (lab_ controls, admin_setOraclePrice, admin_deposit)`)
 	f(`{`+head+`, "events": [{"at_s": 1, "method": "lab_scenario"}]}`, `events[0].method: "lab_scenario" cannot be on a timeline`)
 	f(`{`+head+`, "events": [{"at_s": 1, "method": "lab_x", "params": {"count": 1}}]}`, "events[0].params: want a JSON array")
-	f(`{`+head+`, "events": [{"at_s": "1", "method": "lab_x"}]}`, "events[0].at_s: want a float64, got a string")
+	f(`{`+head+`, "events": [{"at_s": "1", "method": "lab_x"}]}`, "events[0].at_s: want float64, got JSON string")
 	f(`{`+head+`, "oracle": [{"at_s": 1, "price": "2000"}]}`, "oracle[0].market: missing")
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP"}]}`, "oracle[0].price: missing")
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": "0"}]}`, `oracle[0].price: "0" out of (0, 1000000000000]`)
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": "1e3"}]}`, `oracle[0].price: "1e3" is not a decimal number`)
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": "2000000000000.5"}]}`, "out of (0, 1000000000000]")
-	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": 2000}]}`, "oracle[0].price: want a string, got a number")
+	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": 2000}]}`, "oracle[0].price: want string, got JSON number")
 	f(strings.Repeat(" ", scenario.FileBytesMax+1), "scenario file larger than 1048576 bytes")
 	var many strings.Builder
 	many.WriteString(`{` + head + `, "events": [`)
@@ -94,13 +95,13 @@ func TestExampleFiles(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no docs/scenarios/*.json")
 	}
-	lookup := func(name string) (common.Hash, bool, bool) {
+	lookup := func(name string) *scenario.Market {
 		for _, m := range append(node.DevMarkets(), node.DevPerpMarkets()...) {
 			if m.Name == name {
-				return common.Hash(m.ID), m.Kind == clob.Perp, true
+				return &scenario.Market{ID: common.Hash(m.ID), Perp: m.Kind == clob.Perp, Step: m.TickPrecision}
 			}
 		}
-		return common.Hash{}, false, false
+		return nil
 	}
 	for _, path := range files {
 		data, err := os.ReadFile(path)
@@ -109,7 +110,7 @@ func TestExampleFiles(t *testing.T) {
 		}
 		sc, err := scenario.Parse(data)
 		if err == nil {
-			_, err = scenario.ResolveOracle(sc, lookup)
+			_, err = scenario.Check(sc, lookup)
 		}
 		if err != nil {
 			t.Errorf("%s: %v", path, err)

@@ -15,14 +15,19 @@ import (
 )
 
 // repeatFile is a scenario of 15 s of node time with makers and takers on
-// a spot and a perp market, an oracle path and two deposits (one between
-// two steps), played at pace 0.
+// a spot and a perp market, an oracle path, two deposits (one between two
+// steps) and the market faults (a skipped auction, an oracle jump and a
+// gap that the last oracle point ends), played at pace 0.
 const repeatFile = `{"name": "repeat", "seed": %d, "duration_s": 15, "pace": 0, "progress_s": 5,
   "bots": "makers=1,takers=2,taker-rate=5,levels=3,markets=WETH/USD,ETH-PERP",
-  "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000"}, {"at_s": 7, "market": "ETH-PERP", "price": "1850.5"}],
+  "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000"}, {"at_s": 7, "market": "ETH-PERP", "price": "1850.5"},
+             {"at_s": 12, "market": "ETH-PERP", "price": "1900"}],
   "events": [
     {"at_s": 2.5, "method": "admin_deposit", "params": [{"token": "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE", "to": "0x00000000000000000000000000000000000a4b11", "amount": "0x1", "tx_hash": "0x00000000000000000000000000000000000000000000000000000000000000aa"}]},
-    {"at_s": 3.1, "method": "admin_deposit", "params": [{"token": "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE", "to": "0x00000000000000000000000000000000000a4b11", "amount": "0x2", "tx_hash": "0x00000000000000000000000000000000000000000000000000000000000000bb"}]}
+    {"at_s": 3.1, "method": "admin_deposit", "params": [{"token": "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE", "to": "0x00000000000000000000000000000000000a4b11", "amount": "0x2", "tx_hash": "0x00000000000000000000000000000000000000000000000000000000000000bb"}]},
+    {"at_s": 5, "method": "lab_skipAuction", "params": [{"count": 2}]},
+    {"at_s": 8, "method": "lab_moveOracle", "params": [{"market": "ETH-PERP", "bps": -300}]},
+    {"at_s": 9, "method": "lab_oracleGap", "params": [{"market": "ETH-PERP", "seconds": 5, "bps": 200}]}
   ]}`
 
 // outcome is what one play of a scenario left: the final state hash, the
@@ -70,7 +75,7 @@ func playOnce(t *testing.T, seed uint64) outcome {
 		Price hexutil.Big `json:"oracle_price"`
 	}
 	call(t, h, &oracle, "ob_getOraclePrices", ethPerp)
-	if want := "1850500000000000000000"; len(oracle) != 1 || oracle[0].Price.ToInt().String() != want {
+	if want := "1900000000000000000000"; len(oracle) != 1 || oracle[0].Price.ToInt().String() != want {
 		t.Errorf("ETH-PERP oracle at the end %+v, want %s wei", oracle, want)
 	}
 	return o
@@ -82,8 +87,8 @@ func playOnce(t *testing.T, seed uint64) outcome {
 // ob_getFills rows for every bot account; another seed ends elsewhere.
 func TestScenarioRepeats(t *testing.T) {
 	a, b, c := playOnce(t, 7), playOnce(t, 7), playOnce(t, 8)
-	if a.st.State != scenario.StateDone || a.st.Step != a.st.Steps || a.st.Steps != 30 || a.st.TS != 15 || a.st.Events != 4 {
-		t.Fatalf("status at the end %+v: want done after 30 steps of 500 ms, 4 timeline entries", a.st)
+	if a.st.State != scenario.StateDone || a.st.Step != a.st.Steps || a.st.Steps != 30 || a.st.TS != 15 || a.st.Events != 8 {
+		t.Fatalf("status at the end %+v: want done after 30 steps of 500 ms, 8 timeline entries", a.st)
 	}
 	if a.hash != b.hash {
 		t.Fatalf("seed 7 played twice: state hash %s, then %s", a.hash, b.hash)
@@ -155,6 +160,10 @@ func TestScenarioFlags(t *testing.T) {
 		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "events": [{"at_s": 0, "method": "eth_sendRawTransaction"}]}`))
 	f("oracle[0].market: WETH/USD is a spot market: it has no oracle", "--dev", "--datadir", dir, "--scenario",
 		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "oracle": [{"at_s": 0, "market": "WETH/USD", "price": "2000"}]}`))
+	f("oracle[0].price: 2000001000000000000000 wei is not a multiple of ETH-PERP's price step (10000000000000000 wei)", "--dev", "--datadir", dir, "--scenario",
+		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000.001"}]}`))
+	f(`bots: no market "DOGE/USD"`, "--dev", "--datadir", dir, "--scenario",
+		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "bots": "markets=DOGE/USD"}`))
 	f("no such file", "--dev", "--datadir", dir, "--scenario", dir+"/missing.json")
 
 	n, err := proc.Start(ledgerd, "--dev", "--datadir", dir, "--admin-token", adminToken) // a node that logs inputs

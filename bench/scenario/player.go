@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
+	"github.com/holiman/uint256"
 
 	"github.com/ledgervenue/node/bench/bots"
 )
@@ -110,6 +111,7 @@ func (c conn) call(ctx context.Context, result any, method string, args ...any) 
 }
 
 func (p *Player) play(ctx context.Context, addr string) error {
+	addr = bots.LoopbackAddr(addr)
 	cl, err := gethrpc.DialOptions(ctx, "ws://"+addr, gethrpc.WithHeader("Authorization", "Bearer "+p.cfg.AdminToken))
 	if err != nil {
 		return fmt.Errorf("cannot connect to ws://%s: %w", addr, err)
@@ -220,10 +222,11 @@ func (c conn) advance(ctx context.Context, us int64) (int64, error) {
 
 // market is what the player needs of an ob_getMarkets entry.
 type market struct {
-	ID         common.Hash `json:"id"`
-	Name       string      `json:"name"`
-	Type       string      `json:"market_type"`
-	IntervalUs int64       `json:"auction_interval"`
+	ID         common.Hash  `json:"id"`
+	Name       string       `json:"name"`
+	Type       string       `json:"market_type"`
+	Step       *hexutil.Big `json:"tick_precision"`
+	IntervalUs int64        `json:"auction_interval"`
 }
 
 // resolve reads the markets: the step (the greatest common divisor of
@@ -242,31 +245,53 @@ func (p *Player) resolve(ctx context.Context, c conn) (stepUs int64, ids []commo
 	if stepUs == 0 {
 		return 0, nil, fmt.Errorf("ob_getMarkets: no market")
 	}
-	ids, err = ResolveOracle(p.sc, func(name string) (id common.Hash, perp, ok bool) {
+	ids, err = Check(p.sc, func(name string) *Market {
 		for _, m := range ms {
 			if m.Name == name {
-				return m.ID, m.Type == "perpetual", true
+				found := &Market{ID: m.ID, Perp: m.Type == "perpetual"}
+				if m.Step != nil {
+					found.Step.SetFromBig(m.Step.ToInt())
+				}
+				return found
 			}
 		}
-		return common.Hash{}, false, false
+		return nil
 	})
 	return stepUs, ids, err
 }
 
-// ResolveOracle finds each oracle point's market with lookup: an unknown
-// market or a spot one (it has no oracle) is an error naming the point.
-// ledgerd checks a file against the dev markets with it before it starts.
-func ResolveOracle(sc *Scenario, lookup func(name string) (id common.Hash, perp, ok bool)) ([]common.Hash, error) {
+// Market is what a scenario needs to know of a market.
+type Market struct {
+	ID   common.Hash
+	Perp bool
+	Step uint256.Int // price step (tick precision), wei
+}
+
+// Check resolves the markets sc names with lookup (nil: no market of that
+// name): each oracle point's market must be a perp market and its price a
+// multiple of the market's price step, and the bots' markets must exist.
+// It returns each oracle point's market id. ledgerd checks a file against
+// the dev markets with it before it opens the data directory.
+func Check(sc *Scenario, lookup func(name string) *Market) ([]common.Hash, error) {
 	ids := make([]common.Hash, len(sc.Oracle))
 	for i, o := range sc.Oracle {
-		id, perp, ok := lookup(o.Market)
+		m := lookup(o.Market)
 		switch {
-		case !ok:
+		case m == nil:
 			return nil, fmt.Errorf("oracle[%d].market: no market %q", i, o.Market)
-		case !perp:
+		case !m.Perp:
 			return nil, fmt.Errorf("oracle[%d].market: %s is a spot market: it has no oracle", i, o.Market)
+		case m.Step.IsZero() || !new(uint256.Int).Mod(&o.Price, &m.Step).IsZero():
+			return nil, fmt.Errorf("oracle[%d].price: %s wei is not a multiple of %s's price step (%s wei)", i, o.Price.Dec(), o.Market, m.Step.Dec())
 		}
-		ids[i] = id
+		ids[i] = m.ID
+	}
+	if sc.Bots != nil {
+		for _, name := range sc.Bots.Markets {
+			if lookup(name) == nil {
+				return nil, fmt.Errorf("bots: no market %q", name)
+			}
+		}
 	}
 	return ids, nil
 }
@@ -341,7 +366,9 @@ func (pr *progress) line(ctx context.Context, c conn, p *Player, t int64) error 
 	p.mu.Unlock()
 	if p.bot != nil {
 		for _, b := range p.bot.Status() {
-			n, err := c.fills(ctx, common.HexToAddress(b.Address), pr.startUs+pr.lastUs, pr.startUs+t)
+			// Fills carry their tick's time: this line counts the ticks
+			// after the last line's, up to this one.
+			n, err := c.fills(ctx, common.HexToAddress(b.Address), pr.startUs+pr.lastUs+1, pr.startUs+t+1)
 			if err != nil {
 				return err
 			}

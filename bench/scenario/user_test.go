@@ -21,16 +21,20 @@ import (
 
 // liveFile runs 8 s of node time at pace 0.5 (250 ms of wall time a step,
 // about 4 s in all) with an oracle path on ETH-PERP: 2000, 1800 from 4 s,
-// 2100 from 5.2 s (applied at the step of 5.5 s).
+// 2100 from 5.2 s (applied at the step of 5.5 s), and two market faults:
+// the auction after 3 s skipped, the oracle down 10 % at 6.5 s.
 const liveFile = `{"name": "live", "seed": 3, "duration_s": 8, "pace": 0.5,
   "bots": "makers=1,takers=1,levels=3,quote-every=1,markets=WETH/USD,ETH-PERP",
   "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000"}, {"at_s": 4, "market": "ETH-PERP", "price": "1800"},
-             {"at_s": 5.2, "market": "ETH-PERP", "price": "2100"}]}`
+             {"at_s": 5.2, "market": "ETH-PERP", "price": "2100"}],
+  "events": [{"at_s": 3, "method": "lab_skipAuction", "params": [{"count": 1}]},
+             {"at_s": 6.5, "method": "lab_moveOracle", "params": [{"market": "ETH-PERP", "bps": -1000}]}]}`
 
 // TestScenarioUserClient: while a scenario plays at pace > 0, the user's
 // own clients work between the steps: a go-ethereum WebSocket subscription
-// sees the oracle path tick by tick (each price from the tick after the
-// step that set it), and an ethclient over HTTP reads the node's time,
+// sees the oracle path and the faults tick by tick (each price from the
+// tick after the step that set it, no tick where the auction was skipped),
+// and an ethclient over HTTP reads the node's time,
 // sends a signed IOC order against the bots' ask and gets it filled at a
 // tick of the scenario.
 func TestScenarioUserClient(t *testing.T) {
@@ -76,7 +80,8 @@ func TestScenarioUserClient(t *testing.T) {
 
 // checkOraclePath reads the svc_markets frames sent so far (the first is
 // the snapshot at subscription) and checks each tick's oracle against the
-// path; the ticks around both changes must be among them.
+// path; the ticks around each change must be among them, the skipped one
+// (3.5 s) not.
 func checkOraclePath(t *testing.T, frames chan json.RawMessage, startUs int64) {
 	t.Helper()
 	want := func(rel int64) string {
@@ -85,8 +90,10 @@ func checkOraclePath(t *testing.T, frames chan json.RawMessage, startUs int64) {
 			return "2000000000000000000000"
 		case rel <= 5_500_000:
 			return "1800000000000000000000"
+		case rel <= 6_500_000:
+			return "2100000000000000000000"
 		}
-		return "2100000000000000000000"
+		return "1890000000000000000000"
 	}
 	seen := map[int64]bool{}
 	for i := 0; len(frames) > 0; i++ {
@@ -107,10 +114,13 @@ func checkOraclePath(t *testing.T, frames chan json.RawMessage, startUs int64) {
 		}
 		seen[rel] = true
 	}
-	for _, rel := range []int64{4_000_000, 4_500_000, 5_500_000, 6_000_000} {
+	for _, rel := range []int64{3_000_000, 4_000_000, 4_500_000, 5_500_000, 6_000_000, 6_500_000, 7_000_000} {
 		if !seen[rel] {
 			t.Errorf("no svc_markets frame for the tick at t=%d µs (frames for %v)", rel, seen)
 		}
+	}
+	if seen[3_500_000] {
+		t.Error("a svc_markets frame for the tick at t=3.5 s, which lab_skipAuction skipped")
 	}
 }
 

@@ -49,7 +49,7 @@ func (f *flags) loadScenario() (*scenario.Scenario, error) {
 	}
 	sc, err := scenario.Parse(data)
 	if err == nil {
-		_, err = scenario.ResolveOracle(sc, devMarket)
+		_, err = scenario.Check(sc, devMarket)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--scenario %s: %w", f.scenario, err)
@@ -57,14 +57,14 @@ func (f *flags) loadScenario() (*scenario.Scenario, error) {
 	return sc, nil
 }
 
-// devMarket finds a dev market by name.
-func devMarket(name string) (id common.Hash, perp, ok bool) {
+// devMarket finds a dev market by name (nil: none).
+func devMarket(name string) *scenario.Market {
 	for _, m := range append(node.DevMarkets(), node.DevPerpMarkets()...) {
 		if m.Name == name {
-			return common.Hash(m.ID), m.Kind == clob.Perp, true
+			return &scenario.Market{ID: common.Hash(m.ID), Perp: m.Kind == clob.Perp, Step: m.TickPrecision}
 		}
 	}
-	return common.Hash{}, false, false
+	return nil
 }
 
 // checkFresh refuses a data directory that holds inputs: the scenario's
