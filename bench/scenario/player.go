@@ -118,37 +118,14 @@ func (p *Player) play(ctx context.Context, addr string) error {
 	}
 	defer cl.Close()
 	c := conn{cl}
-	stepUs, oracle, err := p.resolve(ctx, c)
+	startUs, stepUs, oracle, err := p.start(ctx, c, addr)
+	if p.bot != nil {
+		defer p.bot.Close()
+	}
 	if err != nil {
 		return err
 	}
-	now, err := c.advance(ctx, 0)
-	if err != nil {
-		return err
-	}
-	startUs := (now + stepUs - 1) / stepUs * stepUs // the tick grid
-	if now, err = c.advance(ctx, startUs-now); err != nil {
-		return err
-	}
-	steps := (p.sc.DurationUs + stepUs - 1) / stepUs
-	p.mu.Lock()
-	p.st.StepMs, p.st.Steps, p.st.StartUs = float64(stepUs)/1e3, steps, startUs
-	p.mu.Unlock()
-	if p.sc.Bots != nil {
-		bcfg := bots.Config{AdminToken: p.cfg.AdminToken, Logf: p.cfg.Logf, NowMicros: p.cfg.NowMicros}
-		ls, err := bots.StartLockstep(ctx, bcfg, addr, *p.sc.Bots)
-		if err != nil {
-			return err
-		}
-		defer ls.Close()
-		p.mu.Lock()
-		p.bot = ls
-		p.mu.Unlock()
-	}
-	p.set(func(st *Status) { st.State = StateRunning })
-	p.cfg.Logf("scenario %s: seed %d, %g s of node time in %d steps of %g ms from %s, pace %g",
-		p.sc.Name, p.sc.Seed, float64(p.sc.DurationUs)/1e6, steps, float64(stepUs)/1e3,
-		time.UnixMicro(startUs).UTC().Format(time.RFC3339), p.sc.Pace)
+	steps := p.st.Steps // start set it; only this goroutine writes the status
 	wallStart := time.Now()
 	tl := timeline{sc: p.sc, oracle: oracle}
 	prog := progress{every: p.sc.ProgressUs, startUs: startUs}
@@ -189,6 +166,40 @@ func (p *Player) play(ctx context.Context, addr string) error {
 	}
 	p.set(func(st *Status) { st.Hash, st.Inputs = h.Hash, uint64(h.Seq) })
 	return nil
+}
+
+// start resolves the markets, puts the clock on the tick grid and funds
+// the bots; it answers the time of step 0, the step and each oracle
+// point's market id.
+func (p *Player) start(ctx context.Context, c conn, addr string) (startUs, stepUs int64, oracle []common.Hash, err error) {
+	if stepUs, oracle, err = p.resolve(ctx, c); err != nil {
+		return 0, 0, nil, err
+	}
+	now, err := c.advance(ctx, 0)
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	startUs = (now + stepUs - 1) / stepUs * stepUs // the tick grid
+	if _, err = c.advance(ctx, startUs-now); err != nil {
+		return 0, 0, nil, err
+	}
+	steps := (p.sc.DurationUs + stepUs - 1) / stepUs
+	p.set(func(st *Status) { st.StepMs, st.Steps, st.StartUs = float64(stepUs)/1e3, steps, startUs })
+	if p.sc.Bots != nil {
+		bcfg := bots.Config{AdminToken: p.cfg.AdminToken, Logf: p.cfg.Logf, NowMicros: p.cfg.NowMicros}
+		ls, err := bots.StartLockstep(ctx, bcfg, addr, *p.sc.Bots)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		p.mu.Lock()
+		p.bot = ls
+		p.mu.Unlock()
+	}
+	p.set(func(st *Status) { st.State = StateRunning })
+	p.cfg.Logf("scenario %s: seed %d, %g s of node time in %d steps of %g ms from %s, pace %g",
+		p.sc.Name, p.sc.Seed, float64(p.sc.DurationUs)/1e6, steps, float64(stepUs)/1e3,
+		time.UnixMicro(startUs).UTC().Format(time.RFC3339), p.sc.Pace)
+	return startUs, stepUs, oracle, nil
 }
 
 func (p *Player) set(f func(*Status)) {
