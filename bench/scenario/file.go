@@ -30,6 +30,10 @@ const (
 	NameBytesMax = 64
 	// PriceUnitsMax bounds an oracle price, whole quote units.
 	PriceUnitsMax = 1_000_000_000_000
+	// WalksMax bounds the oracle walks (one per market at most).
+	WalksMax = 16
+	// WalkBpsMax bounds a walk's largest move, basis points.
+	WalkBpsMax = 1000
 )
 
 // StartUs is where the node's clock starts under a scenario,
@@ -46,6 +50,7 @@ type Scenario struct {
 	ProgressUs int64      // node time between progress lines
 	Bots       *bots.Spec // nil: no bots
 	Oracle     []OraclePoint
+	Walks      []Walk
 	Events     []Event
 	Exit       bool // "then": "exit": ledgerd ends once played
 }
@@ -56,6 +61,14 @@ type OraclePoint struct {
 	AtUs   int64
 	Market string
 	Price  uint256.Int // wei
+}
+
+// Walk moves a perp market's oracle every EveryUs of node time (from
+// EveryUs on) by a seeded draw of up to ±Bps basis points.
+type Walk struct {
+	Market  string
+	Bps     int
+	EveryUs int64
 }
 
 // Event is a call the player makes at AtUs.
@@ -74,6 +87,7 @@ type file struct {
 	ProgressS *float64          `json:"progress_s"`
 	Bots      *string           `json:"bots"`
 	Oracle    []json.RawMessage `json:"oracle"`
+	Walks     []json.RawMessage `json:"oracle_walk"`
 	Events    []json.RawMessage `json:"events"`
 	Then      *string           `json:"then"`
 }
@@ -82,6 +96,12 @@ type oracleJSON struct {
 	AtS    *float64 `json:"at_s"`
 	Market *string  `json:"market"`
 	Price  *string  `json:"price"`
+}
+
+type walkJSON struct {
+	Market *string  `json:"market"`
+	Bps    *int     `json:"bps"`
+	EveryS *float64 `json:"every_s"`
 }
 
 type eventJSON struct {
@@ -162,6 +182,9 @@ func Parse(data []byte) (*Scenario, error) {
 		return nil, err
 	}
 	if sc.Events, err = parseList(sc, f.Events, "events", parseEvent); err != nil {
+		return nil, err
+	}
+	if err := sc.parseWalks(f.Walks); err != nil {
 		return nil, err
 	}
 	return sc, nil
@@ -247,6 +270,42 @@ func parseEvent(where string, atUs int64, e *eventJSON) (Event, error) {
 		return Event{}, fmt.Errorf("%s.params: want a JSON array", where)
 	}
 	return Event{AtUs: atUs, Method: m, Params: params}, nil
+}
+
+// parseWalks reads oracle_walk: at most WalksMax, one per market.
+func (sc *Scenario) parseWalks(raw []json.RawMessage) error {
+	if len(raw) > WalksMax {
+		return fmt.Errorf("oracle_walk: %d walks, more than %d", len(raw), WalksMax)
+	}
+	for i, r := range raw {
+		where := fmt.Sprintf("oracle_walk[%d]", i)
+		var w walkJSON
+		if err := decode(r, &w, where+"."); err != nil {
+			return err
+		}
+		switch {
+		case w.Market == nil || *w.Market == "":
+			return fmt.Errorf("%s.market: missing", where)
+		case w.Bps == nil || *w.Bps < 1 || *w.Bps > WalkBpsMax:
+			return fmt.Errorf("%s.bps: want an integer in [1, %d]", where, WalkBpsMax)
+		case w.EveryS == nil:
+			return fmt.Errorf("%s.every_s: missing", where)
+		}
+		every, err := seconds(where+".every_s", *w.EveryS, DurationMax)
+		if err == nil && every == 0 {
+			err = fmt.Errorf("%s.every_s: must be > 0", where)
+		}
+		if err != nil {
+			return err
+		}
+		for j, prev := range sc.Walks {
+			if prev.Market == *w.Market {
+				return fmt.Errorf("%s.market: %s walks already (oracle_walk[%d])", where, prev.Market, j)
+			}
+		}
+		sc.Walks = append(sc.Walks, Walk{Market: *w.Market, Bps: *w.Bps, EveryUs: every})
+	}
+	return nil
 }
 
 // at reads an entry's at_s: required, in [0, duration_s).

@@ -56,6 +56,15 @@ func TestParseErrors(t *testing.T) {
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": "1e3"}]}`, `oracle[0].price: "1e3" is not a decimal number`)
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": "2000000000000.5"}]}`, "out of (0, 1000000000000]")
 	f(`{`+head+`, "oracle": [{"at_s": 1, "market": "ETH-PERP", "price": 2000}]}`, "oracle[0].price: want string, got JSON number")
+	f(`{`+head+`, "oracle_walk": [{"market": "ETH-PERP", "bps": 0, "every_s": 1}]}`, "oracle_walk[0].bps: want an integer in [1, 1000]")
+	f(`{`+head+`, "oracle_walk": [{"market": "ETH-PERP", "bps": 5}]}`, "oracle_walk[0].every_s: missing")
+	f(`{`+head+`, "oracle_walk": [{"market": "ETH-PERP", "bps": 5, "every_s": 0}]}`, "oracle_walk[0].every_s: must be > 0")
+	f(`{`+head+`, "oracle_walk": [{"bps": 5, "every_s": 1}]}`, "oracle_walk[0].market: missing")
+	f(`{`+head+`, "oracle_walk": [{"market": "ETH-PERP", "bps": 5, "every_s": 1, "seed": 2}]}`, `oracle_walk[0].unknown key "seed"`)
+	f(`{`+head+`, "oracle_walk": [{"market": "ETH-PERP", "bps": 5, "every_s": 1}, {"market": "ETH-PERP", "bps": 9, "every_s": 2}]}`,
+		"oracle_walk[1].market: ETH-PERP walks already (oracle_walk[0])")
+	f(`{`+head+`, "oracle_walk": [`+strings.Repeat(`{"market": "ETH-PERP", "bps": 5, "every_s": 1}, `, scenario.WalksMax)+`{}]}`,
+		"oracle_walk: 17 walks, more than 16")
 	f(strings.Repeat(" ", scenario.FileBytesMax+1), "scenario file larger than 1048576 bytes")
 	var many strings.Builder
 	many.WriteString(`{` + head + `, "events": [`)

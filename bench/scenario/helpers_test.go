@@ -26,6 +26,7 @@ const adminToken = "scenario-test-token"
 var (
 	wethUSD = common.HexToHash("0x01")
 	ethPerp = common.HexToHash("0x03")
+	btcPerp = common.HexToHash("0x04")
 )
 
 // writeFile writes a scenario file into the test's temporary directory.

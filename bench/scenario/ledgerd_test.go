@@ -3,6 +3,7 @@ package scenario_test
 import (
 	"bytes"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -17,11 +18,13 @@ import (
 // repeatFile is a scenario of 15 s of node time with makers and takers on
 // a spot and a perp market, an oracle path, two deposits (one between two
 // steps) and the market faults (a skipped auction, an oracle jump and a
-// gap that the last oracle point ends), played at pace 0.
+// gap that the last oracle point ends), and a seeded walk of BTC-PERP's
+// oracle every second, played at pace 0.
 const repeatFile = `{"name": "repeat", "seed": %d, "duration_s": 15, "pace": 0, "progress_s": 5,
   "bots": "makers=1,takers=2,taker-rate=5,levels=3,markets=WETH/USD,ETH-PERP",
-  "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000"}, {"at_s": 7, "market": "ETH-PERP", "price": "1850.5"},
-             {"at_s": 12, "market": "ETH-PERP", "price": "1900"}],
+  "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000"}, {"at_s": 0, "market": "BTC-PERP", "price": "60000"},
+             {"at_s": 7, "market": "ETH-PERP", "price": "1850.5"}, {"at_s": 12, "market": "ETH-PERP", "price": "1900"}],
+  "oracle_walk": [{"market": "BTC-PERP", "bps": 50, "every_s": 1}],
   "events": [
     {"at_s": 2.5, "method": "admin_deposit", "params": [{"token": "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE", "to": "0x00000000000000000000000000000000000a4b11", "amount": "0x1", "tx_hash": "0x00000000000000000000000000000000000000000000000000000000000000aa"}]},
     {"at_s": 3.1, "method": "admin_deposit", "params": [{"token": "0xEeeeeEeeeEeEeeEeEeEeeEEEeeeeEeeeeeeeEEeE", "to": "0x00000000000000000000000000000000000a4b11", "amount": "0x2", "tx_hash": "0x00000000000000000000000000000000000000000000000000000000000000bb"}]},
@@ -34,6 +37,7 @@ const repeatFile = `{"name": "repeat", "seed": %d, "duration_s": 15, "pace": 0, 
 // lab_scenario status and every bot account's fills.
 type outcome struct {
 	hash  string
+	btc   string // BTC-PERP's oracle at the end, wei
 	st    scenario.Status
 	fills map[string][]byte
 }
@@ -78,6 +82,14 @@ func playOnce(t *testing.T, seed uint64) outcome {
 	if want := "1900000000000000000000"; len(oracle) != 1 || oracle[0].Price.ToInt().String() != want {
 		t.Errorf("ETH-PERP oracle at the end %+v, want %s wei", oracle, want)
 	}
+	// 14 walk moves of at most 50 bps from 60000 USD, in whole 1 USD steps.
+	call(t, h, &oracle, "ob_getOraclePrices", btcPerp)
+	usd := new(big.Int).Div(oracle[0].Price.ToInt(), big.NewInt(1e18))
+	if len(oracle) != 1 || usd.Int64() == 60_000 || usd.Int64() < 55_900 || usd.Int64() > 64_300 ||
+		new(big.Int).Mul(usd, big.NewInt(1e18)).Cmp(oracle[0].Price.ToInt()) != 0 {
+		t.Errorf("BTC-PERP oracle after the walk %s wei: want whole USD, moved, within 14 × 50 bps of 60000", oracle[0].Price.ToInt())
+	}
+	o.btc = oracle[0].Price.ToInt().String()
 	return o
 }
 
@@ -87,8 +99,11 @@ func playOnce(t *testing.T, seed uint64) outcome {
 // ob_getFills rows for every bot account; another seed ends elsewhere.
 func TestScenarioRepeats(t *testing.T) {
 	a, b, c := playOnce(t, 7), playOnce(t, 7), playOnce(t, 8)
-	if a.st.State != scenario.StateDone || a.st.Step != a.st.Steps || a.st.Steps != 30 || a.st.TS != 15 || a.st.Events != 8 {
-		t.Fatalf("status at the end %+v: want done after 30 steps of 500 ms, 8 timeline entries", a.st)
+	if a.st.State != scenario.StateDone || a.st.Step != a.st.Steps || a.st.Steps != 30 || a.st.TS != 15 || a.st.Events != 8+1+14 {
+		t.Fatalf("status at the end %+v: want done after 30 steps of 500 ms, 9 timeline entries and 14 walk moves", a.st)
+	}
+	if a.btc != b.btc || a.btc == c.btc {
+		t.Errorf("BTC-PERP's walk ended at %s and %s with seed 7, %s with seed 8", a.btc, b.btc, c.btc)
 	}
 	if a.hash != b.hash {
 		t.Fatalf("seed 7 played twice: state hash %s, then %s", a.hash, b.hash)
@@ -162,6 +177,8 @@ func TestScenarioFlags(t *testing.T) {
 		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "oracle": [{"at_s": 0, "market": "WETH/USD", "price": "2000"}]}`))
 	f("oracle[0].price: 2000001000000000000000 wei is not a multiple of ETH-PERP's price step (10000000000000000 wei)", "--dev", "--datadir", dir, "--scenario",
 		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "oracle": [{"at_s": 0, "market": "ETH-PERP", "price": "2000.001"}]}`))
+	f("oracle_walk[0].market: WBTC/USD is a spot market: it has no oracle", "--dev", "--datadir", dir, "--scenario",
+		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "oracle_walk": [{"market": "WBTC/USD", "bps": 5, "every_s": 1}]}`))
 	f(`bots: no market "DOGE/USD"`, "--dev", "--datadir", dir, "--scenario",
 		writeFile(t, `{"name": "x", "seed": 1, "duration_s": 1, "bots": "markets=DOGE/USD"}`))
 	f("no such file", "--dev", "--datadir", dir, "--scenario", dir+"/missing.json")

@@ -118,7 +118,7 @@ func (p *Player) play(ctx context.Context, addr string) error {
 	}
 	defer cl.Close()
 	c := conn{cl}
-	startUs, stepUs, oracle, err := p.start(ctx, c, addr)
+	startUs, stepUs, markets, err := p.start(ctx, c, addr)
 	if p.bot != nil {
 		defer p.bot.Close()
 	}
@@ -127,7 +127,7 @@ func (p *Player) play(ctx context.Context, addr string) error {
 	}
 	steps := p.st.Steps // start set it; only this goroutine writes the status
 	wallStart := time.Now()
-	tl := timeline{sc: p.sc, oracle: oracle}
+	tl := newTimeline(p.sc, markets)
 	prog := progress{every: p.sc.ProgressUs, startUs: startUs}
 	for k := range steps {
 		t := k * stepUs
@@ -169,10 +169,10 @@ func (p *Player) play(ctx context.Context, addr string) error {
 }
 
 // start resolves the markets, puts the clock on the tick grid and funds
-// the bots; it answers the time of step 0, the step and each oracle
-// point's market id.
-func (p *Player) start(ctx context.Context, c conn, addr string) (startUs, stepUs int64, oracle []common.Hash, err error) {
-	if stepUs, oracle, err = p.resolve(ctx, c); err != nil {
+// the bots; it answers the time of step 0, the step and the oracles'
+// markets by name.
+func (p *Player) start(ctx context.Context, c conn, addr string) (startUs, stepUs int64, markets map[string]*Market, err error) {
+	if stepUs, markets, err = p.resolve(ctx, c); err != nil {
 		return 0, 0, nil, err
 	}
 	now, err := c.advance(ctx, 0)
@@ -199,7 +199,7 @@ func (p *Player) start(ctx context.Context, c conn, addr string) (startUs, stepU
 	p.cfg.Logf("scenario %s: seed %d, %g s of node time in %d steps of %g ms from %s, pace %g",
 		p.sc.Name, p.sc.Seed, float64(p.sc.DurationUs)/1e6, steps, float64(stepUs)/1e3,
 		time.UnixMicro(startUs).UTC().Format(time.RFC3339), p.sc.Pace)
-	return startUs, stepUs, oracle, nil
+	return startUs, stepUs, markets, nil
 }
 
 func (p *Player) set(f func(*Status)) {
@@ -241,8 +241,8 @@ type market struct {
 }
 
 // resolve reads the markets: the step (the greatest common divisor of
-// their auction intervals) and each oracle point's perp market id.
-func (p *Player) resolve(ctx context.Context, c conn) (stepUs int64, ids []common.Hash, err error) {
+// their auction intervals) and the markets the file names (Check).
+func (p *Player) resolve(ctx context.Context, c conn) (stepUs int64, found map[string]*Market, err error) {
 	var ms []market
 	if err := c.call(ctx, &ms, "ob_getMarkets"); err != nil {
 		return 0, nil, err
@@ -256,7 +256,7 @@ func (p *Player) resolve(ctx context.Context, c conn) (stepUs int64, ids []commo
 	if stepUs == 0 {
 		return 0, nil, fmt.Errorf("ob_getMarkets: no market")
 	}
-	ids, err = Check(p.sc, func(name string) *Market {
+	found, err = Check(p.sc, func(name string) *Market {
 		for _, m := range ms {
 			if m.Name == name {
 				found := &Market{ID: m.ID, Perp: m.Type == "perpetual"}
@@ -268,7 +268,7 @@ func (p *Player) resolve(ctx context.Context, c conn) (stepUs int64, ids []commo
 		}
 		return nil
 	})
-	return stepUs, ids, err
+	return stepUs, found, err
 }
 
 // Market is what a scenario needs to know of a market.
@@ -279,23 +279,36 @@ type Market struct {
 }
 
 // Check resolves the markets sc names with lookup (nil: no market of that
-// name): each oracle point's market must be a perp market and its price a
-// multiple of the market's price step, and the bots' markets must exist.
-// It returns each oracle point's market id. ledgerd checks a file against
-// the dev markets with it before it opens the data directory.
-func Check(sc *Scenario, lookup func(name string) *Market) ([]common.Hash, error) {
-	ids := make([]common.Hash, len(sc.Oracle))
-	for i, o := range sc.Oracle {
-		m := lookup(o.Market)
+// name): each oracle point's and walk's market must be a perp market, a
+// point's price a multiple of its price step, and the bots' markets must
+// exist. It returns the markets found, by name. ledgerd checks a file
+// against the dev markets with it before it opens the data directory.
+func Check(sc *Scenario, lookup func(name string) *Market) (map[string]*Market, error) {
+	found := map[string]*Market{}
+	perp := func(where, name string) (*Market, error) {
+		m := lookup(name)
 		switch {
 		case m == nil:
-			return nil, fmt.Errorf("oracle[%d].market: no market %q", i, o.Market)
+			return nil, fmt.Errorf("%s.market: no market %q", where, name)
 		case !m.Perp:
-			return nil, fmt.Errorf("oracle[%d].market: %s is a spot market: it has no oracle", i, o.Market)
-		case m.Step.IsZero() || !new(uint256.Int).Mod(&o.Price, &m.Step).IsZero():
+			return nil, fmt.Errorf("%s.market: %s is a spot market: it has no oracle", where, name)
+		}
+		found[name] = m
+		return m, nil
+	}
+	for i, o := range sc.Oracle {
+		m, err := perp(fmt.Sprintf("oracle[%d]", i), o.Market)
+		if err != nil {
+			return nil, err
+		}
+		if m.Step.IsZero() || !new(uint256.Int).Mod(&o.Price, &m.Step).IsZero() {
 			return nil, fmt.Errorf("oracle[%d].price: %s wei is not a multiple of %s's price step (%s wei)", i, o.Price.Dec(), o.Market, m.Step.Dec())
 		}
-		ids[i] = m.ID
+	}
+	for i, w := range sc.Walks {
+		if _, err := perp(fmt.Sprintf("oracle_walk[%d]", i), w.Market); err != nil {
+			return nil, err
+		}
 	}
 	if sc.Bots != nil {
 		for _, name := range sc.Bots.Markets {
@@ -304,7 +317,7 @@ func Check(sc *Scenario, lookup func(name string) *Market) ([]common.Hash, error
 			}
 		}
 	}
-	return ids, nil
+	return found, nil
 }
 
 func gcd(a, b int64) int64 {
@@ -312,46 +325,6 @@ func gcd(a, b int64) int64 {
 		a, b = b, a%b
 	}
 	return a
-}
-
-// timeline fires the oracle points and events in order.
-type timeline struct {
-	sc              *Scenario
-	oracle          []common.Hash // each point's market id
-	next, nextEvent int
-}
-
-// fire applies the oracle points, then the events, due at or before t
-// (node µs since the start), each answered before the next; it returns
-// how many it applied. An error answered to one fails the scenario.
-func (tl *timeline) fire(ctx context.Context, c conn, t int64) (int, error) {
-	n := 0
-	for ; tl.next < len(tl.sc.Oracle) && tl.sc.Oracle[tl.next].AtUs <= t; tl.next++ {
-		o := &tl.sc.Oracle[tl.next]
-		var ok bool
-		arg := map[string]any{"orderbook_id": tl.oracle[tl.next], "price": (*hexutil.Big)(o.Price.ToBig())}
-		if err := c.call(ctx, &ok, "admin_setOraclePrice", arg); err != nil {
-			return n, fmt.Errorf("oracle[%d] at %gs: %w", tl.next, float64(o.AtUs)/1e6, err)
-		}
-		n++
-	}
-	for ; tl.nextEvent < len(tl.sc.Events) && tl.sc.Events[tl.nextEvent].AtUs <= t; tl.nextEvent++ {
-		e := &tl.sc.Events[tl.nextEvent]
-		var params []json.RawMessage
-		if err := json.Unmarshal(e.Params, &params); err != nil {
-			return n, fmt.Errorf("events[%d].params: %w", tl.nextEvent, err)
-		}
-		args := make([]any, len(params))
-		for i := range params {
-			args[i] = params[i]
-		}
-		var answer json.RawMessage
-		if err := c.call(ctx, &answer, e.Method, args...); err != nil {
-			return n, fmt.Errorf("events[%d] at %gs: %w", tl.nextEvent, float64(e.AtUs)/1e6, err)
-		}
-		n++
-	}
-	return n, nil
 }
 
 // progress prints a line every `every` µs of node time: the time, the
