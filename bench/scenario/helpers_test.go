@@ -1,7 +1,6 @@
 package scenario_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -44,36 +43,17 @@ func writeFile(t *testing.T, text string) string {
 // the test failed.
 func play(t *testing.T, file string, args ...string) *proc.Ledgerd {
 	t.Helper()
-	n, err := proc.Start(ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken, "--scenario", file}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n.Stop()
-		if t.Failed() {
-			t.Log(n.Log())
-		}
-	})
-	return n
+	return proc.StartT(t, ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken, "--scenario", file}, args...)...)
 }
 
 func dial(t *testing.T, url string) *gethrpc.Client {
 	t.Helper()
-	c, err := gethrpc.DialOptions(context.Background(), url, gethrpc.WithHeader("Authorization", "Bearer "+adminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return proc.Dial(t, url, adminToken)
 }
 
 func call(t *testing.T, c *gethrpc.Client, result any, method string, args ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.CallContext(ctx, result, method, args...); err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
+	proc.Call(t, c, result, method, args...)
 }
 
 // waitPlayed polls lab_scenario until the scenario is done (60 s at most:
