@@ -156,12 +156,16 @@ func (b *bot) next() time.Duration {
 	if b.role == taker {
 		return b.d.pause()
 	}
-	interval := b.market.IntervalUs
-	period := interval * int64(b.spec.QuoteEvery)
+	interval, period := b.market.IntervalUs, b.quotePeriodUs()
 	now := b.now()
 	at := ((now-interval/2)/period+1)*period + interval/2
 	return time.Duration(at-now) * time.Microsecond
 }
+
+// quotePeriodUs is the time between a maker's quote rounds: they follow
+// the ticks at the multiples of it (half an interval after each on the wall
+// clock, right after each in lockstep).
+func (b *bot) quotePeriodUs() int64 { return b.market.IntervalUs * int64(b.spec.QuoteEvery) }
 
 // fund credits the bot's account and reads its nonce.
 func (b *bot) fund(ctx context.Context) bool {
@@ -217,7 +221,7 @@ func (b *bot) act(ctx context.Context) bool {
 	for _, id := range live {
 		b.inner = append(b.inner, abi.AppendCancel(nil, &clob.Intent{Kind: clob.IntentCancel, Book: b.market.ID, OrderID: id, Deadline: deadline}))
 	}
-	ttl := uint64(b.market.IntervalUs) * uint64(b.spec.QuoteEvery) * QuoteTTLRounds
+	ttl := uint64(b.quotePeriodUs()) * QuoteTTLRounds
 	b.orders = b.d.ladder(b.orders[:0], b.reference(&t))
 	for i := range b.orders {
 		b.inner = append(b.inner, abi.AppendIntent(nil, b.intent(&b.orders[i], 0, deadline, ttl)))

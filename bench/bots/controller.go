@@ -49,15 +49,23 @@ func New(cfg Config) *Controller {
 }
 
 // SetAddr names the node's listen address (host:port, as the server
-// reports it); an unspecified host (0.0.0.0, ::) is dialled on loopback.
+// reports it), dialled as LoopbackAddr says.
 func (c *Controller) SetAddr(addr string) {
-	host, port, err := net.SplitHostPort(addr)
-	if ip := net.ParseIP(host); err == nil && (host == "" || ip != nil && ip.IsUnspecified()) {
-		addr = net.JoinHostPort("127.0.0.1", port)
-	}
+	addr = LoopbackAddr(addr)
 	c.mu.Lock()
 	c.addr = addr
 	c.mu.Unlock()
+}
+
+// LoopbackAddr is the address a client in the node's own process dials for
+// the listen address addr: an unspecified host (0.0.0.0, ::) becomes
+// loopback, any other address stays.
+func LoopbackAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err == nil && (host == "" || ip != nil && ip.IsUnspecified()) {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 // Session states, as Status reports them.
@@ -309,17 +317,22 @@ func (c *Controller) Status() Status {
 	bots := s.bots
 	s.mu.Unlock()
 	for _, b := range bots {
-		bs := BotStatus{Name: b.name, Role: b.role.String(), Market: b.market.Name, Address: b.addr.Hex(),
-			Sent: b.sent.Load(), Acked: b.acked.Load(), Errors: b.errors.Load(), Refused: map[string]uint64{}}
-		b.counters.mu.Lock()
-		for k, v := range b.refused {
-			bs.Refused[k] = v
-		}
-		bs.LastError = b.lastError
-		b.counters.mu.Unlock()
-		st.Bots = append(st.Bots, bs)
+		st.Bots = append(st.Bots, b.status())
 	}
 	return st
+}
+
+// status reads the bot's figures; safe while the bot acts.
+func (b *bot) status() BotStatus {
+	bs := BotStatus{Name: b.name, Role: b.role.String(), Market: b.market.Name, Address: b.addr.Hex(),
+		Sent: b.sent.Load(), Acked: b.acked.Load(), Errors: b.errors.Load(), Refused: map[string]uint64{}}
+	b.counters.mu.Lock()
+	defer b.counters.mu.Unlock()
+	for k, v := range b.refused {
+		bs.Refused[k] = v
+	}
+	bs.LastError = b.lastError
+	return bs
 }
 
 // AppendStatus appends Status as JSON (the admin_bots result).

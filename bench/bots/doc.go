@@ -15,6 +15,9 @@
 // eth_sendRawTransaction. A Controller runs one session (a parsed Spec) at
 // a time: a supervisor goroutine resolves the markets (ob_getMarkets),
 // then one goroutine per bot.
+// A Lockstep session has no goroutine: a scenario player (bench/scenario)
+// that owns the node's manual clock calls Step once per auction interval,
+// and the bots act in bot order, each transaction waited for.
 //
 // # Invariants
 //
@@ -24,7 +27,7 @@
 //   - Repeatable: every decision comes from the bot's PCG generator seeded
 //     with (Spec.Seed, bot index), and keys derive from the seed, so a spec
 //     decides the same orders given the same book answers; only the wall
-//     clock's timing varies.
+//     clock's timing varies, and in lockstep not even that.
 //   - Counted: each transaction sent ends in exactly one of acked (the node
 //     answered a hash), refused (it answered an error) or errors (no
 //     answer); stopping waits for the action in flight instead of

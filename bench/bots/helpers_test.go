@@ -1,7 +1,6 @@
 package bots_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"testing"
@@ -29,21 +28,12 @@ var (
 
 func dialAdmin(t *testing.T, url string) *gethrpc.Client {
 	t.Helper()
-	c, err := gethrpc.DialOptions(context.Background(), url, gethrpc.WithHeader("Authorization", "Bearer "+adminToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return c
+	return proc.Dial(t, url, adminToken)
 }
 
 func call(t *testing.T, c *gethrpc.Client, result any, method string, args ...any) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.CallContext(ctx, result, method, args...); err != nil {
-		t.Fatalf("%s: %v", method, err)
-	}
+	proc.Call(t, c, result, method, args...)
 }
 
 func status(t *testing.T, admin *gethrpc.Client) bots.Status {

@@ -138,15 +138,5 @@ func botsSurviveRevert(t *testing.T, args ...string) {
 // test ends, logging its output if the test failed.
 func startDev(t *testing.T, args ...string) *proc.Ledgerd {
 	t.Helper()
-	n, err := proc.Start(ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken}, args...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		n.Stop()
-		if t.Failed() {
-			t.Log(n.Log())
-		}
-	})
-	return n
+	return proc.StartT(t, ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken}, args...)...)
 }

@@ -103,8 +103,13 @@ var intKnobs = map[string]intKnob{
 // '=' are more names. A key may appear once; unknown keys, values out of
 // their bounds and sessions of no or more than BotsMax bots (counted when
 // markets are named) are errors.
-func ParseSpec(text string) (Spec, error) {
-	s := DefaultSpec
+func ParseSpec(text string) (Spec, error) { return ParseSpecOver(DefaultSpec, text) }
+
+// ParseSpecOver is ParseSpec with base standing for "default" and for every
+// key left out: a scenario (bench/scenario) passes DefaultSpec with its own
+// seed, so a spec that names no seed takes the scenario's.
+func ParseSpecOver(base Spec, text string) (Spec, error) {
+	s := base
 	if len(text) > SpecBytesMax {
 		return s, fmt.Errorf("bot spec longer than %d bytes", SpecBytesMax)
 	}

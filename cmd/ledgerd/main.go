@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 	"github.com/ledgervenue/node/bench/bots"
+	"github.com/ledgervenue/node/bench/scenario"
 	"github.com/ledgervenue/node/core"
 	"github.com/ledgervenue/node/core/clob"
 	"github.com/ledgervenue/node/net/l1"
@@ -39,6 +40,7 @@ type flags struct {
 	addr, datadir, adminToken, clock, admin string
 	l1                                      string // the bridged chain's JSON-RPC endpoint (net/l1)
 	bots                                    string // the built-in bots' spec (bench/bots); "" runs none
+	scenario                                string // a scenario file to play (bench/scenario: scenario.go)
 	dumpState, loadState                    string // state files (anvil's flags: state.go)
 	compat, ignoreSnapshots                 bool
 	prefix                                  rpc.Prefix       // the service's own prefix on the wire
@@ -81,6 +83,7 @@ func main() {
 	})
 	flag.StringVar(&f.l1, "l1", "", "JSON-RPC URL of the bridged chain: check it against the bridge configuration and credit its Deposit events (docs/bridge.md §6)")
 	flag.StringVar(&f.bots, "bots", "", `start built-in market makers and takers (needs --dev and --clock wall): "default" or a spec like makers=2,takers=2,levels=5,seed=1 (docs/bots.md)`)
+	flag.StringVar(&f.scenario, "scenario", "", "play this scenario file (needs --dev; sets the manual clock, which the scenario moves): an oracle path, the built-in bots and lab_ controls on a timeline, repeatable with its seed (docs/lab.md, \"Scenarios\")")
 	flag.StringVar(&f.dumpState, "dump-state", "", "on shutdown, write the whole state (ledger, books, history) to this file, for --load-state or anvil_loadState (docs/anvil.md)")
 	flag.StringVar(&f.loadState, "load-state", "", "start from the state in this file (written by --dump-state or anvil_dumpState); the data directory must be empty")
 	flag.StringVar(&f.admin, "admin-addr", "", "serve Prometheus /metrics and net/http/pprof /debug/pprof/ on this address (e.g. 127.0.0.1:6060; docs/metrics.md)")
@@ -136,11 +139,19 @@ func run(f *flags) error {
 			return fmt.Errorf("--bots: %w", err)
 		}
 	}
+	sc, err := f.loadScenario()
+	if err != nil {
+		return err
+	}
 	var manual *node.ManualClock
 	switch f.clock {
 	case "wall":
 	case "manual":
-		manual = node.NewManualClock(time.Now().UnixMicro())
+		start := time.Now().UnixMicro()
+		if sc != nil {
+			start = scenario.StartUs // the same times in every play
+		}
+		manual = node.NewManualClock(start)
 		cfg.Clock = manual
 	default:
 		return fmt.Errorf("--clock must be wall or manual, got %q", f.clock)
@@ -203,6 +214,12 @@ func run(f *flags) error {
 			return err
 		}
 	}
+	if sc != nil {
+		if err := checkFresh(n, f); err != nil {
+			n.Close()
+			return err
+		}
+	}
 	hub := rpc.StartHub(n, f.compat, f.prefix)
 	rcfg := rpc.Config{Node: n, AdminToken: f.adminToken, Manual: manual, Hub: hub, Compat: f.compat, Prefix: f.prefix, Dev: f.dev,
 		Workers: f.workers, QueueMax: f.queueMax, QueueBytesMax: f.queueBytesMax, WSInFlightMax: f.wsInFlightMax,
@@ -215,6 +232,11 @@ func run(f *flags) error {
 	if f.dev && manual == nil {
 		botCtl = bots.New(bots.Config{AdminToken: f.adminToken, Logf: log.Printf, NowMicros: n.Clock().NowMicros})
 		rcfg.Bots = botCtl
+	}
+	var player *scenario.Player
+	if sc != nil {
+		player = scenario.New(sc, scenario.Config{AdminToken: f.adminToken, Logf: log.Printf, NowMicros: n.Clock().NowMicros})
+		rcfg.Scenario = player
 	}
 	svc := rpc.New(rcfg)
 	srv := server.New(svc, server.Config{Addr: f.addr, Multicore: true, HeaderTimeout: f.headerTimeout, BodyTimeout: f.bodyTimeout,
@@ -262,6 +284,10 @@ func run(f *flags) error {
 			}
 		}
 	}
+	var play *scenarioRun
+	if player != nil {
+		play = startScenario(player, sc, srv.Addr())
+	}
 	stopPoller := func() {}
 	if chain != nil {
 		fmt.Printf("bridged chain %s (chain id %d): crediting the Deposit events of %s\n",
@@ -273,11 +299,15 @@ func run(f *flags) error {
 	}
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	<-sig
+	select {
+	case <-sig:
+	case <-play.exited():
+	}
 	log.Println("shutting down")
 	if botCtl != nil {
 		botCtl.Close() // the bots' last calls are answered while the server is up
 	}
+	play.stop() // as the bots
 	stopPoller()
 	followers.stop()
 	if rep != nil && f.follow {
@@ -300,6 +330,9 @@ func run(f *flags) error {
 	}
 	if rep != nil {
 		rep.Close() // a leader's publisher published what the node made durable
+	}
+	if err == nil {
+		err = play.exitErr()
 	}
 	return err
 }

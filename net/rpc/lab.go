@@ -38,6 +38,8 @@ func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.setRateLimits(dst)
 	case "lab_rateLimits":
 		return c.rateLimits(dst)
+	case "lab_scenario": // scenario.go
+		return c.labScenario(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

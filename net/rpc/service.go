@@ -30,6 +30,9 @@ type Config struct {
 	// Manual is the node's clock when it runs under --clock manual; nil
 	// makes admin_advanceTime refuse.
 	Manual *node.ManualClock
+	// Scenario is the player of --scenario: lab_scenario reads its
+	// status. Nil: lab_scenario answers -32601.
+	Scenario ScenarioPlayer
 	// Hub serves eth_subscribe over WebSocket; nil refuses subscriptions.
 	Hub *subs.Hub
 	// Compat serves the shapes strict client decoders need where the spec
