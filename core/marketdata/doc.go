@@ -278,8 +278,8 @@
 // Integers are big-endian (i64: two's complement), amounts 32-byte uint256,
 // booleans one byte (0 or 1), strings a u32 length and their bytes.
 //
-//	index:   | "OBIX3" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
-//	         | nArmed u32 | armed* | history |
+//	index:   | "OBIX4" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
+//	         | nArmed u32 | armed* | history | samples |
 //	book:    | id 32 | kind u8 | base 20 | quote 20 | intervalUs i64 |
 //	         | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
 //	         | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
@@ -306,6 +306,11 @@
 //	backstopRow: | seq u64 | tickUs i64 | user 20 | book 32 | flags u8 |
 //	         | size 32 | cash 32 | mark 32 | equity 32 |
 //	         flags: 0x01 size negative, 0x02 cash negative, 0x04 equity negative
+//	samples: | nBooks u32 | (book 32 | nSamples u32 | sample*)* |
+//	sample:  | tickUs i64 | ref2 32 | fundingNeg u8 | funding 32 |
+//	         | nBid u8 | owner 20 × nBid | nAsk u8 | owner 20 × nAsk |
+//	         books with samples only, ascending by id; samples ascending by
+//	         time, 1 to SamplesPerBook; owners ascending, at most TopOwnersMax
 //
 // History rows ascend by seq; fill accounts by address, each with 1 to
 // FillsPerAccount rows.

@@ -19,6 +19,8 @@ func isLab(method []byte) bool { return bytes.HasPrefix(method, []byte("lab_")) 
 // isLabWrite reports the lab_ controls that wait for a logged input.
 func isLabWrite(method []byte) bool {
 	switch string(method) {
+	case "lab_strategyReport": // no input, but a costly read: on a worker (lab_report.go)
+		return true
 	}
 	return false
 }
@@ -26,6 +28,8 @@ func isLabWrite(method []byte) bool {
 // labCall runs an authorized lab_ control.
 func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	switch string(c.req.Method) {
+	case "lab_strategyReport":
+		return c.labStrategyReport(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

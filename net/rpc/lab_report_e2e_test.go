@@ -1,0 +1,270 @@
+//go:build unix
+
+package rpc_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	gethrpc "github.com/ethereum/go-ethereum/rpc"
+)
+
+// End-to-end tests of the strategy report (lab_strategyReport, docs/lab.md
+// "The strategy report"), against numbers derived by hand.
+
+type reportPnL struct {
+	Total     string `json:"total"`
+	Spread    string `json:"spread_capture"`
+	Fees      string `json:"fees"`
+	Funding   string `json:"funding"`
+	Inventory string `json:"inventory"`
+}
+
+type reportMarkout struct {
+	HorizonMs int64   `json:"horizon_ms"`
+	Fills     int     `json:"fills"`
+	Pending   int     `json:"pending"`
+	PnL       string  `json:"pnl"`
+	AvgBps    float64 `json:"avg_bps"`
+}
+
+type reportMarket struct {
+	Market     string                     `json:"market"`
+	Book       common.Hash                `json:"orderbook_id"`
+	Kind       string                     `json:"kind"`
+	Quote      string                     `json:"quote"`
+	InTotals   bool                       `json:"in_totals"`
+	PnL        reportPnL                  `json:"pnl"`
+	Fills      int                        `json:"fills"`
+	Maker      int                        `json:"maker_fills"`
+	Taker      int                        `json:"taker_fills"`
+	Volume     string                     `json:"volume"`
+	VolumeBase string                     `json:"volume_base"`
+	FillRatio  float64                    `json:"fill_ratio"`
+	Top        struct{ Bid, Ask float64 } `json:"top_of_book"`
+	Markouts   []reportMarkout            `json:"markouts"`
+	InvStart   string                     `json:"inventory_start"`
+	InvEnd     string                     `json:"inventory_end"`
+	RefStart   string                     `json:"reference_start"`
+	RefEnd     string                     `json:"reference_end"`
+}
+
+type strategyReport struct {
+	Account     common.Address  `json:"account"`
+	From        int64           `json:"from"`
+	To          int64           `json:"to"`
+	Quote       string          `json:"quote"`
+	Complete    bool            `json:"complete"`
+	PnL         reportPnL       `json:"pnl"`
+	Fills       int             `json:"fills"`
+	Maker       int             `json:"maker_fills"`
+	Taker       int             `json:"taker_fills"`
+	Volume      string          `json:"volume"`
+	FillRatio   float64         `json:"fill_ratio"`
+	MaxDrawdown string          `json:"max_drawdown"`
+	Markouts    []reportMarkout `json:"markouts"`
+	Markets     []reportMarket  `json:"markets"`
+	Series      []struct {
+		T         int64             `json:"t"`
+		PnL       string            `json:"pnl"`
+		Inventory map[string]string `json:"inventory"`
+	} `json:"series"`
+}
+
+// report calls lab_strategyReport on c and returns the answer decoded and
+// raw.
+func report(t *testing.T, c *gethrpc.Client, q map[string]any) (strategyReport, json.RawMessage) {
+	t.Helper()
+	var raw json.RawMessage
+	if err := c.CallContext(context.Background(), &raw, "lab_strategyReport", q); err != nil {
+		t.Fatalf("lab_strategyReport %v: %v (%v)", q, err, errorData(err))
+	}
+	var r strategyReport
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("lab_strategyReport: %v in %s", err, raw)
+	}
+	return r, raw
+}
+
+// fundedPerpMarket is perpMarket with funding at its cap, 100 % per 8 h
+// (interest_rate = max_funding_rate = 1e18), so that one tick of 500 ms
+// moves the funding index by a whole number of q per lot.
+func fundedPerpMarket(name string) map[string]any {
+	m := perpMarket(name)
+	m["interest_rate"] = hexutil.EncodeBig(e18)
+	m["max_funding_rate"] = hexutil.EncodeBig(e18)
+	m["auction_interval"] = intervalUs
+	return m
+}
+
+// TestStrategyReportHandComputed: dev account 0 (A) makes the WETH/USD
+// market and trades a funded perp, three ticks t1 < t2 < t3 500 ms apart,
+// then the clock moves 10 s:
+//
+//	t1  A rests a bid 1 @ 99 and an ask 1 @ 101 on WETH/USD (mid 100);
+//	    A buys 1 perp from B @ 3000 (the oracle and mark: 3000). The
+//	    long pays one funding move: f = trunc(1e18·2·300000·500000 /
+//	    (1e18·28.8e9)) = 10 q per lot, × 1000 lots × q 5e12 wei (a lot
+//	    of 0.001 at a half step of 0.005) = 0.05.
+//	    admin_setOraclePrice 3010: the mark is 3010 from t2.
+//	t2  B buys 1 WETH @ 101: A's ask fills (maker, fee 0.01 % = 0.0101);
+//	    A sells 1 perp to C @ 3010 (flat: no funding after t1).
+//	t3  C sells 1 WETH @ 99: A's bid fills (maker, fee 0.0099).
+//
+// WETH/USD (r before t2 = mid 100, before t3 = last clearing 101 with
+// only a bid resting, r(to) = 99 with the book empty):
+//
+//	spread    = −1·(100 − 101) + 1·(101 − 99) = 3
+//	inventory = −1·(99 − 100) + 1·(99 − 101) = −1     fees = −0.02
+//	total     = 1.98 (= +101 − 99 − 0.02, the cash it moved)
+//
+// perp (r before t1 = 3000, before t2 = 3000, r(to) = 3010):
+//
+//	spread = 1·(3000 − 3000) − 1·(3000 − 3010) = 10
+//	inventory = 1·(3010 − 3000) − 1·(3010 − 3000) = 0
+//	funding = −0.05, fees 0, total = 9.95
+//
+// Totals 11.93 = 13 − 0.02 − 0.05 − 1. Markouts at 1 s and 10 s (r then
+// is the one after t3 or later): WETH +2 (the sell: −1·(99 − 101)) on a
+// notional of 200, 100 bps; perp +10 (the buy: 3010 − 3000) on 6010,
+// 16.6389 bps; totals 12 on 6210, 19.3237 bps; at 60 s every fill is
+// pending (to = t3 + 10 s). The series: −0.05 after t1 (the funding),
+// 9.9399 after t2, 11.93 after t3; max drawdown 0.05. A's bid was at the
+// top 1 s of the 11 s window, its ask 0.5 s. The change of A's value
+// (native balance, nothing open at either end, WETH unchanged) plus the
+// gas its transactions paid is the total.
+func TestStrategyReportHandComputed(t *testing.T) {
+	tn := startNodeWith(t, nodeSetup{rpc: devMode}) // lab_ needs no token under --dev
+	ws := tn.dialWS(t)
+	perp := tn.createMarket(t, fundedPerpMarket("F-PERP"))
+	a, b, c := tn.sender(t, 0), tn.sender(t, 1), tn.sender(t, 2)
+	tn.tick(t)
+	tn.tick(t) // the perp market has ticked: its next tick's dt is 500 ms
+	start := tn.balance(t, a.addr())
+	wethStart := callView(t, tn, "balanceOf", weth, a.addr())
+	gas := new(big.Int)
+	send := func(s *obSender, data []byte) {
+		r := s.mustSend(t, data)
+		if s == a {
+			gas.Add(gas, gasCost(r))
+		}
+	}
+
+	send(a, tn.submit(t, wethBook, eth(1), eth(99), 0, 0, 0))
+	send(a, tn.submit(t, wethBook, eth(-1), eth(101), 0, 0, 0))
+	send(a, tn.submit(t, perp, eth(1), eth(3000), 0, 0, 0))
+	send(b, tn.submit(t, perp, eth(-1), eth(3000), 0, 0, 0))
+	tn.tick(t)
+	t1 := tn.node.Clock().NowMicros()
+	tn.setOracle(t, perp, eth(3010))
+	send(b, tn.submit(t, wethBook, eth(1), eth(101), 0, 0, 0))
+	send(a, tn.submit(t, perp, eth(-1), eth(3010), 0, 0, 0))
+	send(c, tn.submit(t, perp, eth(1), eth(3010), 0, 0, 0))
+	tn.tick(t)
+	t2 := tn.node.Clock().NowMicros()
+	send(c, tn.submit(t, wethBook, eth(-1), eth(99), 0, 0, 0))
+	tn.tick(t)
+	t3 := tn.node.Clock().NowMicros()
+	if err := tn.admin.CallContext(context.Background(), nil, "admin_advanceTime", 10_000_000); err != nil {
+		t.Fatal(err)
+	}
+
+	q := map[string]any{"account": a.addr(), "from": t1}
+	r, raw := report(t, tn.rpc, q)
+	if _, wsRaw := report(t, ws, q); string(wsRaw) != string(raw) {
+		t.Fatalf("over WebSocket:\n%s\nover HTTP:\n%s", wsRaw, raw)
+	}
+	if t2 != t1+intervalUs || t3 != t2+intervalUs {
+		t.Fatalf("ticks at %d %d %d, want 500 ms apart", t1, t2, t3)
+	}
+	// The value identity: A's native balance moved by the total less gas.
+	moved := new(big.Int).Sub(tn.balance(t, a.addr()), start)
+	if w := callView(t, tn, "balanceOf", weth, a.addr()); w.Cmp(wethStart) != 0 {
+		t.Fatalf("WETH %v, was %v", w, wethStart)
+	}
+	if want := new(big.Int).Sub(quoteWei(t, r.PnL.Total), gas); moved.Cmp(want) != 0 {
+		t.Fatalf("balance moved %v, want total − gas = %v", moved, want)
+	}
+
+	want := reportPnL{Total: "11.93", Spread: "13", Fees: "-0.02", Funding: "-0.05", Inventory: "-1"}
+	if r.Account != a.addr() || r.From != t1 || r.To != t3+10_000_000 || r.Quote != "USD" || !r.Complete ||
+		r.PnL != want || r.Fills != 4 || r.Maker != 2 || r.Taker != 2 || r.Volume != "6210" || r.FillRatio != 1 ||
+		r.MaxDrawdown != "0.05" || len(r.Markets) != 2 {
+		t.Fatalf("report %s", raw)
+	}
+	wantMarkouts := func(name string, got []reportMarkout, fills int, pnl string, bps float64) {
+		t.Helper()
+		w := []reportMarkout{{1000, fills, 0, pnl, bps}, {10000, fills, 0, pnl, bps}, {60000, 0, fills, "0", 0}}
+		if len(got) != 3 || got[0] != w[0] || got[1] != w[1] || got[2] != w[2] {
+			t.Fatalf("%s markouts %+v, want %+v", name, got, w)
+		}
+	}
+	wantMarkouts("total", r.Markouts, 4, "12", 19.3237)
+	spot, pm := r.Markets[0], r.Markets[1]
+	if spot.Book != wethBook || spot.Market != "WETH/USD" || spot.Kind != "spot" || spot.Quote != "USD" || !spot.InTotals ||
+		spot.PnL != (reportPnL{Total: "1.98", Spread: "3", Fees: "-0.02", Funding: "0", Inventory: "-1"}) ||
+		spot.Fills != 2 || spot.Maker != 2 || spot.Taker != 0 || spot.Volume != "200" || spot.VolumeBase != "2" ||
+		spot.FillRatio != 1 || spot.Top.Bid != 0.090909 || spot.Top.Ask != 0.045455 ||
+		spot.InvStart != "0" || spot.InvEnd != "0" || spot.RefStart != "0" || spot.RefEnd != "99" {
+		t.Fatalf("WETH/USD %+v", spot)
+	}
+	wantMarkouts("WETH/USD", spot.Markouts, 2, "2", 100)
+	if pm.Book != perp || pm.Kind != "perp" || pm.PnL != (reportPnL{Total: "9.95", Spread: "10", Fees: "0", Funding: "-0.05", Inventory: "0"}) ||
+		pm.Fills != 2 || pm.Maker != 0 || pm.Taker != 2 || pm.Volume != "6010" || pm.VolumeBase != "2" || pm.FillRatio != 1 ||
+		pm.Top.Bid != 0 || pm.Top.Ask != 0 || pm.InvStart != "0" || pm.InvEnd != "0" || pm.RefStart != "3000" || pm.RefEnd != "3010" {
+		t.Fatalf("perp %+v", pm)
+	}
+	wantMarkouts("perp", pm.Markouts, 2, "10", 16.6389)
+	type point struct {
+		t         int64
+		pnl       string
+		weth, prp string
+	}
+	wantSeries := []point{{t1, "-0.05", "0", "1"}, {t2, "9.9399", "-1", "0"}, {t3, "11.93", "0", "0"}}
+	if len(r.Series) != len(wantSeries) {
+		t.Fatalf("series %+v", r.Series)
+	}
+	for i, w := range wantSeries {
+		if p := r.Series[i]; p.T != w.t || p.PnL != w.pnl || p.Inventory["WETH/USD"] != w.weth || p.Inventory["F-PERP"] != w.prp {
+			t.Fatalf("series point %d %+v, want %+v", i, p, w)
+		}
+	}
+
+	// The fills stored for A: the same count, volume and maker flags.
+	rows := tn.fills(t, a.addr(), map[string]any{"from_ts": t1}, 10)
+	vol, maker := new(big.Int), 0
+	for _, f := range rows {
+		vol.Add(vol, f.Quote.ToInt())
+		if f.Maker {
+			maker++
+		}
+	}
+	if len(rows) != r.Fills || maker != r.Maker || vol.Cmp(quoteWei(t, r.Volume)) != 0 {
+		t.Fatalf("ob_getFills: %d rows, %d maker, volume %v; the report %d, %d, %s", len(rows), maker, vol, r.Fills, r.Maker, r.Volume)
+	}
+
+	// A window that ends at t2: the perp's 1 s markout of its buy is then
+	// pending, and t3's fill is outside.
+	r2, _ := report(t, tn.rpc, map[string]any{"account": a.addr(), "from": t1, "to": t2})
+	if r2.Fills != 3 || r2.To != t2 || r2.Markouts[0].Fills != 0 || r2.Markouts[0].Pending != 3 {
+		t.Fatalf("window [t1, t2]: %+v", r2)
+	}
+}
+
+// quoteWei parses a report's decimal amount (quote units) into wei.
+func quoteWei(t *testing.T, s string) *big.Int {
+	t.Helper()
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		t.Fatalf("amount %q", s)
+	}
+	r.Mul(r, new(big.Rat).SetInt(e18))
+	if !r.IsInt() {
+		t.Fatalf("amount %q is not whole wei", s)
+	}
+	return r.Num()
+}
