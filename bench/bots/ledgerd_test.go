@@ -138,7 +138,13 @@ func botsSurviveRevert(t *testing.T, args ...string) {
 // test ends, logging its output if the test failed.
 func startDev(t *testing.T, args ...string) *proc.Ledgerd {
 	t.Helper()
-	n, err := proc.Start(ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken}, args...)...)
+	return startDevIn(t, t.TempDir(), args...)
+}
+
+// startDevIn is startDev on the data directory dir.
+func startDevIn(t *testing.T, dir string, args ...string) *proc.Ledgerd {
+	t.Helper()
+	n, err := proc.Start(ledgerd, append([]string{"--dev", "--datadir", dir, "--admin-token", adminToken}, args...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

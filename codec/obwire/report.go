@@ -367,3 +367,27 @@ func appendCSVField(dst []byte, s string) []byte {
 func appendIntField(dst []byte, key string, v int64) []byte {
 	return strconv.AppendInt(append(dst, key...), v, 10)
 }
+
+// ReportFormat is a wire form of the report.
+type ReportFormat uint8
+
+const (
+	ReportJSON      ReportFormat = iota // AppendReport
+	ReportCSV                           // AppendReportCSV
+	ReportSeriesCSV                     // AppendReportSeriesCSV
+)
+
+// ReportFormats names the formats, as ?format= and --report-format take
+// them.
+var ReportFormats = map[string]ReportFormat{"json": ReportJSON, "csv": ReportCSV, "series": ReportSeriesCSV}
+
+// AppendReportAs appends r in format f.
+func AppendReportAs(dst []byte, r *marketdata.Report, f ReportFormat) []byte {
+	switch f {
+	case ReportCSV:
+		return AppendReportCSV(dst, r)
+	case ReportSeriesCSV:
+		return AppendReportSeriesCSV(dst, r)
+	}
+	return AppendReport(dst, r)
+}
