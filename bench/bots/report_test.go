@@ -3,6 +3,8 @@ package bots_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os/exec"
 	"testing"
 	"time"
@@ -12,8 +14,9 @@ import (
 // built-in bots on a spot and a perp market; once they stop, a maker's
 // and a taker's lab_strategyReport (HTTP and WebSocket alike) are the
 // bytes `ledgerd replay --report` writes from the stopped node's data
-// directory, in JSON and CSV, and the node restarted on that directory
-// answers the same for the same window.
+// directory (the maker's also in CSV, as GET /v1/lab/report answers it),
+// and the node restarted on that directory answers the same for the
+// same window.
 func TestLedgerdStrategyReportReplayAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	n := startDevIn(t, dir, "--bots", "makers=2,takers=2,taker-rate=5,levels=3,seed=7,markets=WETH/USD,ETH-PERP")
@@ -57,7 +60,27 @@ func TestLedgerdStrategyReportReplayAndRestart(t *testing.T) {
 		}
 		live[a], windows[a] = raw, w
 	}
+	csvPath := n.HTTP + "/v1/lab/report/" + accounts[0] + "?format=csv"
+	req, err := http.NewRequest("GET", csvPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	liveCSV, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || !bytes.HasPrefix(liveCSV, []byte("market,orderbook_id,")) {
+		t.Fatalf("GET %s: %d %s %v", csvPath, resp.StatusCode, liveCSV, err)
+	}
 	n.Stop()
+
+	out, err := exec.Command(ledgerd, "replay", "--datadir", dir, "--report", accounts[0], "--report-format", "csv").Output()
+	if err != nil || !bytes.Equal(out, append(liveCSV, '\n')) {
+		t.Fatalf("ledgerd replay --report-format csv (%v):\n%s\nlive:\n%s", err, out, liveCSV)
+	}
 
 	for _, a := range accounts {
 		out, err := exec.Command(ledgerd, "replay", "--datadir", dir, "--report", a).Output()

@@ -5,7 +5,9 @@ package rpc_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -247,6 +249,26 @@ func TestStrategyReportHandComputed(t *testing.T) {
 		t.Fatalf("ob_getFills: %d rows, %d maker, volume %v; the report %d, %d, %s", len(rows), maker, vol, r.Fills, r.Maker, r.Volume)
 	}
 
+	// REST: the same JSON; the per-market CSV and the series CSV.
+	path := fmt.Sprintf("/v1/lab/report/%s?from=%d", a.addr(), t1)
+	if code, _, body := restGet(t, tn, "GET", path); code != 200 || string(body) != string(raw) {
+		t.Fatalf("GET %s: %d\n%s\nlab_strategyReport:\n%s", path, code, body, raw)
+	}
+	resp, body := httpDo(t, tn, "GET", path+"&format=csv")
+	lines := strings.Split(strings.TrimSuffix(string(body), "\n"), "\n")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/csv; charset=utf-8" || len(lines) != 4 ||
+		lines[1] != "WETH/USD,"+wethBook.Hex()+",spot,USD,true,1.98,3,-0.02,0,-1,2,2,0,200,2,1,0.090909,0.045455,2,100,2,0,2,100,2,0,0,0,0,2,0,0,0,99" ||
+		lines[3] != "TOTAL,,,USD,true,11.93,13,-0.02,-0.05,-1,4,2,2,6210,,1,,,12,19.3237,4,0,12,19.3237,4,0,0,0,0,4,,,," {
+		t.Fatalf("CSV %d %q:\n%s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
+	}
+	if h := strings.Split(lines[0], ","); len(h) != len(strings.Split(lines[1], ",")) || len(h) != len(strings.Split(lines[3], ",")) {
+		t.Fatalf("CSV rows and header differ in width:\n%s", body)
+	}
+	if resp, body := httpDo(t, tn, "GET", path+"&format=csv&series=1"); resp.StatusCode != 200 || string(body) !=
+		fmt.Sprintf("t,pnl,WETH/USD,F-PERP\n%d,-0.05,0,1\n%d,9.9399,-1,0\n%d,11.93,0,0\n", t1, t2, t3) {
+		t.Fatalf("series CSV %d:\n%s", resp.StatusCode, body)
+	}
+
 	// A window that ends at t2: the perp's 1 s markout of its buy is then
 	// pending, and t3's fill is outside.
 	r2, _ := report(t, tn.rpc, map[string]any{"account": a.addr(), "from": t1, "to": t2})
@@ -267,4 +289,52 @@ func quoteWei(t *testing.T, s string) *big.Int {
 		t.Fatalf("amount %q is not whole wei", s)
 	}
 	return r.Num()
+}
+
+// TestStrategyReportBadInput: lab_strategyReport refuses a bad query with
+// -32602 naming the field, gives an account without fills an empty
+// report, and needs the admin token without --dev; the REST path answers
+// 400 and 401 alike.
+func TestStrategyReportBadInput(t *testing.T) {
+	tn := startNode(t) // not --dev: the admin token is needed
+	acct := devAddr(5)
+	for _, c := range []struct {
+		q    any
+		data string
+	}{
+		{nil, "report query: want an object {account, from?, to?}"},
+		{map[string]any{}, "account: want a 20-byte 0x address"},
+		{map[string]any{"account": "0x12"}, "account: want a 20-byte 0x address"},
+		{map[string]any{"account": acct, "from": "soon"}, "from: want a time in µs (an integer or 0x quantity)"},
+		{map[string]any{"account": acct, "to": -1}, "to: want a time in µs (an integer or 0x quantity)"},
+		{map[string]any{"account": acct, "from": 9, "to": 8}, "to: before from"},
+		{map[string]any{"account": acct, "form": 9}, `report query: unknown member "form"; it takes account, from, to`},
+	} {
+		err := tn.admin.CallContext(context.Background(), nil, "lab_strategyReport", c.q)
+		wantRPCError(t, err, -32602, "Invalid params", c.data)
+	}
+	err := tn.rpc.CallContext(context.Background(), nil, "lab_strategyReport", map[string]any{"account": acct})
+	if code := rpcCode(err); code != -32600 {
+		t.Fatalf("without the token: %v", err)
+	}
+	r, raw := report(t, tn.admin, map[string]any{"account": acct})
+	if r.Fills != 0 || len(r.Markets) != 0 || len(r.Series) != 0 || r.PnL.Total != "0" || r.From != 0 || !r.Complete {
+		t.Fatalf("an account without fills: %s", raw)
+	}
+	for path, want := range map[string]string{
+		"/v1/lab/report/0x12":                           "bad account: want 0x and 40 hex digits",
+		"/v1/lab/report/" + acct.Hex() + "?from=x":      "bad from: want microseconds, a decimal integer >= 0",
+		"/v1/lab/report/" + acct.Hex() + "?format=x":    "bad format: want json or csv",
+		"/v1/lab/report/" + acct.Hex() + "?series=1":    "bad series: the JSON holds the series; series=1 needs format=csv",
+		"/v1/lab/report/" + acct.Hex() + "?from=9&to=8": "bad to: before from",
+	} {
+		resp, body := httpDo(t, tn, "GET", path, "Authorization", "Bearer "+testAdminToken)
+		var e struct{ Error string }
+		if json.Unmarshal(body, &e); resp.StatusCode != 400 || e.Error != want {
+			t.Fatalf("GET %s: %d %s, want 400 %q", path, resp.StatusCode, body, want)
+		}
+	}
+	if resp, body := httpDo(t, tn, "GET", "/v1/lab/report/"+acct.Hex()); resp.StatusCode != 401 {
+		t.Fatalf("GET without the token: %d %s", resp.StatusCode, body)
+	}
 }
