@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -336,5 +337,118 @@ func TestStrategyReportBadInput(t *testing.T) {
 	}
 	if resp, body := httpDo(t, tn, "GET", "/v1/lab/report/"+acct.Hex()); resp.StatusCode != 401 {
 		t.Fatalf("GET without the token: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestStrategyReportValueIdentity: a seeded random session of four
+// accounts on WETH/USD and a perp market whose oracle walks and whose
+// funding runs, orders of random side, price and size living three ticks.
+// For the account under test: the report's total is the change of its
+// value (native balance + perp unrealized PnL + WETH at the reference)
+// less the gas it paid and the reference's move on the WETH it held
+// before its first fill; the WETH/USD part is the cash its fills moved
+// (ob_getFills) plus its final inventory at the reference; and every PnL
+// is the sum of its parts.
+func TestStrategyReportValueIdentity(t *testing.T) {
+	tn := startNodeWith(t, nodeSetup{rpc: devMode})
+	m := fundedPerpMarket("W-PERP")
+	m["oracle_walk_bps"] = 5
+	perp := tn.createMarket(t, m)
+	senders := []*obSender{tn.sender(t, 0), tn.sender(t, 1), tn.sender(t, 2), tn.sender(t, 3)}
+	a := senders[0]
+	tn.cross(t, senders[1], senders[2], wethBook, eth(1), eth(2000)) // a reference for WETH/USD
+	tn.tick(t)
+	tn.tick(t)
+	value := func() (*big.Int, *big.Rat) {
+		p := tn.positions(t, tn.rpc, a.addr())
+		u, ok := new(big.Int).SetString(p.TotalUnrealized, 10)
+		if !ok {
+			u = new(big.Int) // null: no perp position
+		}
+		return new(big.Int).Add(callView(t, tn, "balanceOf", native, a.addr()), u),
+			new(big.Rat).SetInt(callView(t, tn, "balanceOf", weth, a.addr()))
+	}
+	cash0, weth0 := value()
+	from := tn.node.Clock().NowMicros() + intervalUs
+	rng := rand.New(rand.NewPCG(28, 4))
+	gas := new(big.Int)
+	for range 30 {
+		for i, s := range senders {
+			for range rng.IntN(3) {
+				book, mid := wethBook, int64(2000)
+				if rng.IntN(2) == 0 {
+					book, mid = perp, 3000
+				}
+				size := new(big.Int).Mul(big.NewInt(1e17), big.NewInt(1+rng.Int64N(3)))
+				if rng.IntN(2) == 0 {
+					size.Neg(size)
+				}
+				r := s.mustSend(t, tn.submit(t, book, size, eth(mid-5+rng.Int64N(11)), 0, 3*intervalUs, 0))
+				if i == 0 {
+					gas.Add(gas, gasCost(r))
+				}
+			}
+		}
+		tn.tick(t)
+	}
+	for range 4 {
+		tn.tick(t) // every order has expired
+	}
+	r, raw := report(t, tn.rpc, map[string]any{"account": a.addr(), "from": from})
+	if r.Fills < 5 || len(r.Markets) != 2 || r.Markets[0].Book != wethBook || r.Markets[1].Book != perp {
+		t.Fatalf("too quiet a session: %s", raw)
+	}
+	rat := func(s string) *big.Rat {
+		v, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("amount %q", s)
+		}
+		return v
+	}
+	sum := func(p reportPnL) *big.Rat {
+		v := new(big.Rat).Add(rat(p.Spread), rat(p.Fees))
+		return v.Add(v.Add(v, rat(p.Funding)), rat(p.Inventory))
+	}
+	wei := new(big.Rat).SetInt(e18)
+	total := new(big.Rat)
+	for _, mk := range r.Markets {
+		if sum(mk.PnL).Cmp(rat(mk.PnL.Total)) != 0 {
+			t.Fatalf("%s: the parts do not add up: %+v", mk.Market, mk.PnL)
+		}
+		total.Add(total, rat(mk.PnL.Total))
+	}
+	if sum(r.PnL).Cmp(rat(r.PnL.Total)) != 0 || total.Cmp(rat(r.PnL.Total)) != 0 {
+		t.Fatalf("totals %+v, markets add up to %v", r.PnL, total.FloatString(18))
+	}
+	// Value: the ledger's, in quote units.
+	cash1, weth1 := value()
+	spot := r.Markets[0]
+	refMove := new(big.Rat).Sub(rat(spot.RefEnd), rat(spot.RefStart))
+	held := new(big.Rat).Quo(weth0, wei) // WETH held before the window (no fill before it)
+	v0 := new(big.Rat).Add(new(big.Rat).Quo(new(big.Rat).SetInt(cash0), wei), new(big.Rat).Mul(held, rat(spot.RefStart)))
+	v1 := new(big.Rat).Add(new(big.Rat).Quo(new(big.Rat).SetInt(cash1), wei), new(big.Rat).Mul(new(big.Rat).Quo(weth1, wei), rat(spot.RefEnd)))
+	want := new(big.Rat).Sub(v1, v0)
+	want.Add(want, new(big.Rat).Quo(new(big.Rat).SetInt(gas), wei))
+	want.Sub(want, new(big.Rat).Mul(held, refMove))
+	if want.Cmp(rat(r.PnL.Total)) != 0 {
+		t.Fatalf("value moved %s (gas and the held WETH's move taken out), the report's total %s", want.FloatString(18), r.PnL.Total)
+	}
+	// WETH/USD from its fills: Σ(−s·Q − fee) + inventory at the end × r(to).
+	flows := new(big.Rat)
+	for _, f := range tn.fills(t, a.addr(), map[string]any{"from_ts": from, "orderbook_id": wethBook}, 100) {
+		q := new(big.Rat).SetInt(f.Quote.ToInt())
+		if f.Side == "buy" {
+			q.Neg(q)
+		}
+		flows.Add(flows, q.Sub(q, new(big.Rat).SetInt(f.Fee.ToInt())))
+	}
+	flows.Quo(flows, wei)
+	flows.Add(flows, new(big.Rat).Mul(rat(spot.InvEnd), rat(spot.RefEnd)))
+	if flows.Cmp(rat(spot.PnL.Total)) != 0 {
+		t.Fatalf("WETH/USD: fills' cash and final inventory %s, the report %s", flows.FloatString(18), spot.PnL.Total)
+	}
+	t.Logf("%d fills; WETH/USD %+v; perp %+v", r.Fills, spot.PnL, r.Markets[1].PnL)
+	if rat(r.Markets[1].PnL.Funding).Sign() == 0 || rat(r.Markets[1].InvStart).Sign() != 0 {
+		t.Fatalf("the perp paid no funding, or had a position before the window: %s", raw)
 	}
 }
