@@ -6,6 +6,11 @@ import (
 	"github.com/holiman/uint256"
 )
 
+// SampleOrdersMax bounds the orders SampleBook walks at each best price
+// for their owners, in queue order: a tick's cost, whatever the level's
+// size.
+const SampleOrdersMax = 256
+
 // BookSample is what the strategy report (core/marketdata, report.go)
 // samples of a book after each tick: its reference price and, on a perp
 // market, its funding index.
@@ -23,7 +28,7 @@ type BookSample struct {
 // SampleBook returns a book's BookSample and sets owners[Buy] and
 // owners[Sell] (truncated first) to the distinct owners of the orders
 // resting at the best bid and the best ask, at most max each, in queue
-// order. ok is false for an unknown book. It reads the books as a tick
+// order among the level's first SampleOrdersMax orders. ok is false for an unknown book. It reads the books as a tick
 // left them (between ticks only resting orders are in the levels) and
 // allocates nothing once the owners' slices have grown to max.
 func (e *Engine) SampleBook(book Hash, owners *[2][]Address, max int) (s BookSample, ok bool) {
@@ -40,7 +45,9 @@ func (e *Engine) SampleBook(book Hash, owners *[2][]Address, max int) (s BookSam
 		}
 		top := &lv[len(lv)-1]
 		best[side] = top.priceSteps
-		for n := top.head; n != 0 && len(owners[side]) < max; n = b.nodes[n].next {
+		walked := 0
+		for n := top.head; n != 0 && len(owners[side]) < max && walked < SampleOrdersMax; n = b.nodes[n].next {
+			walked++
 			if o := b.ords[n].owner; !slices.Contains(owners[side], o) {
 				owners[side] = append(owners[side], o)
 			}

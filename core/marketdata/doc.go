@@ -41,7 +41,8 @@
 //     new-order count come from its BookTick; a tick that traded
 //     (BookTick.Traded) folds its clearing price and base volume into the
 //     candles of every resolution. An event moves the resting counts of its
-//     order's own book (Meta.Book). Every fill event also becomes a row of
+//     order's own book (Meta.Book). After its events each book that ran
+//     is sampled (samples.go) when its state changed. Every fill event also becomes a row of
 //     its owner's fills history, and every liquidation event (wherever the
 //     engine lists it) a backstop transfer, with the account's equity read
 //     from the EquityFunc set by SetEquity. One index-wide sequence numbers
@@ -121,6 +122,12 @@
 //     the liquidations taken over by the backstop, newest first, of one
 //     account or all; total_count counts the matching rows; cursor as
 //     fills.
+//   - ReportInput, Report / obwire.AppendReport (lab_strategyReport,
+//     docs/lab.md "The strategy report"): one account's PnL over a window
+//     split into spread capture, fees, funding and inventory, with
+//     markouts, fill ratio, time at the top and a series, from its fills
+//     history and the book samples (samples.go); ReportInput copies under
+//     the caller's lock, Report computes without it.
 //
 // # Limits
 //
@@ -152,11 +159,16 @@
 //     FillsLimitMax (500, also the default) rows per ob_getFills page,
 //     BackstopLimitMax (200; default BackstopLimitDefault, 50) per
 //     ob_getBackstopTransfers page; larger limits are clamped.
+//   - SamplesPerBook (16384) book samples per book (samples.go: the
+//     strategy report's reference, funding index and top-of-book owners,
+//     at most TopOwnersMax (16) a side), one per tick at most and only
+//     when the book changed; past it the oldest is forgotten.
 //
 // Nothing else grows with the orders or ticks processed: an account's
 // memory is its live orders plus at most TerminalOrdersPerAccount terminal
 // ones of at most OrderFillsMax fill rows each, plus at most
-// FillsPerAccount history rows; a market's is its six candle rings; the
+// FillsPerAccount history rows; a market's is its six candle rings and
+// its samples; the
 // backstop history is at most BackstopTransfersMax rows. The number of accounts and markets is bounded by the
 // ledger, not here.
 //
