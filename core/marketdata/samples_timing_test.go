@@ -8,18 +8,21 @@ import (
 )
 
 // movingBook is a Sampler whose book changes at every sample: a new
-// reference and funding, and 16 owners at each best price, one of them
-// new (the worst case: every tick keeps a sample).
+// reference (and funding, when perp), and 16 owners at each best price,
+// one of them new (the worst case: every tick keeps a sample).
 type movingBook struct {
 	Live
-	n uint64
+	n    uint64
+	perp bool
 }
 
 func (m *movingBook) SampleBook(_ clob.Hash, owners *[2][]clob.Address, max int) (clob.BookSample, bool) {
 	m.n++
 	var s clob.BookSample
 	s.Ref2.SetUint64(2e18 + m.n)
-	s.Funding.Abs.SetUint64(m.n)
+	if m.perp {
+		s.Funding.Abs.SetUint64(m.n)
+	}
 	for side := range owners {
 		owners[side] = owners[side][:0]
 		for i := range max {
@@ -34,7 +37,7 @@ func (m *movingBook) SampleBook(_ clob.Hash, owners *[2][]clob.Address, max int)
 // side (SampleBook's own cost is clob's BenchmarkSampleBook): 0
 // allocations once the book's ring is full.
 func BenchmarkSample(b *testing.B) {
-	x := New(&movingBook{})
+	x := New(&movingBook{perp: true})
 	x.AddMarket(&clob.MarketConfig{ID: clob.Hash{1}, LotSize: *uint256.NewInt(1), TickPrecision: *uint256.NewInt(1)})
 	bk := x.books[clob.Hash{1}]
 	for i := range SamplesPerBook {
