@@ -36,8 +36,9 @@ var ReportHorizonsMs = [...]int64{1_000, 10_000, 60_000}
 // Errors of Report; the RPC layer answers them with -32602 naming the
 // field.
 var (
-	// ErrReportWindow: to is before from.
-	ErrReportWindow = errors.New("to is before from")
+	// ErrReportWindow: from is after to (to read as the latest tick at
+	// most).
+	ErrReportWindow = errors.New("from is after to")
 	// ErrReportHistory: the window reaches before the kept history.
 	ErrReportHistory = errors.New("the window reaches before the kept history")
 )
@@ -85,7 +86,7 @@ func (m *Markout) add(o *Markout) {
 // MarketReport is one market's part of a report, or the totals
 // (Report.Total, whose market fields are zero).
 type MarketReport struct {
-	Config   *clob.MarketConfig // nil on the totals; owned by the index
+	Config   *clob.MarketConfig // nil on the totals; the report's own copy
 	InTotals bool               // quoted in ReportQuote
 	PnL      PnL
 	Fills    int
