@@ -118,8 +118,8 @@ func appendRatio(dst []byte, num, den *big.Int, prec int) []byte {
 	}
 	f := new(big.Rat).SetFrac(num, den).FloatString(prec)
 	f = strings.TrimRight(strings.TrimRight(f, "0"), ".")
-	if f == "" || f == "-" {
-		f = "0"
+	if f == "-0" {
+		f = "0" // a negative ratio rounded to zero
 	}
 	return append(dst, f...)
 }
@@ -277,7 +277,8 @@ const ReportCSVHeader = "market,orderbook_id,kind,quote,in_totals,pnl_total,spre
 
 // AppendReportCSV appends the report's per-market table: ReportCSVHeader,
 // one row per market, then a row "TOTAL" (the totals; its market columns
-// empty). Values as in the JSON, unquoted (none holds a comma).
+// empty). Values as in the JSON, unquoted (no number holds a comma); a
+// name holding one is quoted (appendCSVField).
 func AppendReportCSV(dst []byte, r *marketdata.Report) []byte {
 	dst = append(dst, ReportCSVHeader...)
 	span := big.NewInt(r.ToUs - r.FromUs)
