@@ -334,12 +334,18 @@ func ref2Of(s *reportSample) *big.Int {
 	return s.Ref2.ToBig()
 }
 
-// fillSign returns +1 for a buy, -1 for a sell.
-func fillSign(side clob.Side) int64 {
-	if side == clob.Buy {
-		return 1
+// setU256 sets dst to u without allocating once dst holds 256 bits.
+func setU256(dst *big.Int, u *uint256.Int) *big.Int {
+	b := u.Bytes32()
+	return dst.SetBytes(b[:])
+}
+
+// negIf negates v when neg (a sell's sign) and returns it.
+func negIf(v *big.Int, neg bool) *big.Int {
+	if neg {
+		v.Neg(v)
 	}
-	return -1
+	return v
 }
 
 func signedBig(s *clob.Signed) *big.Int {
@@ -352,12 +358,10 @@ func signedBig(s *clob.Signed) *big.Int {
 
 // fillCash sets dst to what a fill moved the account's cash by, in
 // Value: −s·Q − fee.
-func fillCash(dst *big.Int, f *FillRow) *big.Int {
-	dst.Set(f.Quote.ToBig())
-	if f.Side == clob.Buy {
-		dst.Neg(dst)
-	}
-	dst.Sub(dst, f.Fee.ToBig())
+// scratch is a scratch value of the caller's.
+func fillCash(dst, scratch *big.Int, f *FillRow) *big.Int {
+	negIf(setU256(dst, &f.Quote), f.Side == clob.Buy)
+	dst.Sub(dst, setU256(scratch, &f.Fee))
 	return dst.Mul(dst, wad2)
 }
 
@@ -399,40 +403,40 @@ func reportMarketFigures(m *reportMarket, rep *Report) {
 	for i := range r.Markouts {
 		r.Markouts[i].HorizonMs = ReportHorizonsMs[i]
 	}
-	var t, rb big.Int
+	// Scratch values, reused for every fill: the loop allocates only
+	// when a product outgrows them.
+	var t, rb, rh, q, quote, qw, fee big.Int
 	inv := new(big.Int).Set(&q0)
 	for i := range m.rows[first:] {
 		f := &m.rows[first+i]
-		s := big.NewInt(fillSign(f.Side))
-		q, quote := f.Base.ToBig(), f.Quote.ToBig()
+		sell := f.Side == clob.Sell
+		setU256(&q, &f.Base)
+		setU256(&quote, &f.Quote)
 		r.Fills++
 		if f.Maker {
 			r.Maker++
 		} else {
 			r.Taker++
 		}
-		r.Volume.Add(&r.Volume, quote)
-		r.Filled.Add(&r.Filled, q)
+		r.Volume.Add(&r.Volume, &quote)
+		r.Filled.Add(&r.Filled, &q)
 		// r before the fill's tick; the fill's own price when the book
 		// had none yet.
 		if sb := refAt(m.samples, f.TickUs, true); sb != nil && !sb.Ref2.IsZero() {
-			rb.Set(sb.Ref2.ToBig())
+			setU256(&rb, &sb.Ref2)
 		} else {
-			rb.Lsh(f.Price.ToBig(), 1)
+			rb.Lsh(setU256(&rb, &f.Price), 1)
 		}
-		qw := new(big.Int).Mul(quote, wad2)
+		qw.Mul(&quote, wad2)
 		// spread: s·(q·rb − Q)
-		t.Mul(q, &rb)
-		t.Sub(&t, qw)
-		t.Mul(&t, s)
-		r.PnL.Spread.Add(&r.PnL.Spread, &t)
-		r.PnL.Fees.Sub(&r.PnL.Fees, t.Mul(f.Fee.ToBig(), wad2))
+		t.Mul(&q, &rb)
+		r.PnL.Spread.Add(&r.PnL.Spread, negIf(t.Sub(&t, &qw), sell))
+		r.PnL.Fees.Sub(&r.PnL.Fees, t.Mul(setU256(&fee, &f.Fee), wad2))
 		// inventory: s·q·(r(to) − rb)
 		t.Sub(&r.RefEnd2, &rb)
-		t.Mul(&t, q)
-		t.Mul(&t, s)
-		r.PnL.Inventory.Add(&r.PnL.Inventory, &t)
-		inv.Add(inv, t.Mul(q, s))
+		t.Mul(&t, &q)
+		r.PnL.Inventory.Add(&r.PnL.Inventory, negIf(&t, sell))
+		inv.Add(inv, negIf(t.Set(&q), sell))
 		for i := range r.Markouts {
 			mk := &r.Markouts[i]
 			th := f.TickUs + ReportHorizonsMs[i]*1000
@@ -440,16 +444,14 @@ func reportMarketFigures(m *reportMarket, rep *Report) {
 				mk.Pending++
 				continue
 			}
-			rh := &rb
+			rh.Set(&rb)
 			if sh := refAt(m.samples, th, false); sh != nil && !sh.Ref2.IsZero() {
-				rh = sh.Ref2.ToBig()
+				setU256(&rh, &sh.Ref2)
 			}
 			mk.Fills++
-			mk.Notional.Add(&mk.Notional, quote)
-			t.Mul(q, rh)
-			t.Sub(&t, qw)
-			t.Mul(&t, s)
-			mk.PnL.Add(&mk.PnL, &t)
+			mk.Notional.Add(&mk.Notional, &quote)
+			t.Mul(&q, &rh)
+			mk.PnL.Add(&mk.PnL, negIf(t.Sub(&t, &qw), sell))
 		}
 	}
 	r.InvEnd.Set(inv)
@@ -500,7 +502,7 @@ func topTime(ss []reportSample, from, to int64) (us [2]int64) {
 // and the maximum drawdown over all of its points (the start counts as
 // 0), then thins the series to ReportSeriesMax points.
 func reportSeries(rep *Report, ms []*reportMarket) {
-	var base, t big.Int // Σ q0·r_start: the value the PnL is counted from
+	var base, t, u big.Int // base: Σ q0·r_start, the value the PnL is counted from
 	for _, m := range ms {
 		m.inv.Set(&m.rep.InvStart)
 		m.ref.Set(&m.rep.RefStart2)
@@ -534,19 +536,15 @@ func reportSeries(rep *Report, ms []*reportMarket) {
 		for _, m := range ms {
 			for m.nr < len(m.rows) && m.rows[m.nr].TickUs == next {
 				f := &m.rows[m.nr]
-				m.cash.Add(&m.cash, fillCash(&t, f))
-				d := f.Base.ToBig()
-				if f.Side == clob.Sell {
-					d.Neg(d)
-				}
-				m.inv.Add(&m.inv, d)
+				m.cash.Add(&m.cash, fillCash(&t, &u, f))
+				m.inv.Add(&m.inv, negIf(setU256(&t, &f.Base), f.Side == clob.Sell))
 				m.nr++
 				moved = true
 			}
 			if m.ns < len(m.samples) && m.samples[m.ns].TickUs == next {
 				s := &m.samples[m.ns]
-				if !s.Ref2.IsZero() && s.Ref2.ToBig().Cmp(&m.ref) != 0 {
-					m.ref.Set(s.Ref2.ToBig())
+				if !s.Ref2.IsZero() && setU256(&t, &s.Ref2).Cmp(&m.ref) != 0 {
+					m.ref.Set(&t)
 					moved = true
 				}
 				if m.fprev != nil && m.cfg.Kind == clob.Perp {
