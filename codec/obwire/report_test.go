@@ -21,7 +21,7 @@ func TestReportDecimals(t *testing.T) {
 	}{
 		{string(appendValue(nil, v("2000000000000000000000000000000000000"))), "1"},     // 2e36: one quote unit
 		{string(appendValue(nil, v("-3000000000000000000000000000000000000"))), "-1.5"}, // a half
-		{string(appendValue(nil, v("1"))), "0.0000000000000000000000000000000000005"},  // the smallest Value
+		{string(appendValue(nil, v("1"))), "0.0000000000000000000000000000000000005"},   // the smallest Value
 		{string(appendValue(nil, v("0"))), "0"},
 		{string(appendWei(nil, v("-100000000000000000"))), "-0.1"},
 		{string(appendPrice2(nil, v("199000000000000000000"))), "99.5"}, // a mid of 99 and 100
