@@ -179,10 +179,10 @@ func (x *Index) Report(q *ReportQuery) (*Report, error) {
 // ReportInput copies what the report of q.Owner over [from, to] reads (µs
 // of node time, both inclusive; from defaults to the account's oldest
 // kept fill, to to the index's now): the account's kept fills up to to
-// and the samples of their books, each sample reduced to its reference,
-// funding and whether the account was at the top. It costs O(fills +
-// samples of those books), under the index's lock; Report does the rest
-// without it. Errors: ErrReportWindow, ErrReportHistory (wrapped with
+// and the samples of their books from the last before from to the last
+// at or before to, each reduced to its reference, funding and whether the
+// account was at the top. It costs O(fills + those samples), under the
+// index's lock; Report does the rest without it. Errors: ErrReportWindow, ErrReportHistory (wrapped with
 // what was forgotten).
 func (x *Index) ReportInput(q *ReportQuery) (*ReportInput, error) {
 	r := x.fills[q.Owner]
@@ -229,13 +229,21 @@ func (x *Index) ReportInput(q *ReportQuery) (*ReportInput, error) {
 		if ss.len() == SamplesPerBook && rep.FromUs <= ss.at(0).TickUs {
 			return nil, fmt.Errorf("%w: the samples of %s up to %d are no longer kept (SamplesPerBook %d)", ErrReportHistory, m.cfg.Name, ss.at(0).TickUs, SamplesPerBook)
 		}
-		m.samples = make([]reportSample, ss.len())
+		// The samples the window reads: the last one before from (the
+		// reference and funding index it starts from) to the last at or
+		// before to.
+		tickOf := func(s *Sample) uint64 { return uint64(s.TickUs) }
+		lo := max(ss.search(uint64(rep.FromUs), tickOf)-1, 0)
+		hi := ss.search(uint64(rep.ToUs)+1, tickOf)
+		m.samples = make([]reportSample, max(hi-lo, 0))
 		for i := range m.samples {
-			s := ss.at(i)
+			s := ss.at(lo + i)
 			rs := &m.samples[i]
 			rs.TickUs, rs.Ref2, rs.Funding = s.TickUs, s.Ref2, s.Funding
 			for side := range rs.top {
-				_, rs.top[side] = slices.BinarySearchFunc(s.Top[side], q.Owner, compareAddress)
+				// At most TopOwnersMax: a scan of equal arrays beats a
+				// binary search of byte comparisons.
+				rs.top[side] = slices.Contains(s.Top[side], q.Owner)
 			}
 		}
 		in.ms = append(in.ms, m)
