@@ -13,13 +13,7 @@ import (
 // incomplete; a full ring of samples refuses a window before its oldest;
 // a window whose from is after to is refused.
 func TestReportHistoryBound(t *testing.T) {
-	x := New(&movingBook{})
-	x.AddMarket(marketA())
-	e := fillEv(1, e17, e17, e17, e17, false)
-	e.Owner, e.Side = alice, clob.Buy
-	for i := range FillsPerAccount + 1 {
-		x.Tick(mkTick(int64(i+1)*1000, bookTick{book: bookA, price: e18, volume: e17, events: []clob.Event{e}}))
-	}
+	x := aliceBuying(FillsPerAccount+1, FillsPerAccount+1)
 	oldest := x.fills[alice].at(0).TickUs // the second tick's: the first row is forgotten
 	if _, err := x.Report(&ReportQuery{Owner: alice, HasFrom: true, FromUs: oldest}); !errors.Is(err, ErrReportHistory) {
 		t.Fatalf("from at the oldest kept tick: %v", err)
@@ -42,4 +36,22 @@ func TestReportHistoryBound(t *testing.T) {
 	if _, err := x.Report(&ReportQuery{Owner: alice, HasFrom: true, FromUs: first + 1}); err != nil {
 		t.Fatalf("from after the oldest sample: %v", err)
 	}
+}
+
+// aliceBuying is an index on a moving book (every tick keeps a sample)
+// after ticks ticks 1 ms apart, alice buying 0.1 in each of the first
+// fills of them.
+func aliceBuying(ticks, fills int) *Index {
+	x := New(&movingBook{})
+	x.AddMarket(marketA())
+	e := fillEv(1, e17, e17, e17, e17, false)
+	e.Owner, e.Side = alice, clob.Buy
+	for i := range ticks {
+		bt := bookTick{book: bookA, price: e18}
+		if i < fills {
+			bt.volume, bt.events = e17, []clob.Event{e}
+		}
+		x.Tick(mkTick(int64(i+1)*1000, bt))
+	}
+	return x
 }

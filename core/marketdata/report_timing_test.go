@@ -67,17 +67,7 @@ func BenchmarkReport(b *testing.B) {
 // fills on one book whose ring holds SamplesPerBook samples of 16 owners
 // a side, every sample searched for the account.
 func BenchmarkReportInput(b *testing.B) {
-	x := New(&movingBook{})
-	x.AddMarket(marketA())
-	e := fillEv(1, e17, e17, e17, e17, false)
-	e.Owner, e.Side = alice, clob.Buy
-	for i := range SamplesPerBook + 1 {
-		bt := bookTick{book: bookA, price: e18}
-		if i < FillsPerAccount {
-			bt.volume, bt.events = e17, []clob.Event{e}
-		}
-		x.Tick(mkTick(int64(i+1)*1000, bt))
-	}
+	x := aliceBuying(SamplesPerBook+1, FillsPerAccount)
 	q := &ReportQuery{Owner: alice, HasFrom: true, FromUs: x.books[bookA].samples.at(0).TickUs + 1}
 	b.ReportAllocs()
 	for b.Loop() {
