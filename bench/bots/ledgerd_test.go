@@ -138,5 +138,11 @@ func botsSurviveRevert(t *testing.T, args ...string) {
 // test ends, logging its output if the test failed.
 func startDev(t *testing.T, args ...string) *proc.Ledgerd {
 	t.Helper()
-	return proc.StartT(t, ledgerd, append([]string{"--dev", "--datadir", t.TempDir(), "--admin-token", adminToken}, args...)...)
+	return startDevIn(t, t.TempDir(), args...)
+}
+
+// startDevIn is startDev on the data directory dir.
+func startDevIn(t *testing.T, dir string, args ...string) *proc.Ledgerd {
+	t.Helper()
+	return proc.StartT(t, ledgerd, append([]string{"--dev", "--datadir", dir, "--admin-token", adminToken}, args...)...)
 }

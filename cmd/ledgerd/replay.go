@@ -10,7 +10,10 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ledgervenue/node/codec/obwire"
 	"github.com/ledgervenue/node/core"
+	"github.com/ledgervenue/node/core/clob"
+	"github.com/ledgervenue/node/core/marketdata"
 	"github.com/ledgervenue/node/net/node"
 )
 
@@ -25,6 +28,8 @@ func replayMain(args []string) int {
 	datadir := fs.String("datadir", "./data", "data directory to replay (read only; stop the node first)")
 	frames := fs.String("frames", "", "write every subscription frame the ticks published to this file, one JSON line each")
 	accounts := fs.String("accounts", "", fmt.Sprintf("with --frames, also the svc_positions and svc_triggers frames of these accounts (comma-separated, at most %d)", node.ReplayAccountsMax))
+	var rf reportFlags
+	rf.register(fs)
 	// The genesis flags of ledgerd, for a data directory that stores no
 	// genesis description (written by an older ledgerd); ignored otherwise.
 	var g genesisFlags
@@ -52,7 +57,20 @@ func replayMain(args []string) int {
 		fmt.Fprintln(os.Stderr, "ledgerd replay: --accounts needs --frames")
 		return 2
 	}
-	if err := replay(cfg, *frames, os.Stdout, os.Stderr); err != nil {
+	stdout := io.Writer(os.Stdout)
+	closeReport := func() error { return nil }
+	if rf.account != "" {
+		var err error
+		if closeReport, err = rf.setup(&cfg, &stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "ledgerd replay: %v\n", err)
+			return 2
+		}
+	}
+	err := replay(cfg, *frames, stdout, os.Stderr)
+	if cerr := closeReport(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "ledgerd replay: %v\n", err)
 		return 1
 	}
@@ -109,4 +127,57 @@ func flush(ws ...*bufio.Writer) error {
 		}
 	}
 	return nil
+}
+
+// reportFlags are ledgerd replay's --report flags: the strategy report of
+// one account after the replay, the same bytes lab_strategyReport answers
+// live for the same window (docs/lab.md, "The strategy report").
+type reportFlags struct {
+	account, format, out string
+	from, to             int64
+}
+
+func (rf *reportFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&rf.account, "report", "", "after the replay, write the strategy report of this account (0x address)")
+	fs.Int64Var(&rf.from, "report-from", -1, "the report's window start, µs of node time (default: the account's oldest kept fill)")
+	fs.Int64Var(&rf.to, "report-to", -1, "the report's window end, µs of node time (default: the latest tick)")
+	fs.StringVar(&rf.format, "report-format", "json", "json (lab_strategyReport's answer), csv (per market) or series (the PnL series, CSV)")
+	fs.StringVar(&rf.out, "report-out", "", "write the report to this file and the state lines to stdout (default: the report alone to stdout)")
+}
+
+// setup checks the flags and makes cfg write the report after the
+// replay: to the --report-out file, else to *stdout, which then no longer
+// receives the state lines. The returned function closes the file.
+func (rf *reportFlags) setup(cfg *node.ReplayConfig, stdout *io.Writer) (func() error, error) {
+	if !common.IsHexAddress(rf.account) {
+		return nil, fmt.Errorf("--report: %q is not a hex address", rf.account)
+	}
+	format, ok := obwire.ReportFormats[rf.format]
+	if !ok {
+		return nil, fmt.Errorf("--report-format: %q, want json, csv or series", rf.format)
+	}
+	q := marketdata.ReportQuery{Owner: clob.Address(common.HexToAddress(rf.account)), FromUs: rf.from, ToUs: rf.to,
+		HasFrom: rf.from >= 0, HasTo: rf.to >= 0}
+	if q.HasFrom && q.HasTo && q.ToUs < q.FromUs {
+		return nil, errors.New("--report-to: before --report-from")
+	}
+	w, closeFile := *stdout, func() error { return nil }
+	if rf.out != "" {
+		f, err := os.Create(rf.out)
+		if err != nil {
+			return nil, err
+		}
+		w, closeFile = f, f.Close
+	} else {
+		*stdout = io.Discard
+	}
+	cfg.Index = func(x *marketdata.Index) error {
+		rep, err := x.Report(&q)
+		if err != nil {
+			return fmt.Errorf("--report: %w", err)
+		}
+		_, err = w.Write(append(obwire.AppendReportAs(nil, rep, format), '\n'))
+		return err
+	}
+	return closeFile, nil
 }

@@ -49,6 +49,9 @@ func TestReplayCommand(t *testing.T) {
 		{[]string{"--datadir", dir, "extra"}, 2},
 		{[]string{"--datadir", dir, "--accounts", "0x01"}, 2},
 		{[]string{"--datadir", dir, "--accounts", "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266"}, 2}, // needs --frames
+		{[]string{"--datadir", dir, "--report", "0x01"}, 2},
+		{[]string{"--datadir", dir, "--report", "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "--report-format", "xml"}, 2},
+		{[]string{"--datadir", dir, "--report", "0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266", "--report-from", "9", "--report-to", "8"}, 2},
 	} {
 		if got := replayMain(c.args); got != c.want {
 			t.Errorf("ledgerd replay %v: exit %d, want %d", c.args, got, c.want)

@@ -41,7 +41,8 @@
 //     new-order count come from its BookTick; a tick that traded
 //     (BookTick.Traded) folds its clearing price and base volume into the
 //     candles of every resolution. An event moves the resting counts of its
-//     order's own book (Meta.Book). Every fill event also becomes a row of
+//     order's own book (Meta.Book). After its events each book that ran
+//     is sampled (samples.go) when its state changed. Every fill event also becomes a row of
 //     its owner's fills history, and every liquidation event (wherever the
 //     engine lists it) a backstop transfer, with the account's equity read
 //     from the EquityFunc set by SetEquity. One index-wide sequence numbers
@@ -121,6 +122,12 @@
 //     the liquidations taken over by the backstop, newest first, of one
 //     account or all; total_count counts the matching rows; cursor as
 //     fills.
+//   - ReportInput, Report / obwire.AppendReport (lab_strategyReport,
+//     docs/lab.md "The strategy report"): one account's PnL over a window
+//     split into spread capture, fees, funding and inventory, with
+//     markouts, fill ratio, time at the top and a series, from its fills
+//     history and the book samples (samples.go); ReportInput copies under
+//     the caller's lock, Report computes without it.
 //
 // # Limits
 //
@@ -152,11 +159,16 @@
 //     FillsLimitMax (500, also the default) rows per ob_getFills page,
 //     BackstopLimitMax (200; default BackstopLimitDefault, 50) per
 //     ob_getBackstopTransfers page; larger limits are clamped.
+//   - SamplesPerBook (16384) book samples per book (samples.go: the
+//     strategy report's reference, funding index and top-of-book owners,
+//     at most TopOwnersMax (16) a side), one per tick at most and only
+//     when the book changed; past it the oldest is forgotten.
 //
 // Nothing else grows with the orders or ticks processed: an account's
 // memory is its live orders plus at most TerminalOrdersPerAccount terminal
 // ones of at most OrderFillsMax fill rows each, plus at most
-// FillsPerAccount history rows; a market's is its six candle rings; the
+// FillsPerAccount history rows; a market's is its six candle rings and
+// its samples; the
 // backstop history is at most BackstopTransfersMax rows. The number of accounts and markets is bounded by the
 // ledger, not here.
 //
@@ -278,8 +290,8 @@
 // Integers are big-endian (i64: two's complement), amounts 32-byte uint256,
 // booleans one byte (0 or 1), strings a u32 length and their bytes.
 //
-//	index:   | "OBIX3" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
-//	         | nArmed u32 | armed* | history |
+//	index:   | "OBIX4" | nowUs i64 | nBooks u32 | book* | nAccounts u32 | account* |
+//	         | nArmed u32 | armed* | history | samples |
 //	book:    | id 32 | kind u8 | base 20 | quote 20 | intervalUs i64 |
 //	         | tick 32 | lot 32 | makerFee 32 | takerFee 32 |
 //	         | (len u32 | bytes) × name, baseSymbol, quoteSymbol |
@@ -306,6 +318,11 @@
 //	backstopRow: | seq u64 | tickUs i64 | user 20 | book 32 | flags u8 |
 //	         | size 32 | cash 32 | mark 32 | equity 32 |
 //	         flags: 0x01 size negative, 0x02 cash negative, 0x04 equity negative
+//	samples: | nBooks u32 | (book 32 | nSamples u32 | sample*)* |
+//	sample:  | tickUs i64 | ref2 32 | fundingNeg u8 | funding 32 |
+//	         | nBid u8 | owner 20 × nBid | nAsk u8 | owner 20 × nAsk |
+//	         books with samples only, ascending by id; samples ascending by
+//	         time, 1 to SamplesPerBook; owners ascending, at most TopOwnersMax
 //
 // History rows ascend by seq; fill accounts by address, each with 1 to
 // FillsPerAccount rows.

@@ -231,8 +231,8 @@ func TestHistorySnapshot(t *testing.T) {
 	}
 
 	// The history section: seq, then alice's and bob's fills, then the
-	// backstop rows (the last bytes of the snapshot).
-	bsStart := len(snap) - 2*backstopRowSize
+	// backstop rows, then the samples' count (0: no Live to sample).
+	bsStart := len(snap) - 4 - 2*backstopRowSize
 	fillsEnd := bsStart - 4
 	lastFill := fillsEnd - fillRowSize // bob's only fill
 	refuse := func(name, want string, edit func(b []byte)) {

@@ -196,6 +196,7 @@ type book struct {
 	perp         clob.PerpInfo
 	perpLeverage uint32
 	hasPerp      bool
+	samples      ring[Sample] // samples.go
 }
 
 // account is one owner's order history.
@@ -239,6 +240,7 @@ type Index struct {
 	// the last tick's TickOrders.
 	marks      uint64
 	tickOrders []TickOrder
+	topScratch [2][]clob.Address // sample's owners at the best bid and ask
 }
 
 // TickOrder is an order the last tick's book events named: Event is the
@@ -425,6 +427,7 @@ func (x *Index) Tick(res *clob.TickResult) {
 				b.candles[r].add(Resolution(r).Us(), res.TickUs, &bt.Price, &bt.VolumeBase)
 			}
 		}
+		x.sample(b, res.TickUs)
 	}
 	// Liquidations and trigger outcomes come after matching, wherever the
 	// engine lists them.

@@ -14,7 +14,7 @@ import (
 
 // snapshotMagic starts an index snapshot; the layout is in doc.go. Bump the
 // digit whenever the layout changes: Load refuses any other magic.
-const snapshotMagic = "OBIX3"
+const snapshotMagic = "OBIX4"
 
 // Encoded sizes of the snapshot's records (doc.go draws them). The fixed
 // parts let Load refuse a count that the remaining bytes cannot hold before
@@ -46,7 +46,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 	}
 	slices.SortFunc(owners, compareAddress)
 	fillOwners := x.fillOwners()
-	size := x.snapshotSize(owners) + x.historySize(fillOwners)
+	size := x.snapshotSize(owners) + x.historySize(fillOwners) + x.samplesSize()
 	dst = slices.Grow(dst, size)
 	start := len(dst)
 	dst = append(dst, snapshotMagic...)
@@ -66,6 +66,7 @@ func (x *Index) AppendSnapshot(dst []byte) []byte {
 	}
 	dst = x.appendArmed(dst)
 	dst = x.appendHistory(dst, fillOwners)
+	dst = x.appendSamples(dst)
 	if len(dst)-start != size {
 		panic("BUG: marketdata: snapshot size miscounted")
 	}
@@ -238,6 +239,9 @@ func Load(live Live, snap []byte) (*Index, error) {
 	}
 	if d.Err == nil {
 		x.loadHistory(&d)
+	}
+	if d.Err == nil {
+		x.loadSamples(&d)
 	}
 	if d.Err == nil && d.Left() > 0 {
 		d.Fail("%d trailing bytes", d.Left())

@@ -118,6 +118,10 @@ type ReplayConfig struct {
 	// Progress, when set, is called every ReplayProgressEvery inputs with
 	// the inputs replayed and the log's length.
 	Progress func(done, total uint64)
+	// Index, when set, is called with the market index once the whole log
+	// is replayed (ledgerd replay --report reads the strategy report
+	// there, as lab_strategyReport does live); its error ends the replay.
+	Index func(x *marketdata.Index) error
 }
 
 // ReplayResult is what a replay ends with.
@@ -232,6 +236,11 @@ func Replay(cfg ReplayConfig) (ReplayResult, error) {
 		// cleared): its orders join their books, as a restarted node
 		// joins them before anything else (joinStagedRun).
 		ob.JoinStaged()
+	}
+	if cfg.Index != nil {
+		if err := cfg.Index(n.market.idx); err != nil {
+			return res, err
+		}
 	}
 	res.Seq, res.Hash = n.ledger.Seq(), n.ledger.StateHash()
 	if fw != nil {

@@ -10,16 +10,18 @@ import (
 // emulation, market faults and the strategy report, all under lab_. They
 // follow the anvil controls' rule (controlAllowed): anyone under --dev,
 // the admin token otherwise. Those that change the ledger are logged
-// inputs and answer once durable (isLabWrite: they run on a worker); those
+// inputs and answer once durable (isLabWorker: they run on a worker); those
 // that only change delivery are seeded, so a session can be repeated.
 
 // isLab reports whether method is a lab_ control.
 func isLab(method []byte) bool { return bytes.HasPrefix(method, []byte("lab_")) }
 
-// isLabWrite reports the lab_ controls that wait for a logged input.
-func isLabWrite(method []byte) bool {
+// isLabWorker reports the lab_ controls that run on a worker: those that
+// wait for a logged input, and the report (no input, but a costly read).
+func isLabWorker(method []byte) bool {
 	switch string(method) {
-	case "lab_moveOracle", "lab_oracleGap": // lab_market.go
+	case "lab_moveOracle", "lab_oracleGap", // lab_market.go
+		"lab_strategyReport": // lab_report.go
 		return true
 	}
 	return false
@@ -40,6 +42,8 @@ func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.rateLimits(dst)
 	case "lab_scenario": // scenario.go
 		return c.labScenario(dst)
+	case "lab_strategyReport": // lab_report.go
+		return c.labStrategyReport(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

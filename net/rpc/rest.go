@@ -64,6 +64,8 @@ func (s *Service) serveREST(req *http1.Request, w *server.Response) {
 			return
 		}
 		w.Body = appendBridgeConfig(w.Body, s.node.BridgeConfig(), s.cfg.Prefix)
+	case r == routeLabReport:
+		s.serveLabReportOrDefer(req, arg, w) // lab_report.go
 	case r >= routeStatus:
 		s.serveClobOrDefer(req, r, arg, w)
 	case r == routeByID:

@@ -58,6 +58,7 @@ const (
 	routeTriggers                           // /v1/clob/triggers/{account}
 	routeBackstop                           // /v1/clob/backstop-transfers/{account}
 	routeTx                                 // /v1/tx/{hash}
+	routeLabReport                          // /v1/lab/report/{account} (lab_report.go)
 )
 
 // clobPaths are the routes without a path argument; clobPrefixes those
@@ -84,6 +85,7 @@ var (
 		{"/v1/clob/triggers/", routeTriggers},
 		{"/v1/clob/backstop-transfers/", routeBackstop},
 		{"/v1/tx/", routeTx},
+		{"/v1/lab/report/", routeLabReport},
 	}
 )
 
@@ -110,7 +112,7 @@ func clobRouteOf(path string) (route, string) {
 func clobReadsIndex(r route) bool {
 	switch r {
 	case routeStatus, routeMarkets, routeStats, routeLeaderboard, routeCandles,
-		routeOrders, routePositions, routeBalances, routeBackstop:
+		routeOrders, routePositions, routeBalances, routeBackstop, routeLabReport:
 		return true
 	}
 	return false
@@ -134,6 +136,9 @@ func (s *Service) serveClob(r route, arg string, query []byte, w *server.Respons
 		return
 	case routeLeaderboard:
 		s.serveLeaderboard(query, w)
+		return
+	case routeLabReport:
+		s.serveLabReport(arg, query, w)
 		return
 	}
 	if msg := parseQuery(query, nil); msg != "" {

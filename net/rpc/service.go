@@ -369,7 +369,7 @@ func isWrite(method []byte) bool {
 	case "admin_promote": // waits for the lease and the stream's end
 		return true
 	}
-	if isControl(method) && !isControlRead(method) || isLabWrite(method) { // anvil.go, lab.go
+	if isControl(method) && !isControlRead(method) || isLabWorker(method) { // anvil.go, lab.go
 		return true
 	}
 	return isStateControl(method)
