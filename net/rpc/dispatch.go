@@ -388,6 +388,7 @@ func (c *call) metrics(dst []byte) []byte {
 	if r := c.s.cfg.Replication; r != nil {
 		dst = appendReplication(append(dst, `,"replication":`...), r.Status())
 	}
+	dst = c.s.dl.appendMetrics(append(dst, `,"lab":`...)) // lab_delivery.go
 	return append(dst, '}')
 }
 

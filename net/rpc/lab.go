@@ -26,6 +26,9 @@ func isLabWrite(method []byte) bool {
 // labCall runs an authorized lab_ control.
 func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 	switch string(c.req.Method) {
+	case "lab_setLatency", "lab_clearLatency", "lab_latency", "lab_connectionId", "lab_connections",
+		"lab_dropSubscription", "lab_lagSubscription", "lab_closeConnection": // lab_delivery.go
+		return c.labDelivery(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

@@ -62,6 +62,7 @@ func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
 	if err != nil {
 		return core.Tx{}, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
 	}
+	c.tieSender(core.Address(from)) // lab_delivery.go
 	return toCoreTx(tx, core.Address(from))
 }
 

@@ -29,6 +29,10 @@ type wsState struct {
 	admin bool
 	// inFlight counts the messages whose answer is owed later.
 	inFlight atomic.Int32
+	// dl is the service's delivery faults; ties the accounts the
+	// connection is tied to (lab_delivery.go).
+	dl   *delivery
+	ties connTies
 }
 
 func wsStateOf(c *server.WSConn) *wsState { return c.Context.(*wsState) }
@@ -46,13 +50,15 @@ func (st *wsState) release() { st.inFlight.Add(-1) }
 
 // WSOpen implements server.WSHandler.
 func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
-	c.Context = &wsState{admin: s.authorized(req.Header("Authorization"))}
+	c.Context = &wsState{admin: s.authorized(req.Header("Authorization")), dl: &s.dl}
 	s.stats.wsConns.Add(1)
+	s.dl.open(c)
 }
 
 // WSClosed implements server.WSHandler.
 func (s *Service) WSClosed(c *server.WSConn) {
 	s.stats.wsConns.Add(-1)
+	s.dl.gone(c)
 	if s.cfg.Hub != nil {
 		s.cfg.Hub.DropConn(wsSubscriber{c})
 	}
@@ -67,7 +73,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 	if perr != nil {
 		s.stats.count(nil, true, true)
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)
-		c.Reply(sc.out)
+		c.ReplyAfter(s.dl.delay(kindAnswers, c), sc.out)
 		return
 	}
 	lone := isLoneDeferred(reqs, batch)
@@ -89,7 +95,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		st.release()
 	}
 	if len(sc.out) > 0 {
-		c.Reply(sc.out)
+		c.ReplyAfter(s.dl.delay(kindAnswers, c), sc.out)
 	}
 	s.activate(c, sc)
 	if cap(sc.out) > scratchRetainMax {
@@ -100,10 +106,11 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 // wsOwed sends, from any goroutine, the answer owed to a message of c
 // (nothing for notifications), and frees the message's in-flight slot.
 func wsOwed(c *server.WSConn, out []byte) {
+	st := wsStateOf(c)
 	if len(out) > 0 {
-		c.SendOwed(out) // an answer is owed, within SendOwed's headroom
+		c.SendOwedAfter(st.dl.delay(kindAnswers, c), out) // an answer is owed, within SendOwed's headroom
 	}
-	wsStateOf(c).release()
+	st.release()
 }
 
 // scratchRetainMax: a scratch output buffer that grew beyond this is not
