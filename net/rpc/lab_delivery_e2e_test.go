@@ -3,12 +3,17 @@
 package rpc_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +23,7 @@ import (
 	gethrpc "github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/ledgervenue/node/net/rpc"
+	"github.com/ledgervenue/node/net/server"
 )
 
 // End-to-end tests of the lab's delivery faults (docs/lab.md, "Delivery
@@ -466,5 +472,129 @@ func TestLabDeliveryParams(t *testing.T) {
 	mustCall(t, tn.admin, &rules, "lab_latency")
 	if !ok || len(rules) != 0 {
 		t.Fatalf("clear all: %v, %d left", ok, len(rules))
+	}
+}
+
+// TestLabLatencyKeepsOrder: answers with random delays keep their order
+// on a connection: HTTP/1.1 pipelined requests (each answer waits for the
+// one before it, so the whole takes at least the sum of the draws) and a
+// burst of WebSocket messages (a message leaves at its due time or the
+// previous one's).
+func TestLabLatencyKeepsOrder(t *testing.T) {
+	tn := startLabNode(t)
+	const seed = 3
+	rule := map[string]any{"scope": "all", "answers": map[string]any{"dist": "uniform", "min_ms": 0, "max_ms": 40}, "seed": seed}
+	var id string
+	mustCall(t, tn.admin, &id, "lab_setLatency", rule)
+	// HTTP: four requests in one write.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(tn.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var reqs strings.Builder
+	for i := 1; i <= 4; i++ {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"eth_chainId"}`, i)
+		fmt.Fprintf(&reqs, "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var sum time.Duration
+	for range 4 {
+		sum += time.Duration((rng.Float64() * 40) * float64(time.Millisecond))
+	}
+	start := time.Now()
+	if _, err := conn.Write([]byte(reqs.String())); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	for i := 1; i <= 4; i++ {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct{ ID int }
+		err = json.NewDecoder(resp.Body).Decode(&m)
+		resp.Body.Close()
+		if err != nil || m.ID != i {
+			t.Fatalf("pipelined answer %d has id %d (%v)", i, m.ID, err)
+		}
+	}
+	if d := time.Since(start); d < sum-time.Millisecond {
+		t.Fatalf("four pipelined answers took %v, under the sum of their draws %v", d, sum)
+	}
+	// WebSocket: twenty messages in a burst.
+	w := tn.dialRaw(t)
+	for i := 1; i <= 20; i++ {
+		w.call(i, "eth_chainId")
+	}
+	for i := 1; i <= 20; i++ {
+		if m := w.next(); string(m["id"]) != strconv.Itoa(i) {
+			t.Fatalf("WebSocket answer %d has id %s", i, m["id"])
+		}
+	}
+}
+
+// TestLabDelayedNotificationsSlowClose: held notifications count against
+// the connection's send bound (here 4 KiB), so a long delay under a busy
+// channel closes the subscription -32022, as for a slow reader; the close
+// comes after the frames held before it, and resume_since names the
+// newest tick the subscription had in full.
+func TestLabDelayedNotificationsSlowClose(t *testing.T) {
+	tn := startNodeWith(t, nodeSetup{rpc: func(c *rpc.Config) { c.Dev = true },
+		srv: func(c *server.Config) { c.OutboundMax = 4 << 10 }})
+	alice, bob := tn.sender(t, 0), tn.sender(t, 1)
+	victim := tn.dialRaw(t)
+	sub := victim.subscribe(1, "svc_orders_v2", map[string]any{})
+	victim.call(2, "lab_connectionId")
+	var self hexutil.Uint64
+	if err := json.Unmarshal(victim.next()["result"], &self); err != nil {
+		t.Fatal(err)
+	}
+	mustCall(t, tn.admin, nil, "lab_setLatency", map[string]any{"scope": "connection", "connection": self,
+		"notifications": map[string]any{"ms": 1000}})
+	var ticks []int64
+	for i := range 12 {
+		tn.cross(t, alice, bob, wethBook, eth(1), eth(300+int64(i)))
+		tn.tick(t)
+		ticks = append(ticks, tn.clock.NowMicros())
+	}
+	var had int64
+	for {
+		n := victim.notification()
+		if n.Error == nil {
+			var f framesV2
+			if err := json.Unmarshal(n.Result, &f); err != nil {
+				t.Fatal(err)
+			}
+			had = f.Batch
+			continue
+		}
+		if n.Subscription != sub || n.Error.Code != -32022 {
+			t.Fatalf("close %s %+v", n.Subscription, n.Error)
+		}
+		var since int64
+		if err := json.Unmarshal(n.Error.Data["resume_since"], &since); err != nil || since != had || had == 0 || had == ticks[len(ticks)-1] {
+			t.Fatalf("resume_since %s after frames up to %d of ticks %v", n.Error.Data["resume_since"], had, ticks)
+		}
+		return
+	}
+}
+
+// TestLabTiesBound: a connection is tied to at most TiesPerConnMax
+// accounts; later ones are not tied.
+func TestLabTiesBound(t *testing.T) {
+	tn := startLabNode(t)
+	c := tn.dialWS(t)
+	bidders := make([]common.Address, rpc.TiesPerConnMax+1)
+	for i := range bidders {
+		bidders[i] = common.BigToAddress(big.NewInt(int64(i + 1)))
+	}
+	tn.ethSubscribe(t, c, "svc_orders_v2", map[string]any{"bidders": bidders})
+	var conns []struct {
+		Accounts []common.Address `json:"accounts"`
+	}
+	mustCall(t, c, &conns, "lab_connections")
+	if len(conns) != 1 || !slices.Equal(conns[0].Accounts, bidders[:rpc.TiesPerConnMax]) {
+		t.Fatalf("ties %v, want the first %d of %v", conns, rpc.TiesPerConnMax, bidders)
 	}
 }
