@@ -598,3 +598,37 @@ func TestLabTiesBound(t *testing.T) {
 		t.Fatalf("ties %v, want the first %d of %v", conns, rpc.TiesPerConnMax, bidders)
 	}
 }
+
+// TestLabFaultsByAccount: lab_dropSubscription and lab_closeConnection by
+// account reach the subscriptions and connections tied to the account, and
+// nothing else.
+func TestLabFaultsByAccount(t *testing.T) {
+	tn := startLabNode(t)
+	acct := devAddr(2)
+	tied, other := tn.dialRaw(t), tn.dialRaw(t)
+	sub := tied.subscribe(1, "svc_positions", map[string]any{"account": acct})
+	tied.notification() // the snapshot
+	otherSub := other.subscribe(1, "svc_positions", map[string]any{"account": devAddr(4)})
+	other.notification()
+	var n int
+	mustCall(t, tn.admin, &n, "lab_dropSubscription", map[string]any{"account": acct})
+	if n != 1 {
+		t.Fatalf("dropped %d, want 1", n)
+	}
+	if c := tied.notification(); c.Subscription != sub || c.Error == nil || c.Error.Code != -32022 {
+		t.Fatalf("close %+v", c)
+	}
+	mustCall(t, tn.admin, &n, "lab_closeConnection", map[string]any{"account": acct})
+	if n != 1 {
+		t.Fatalf("closed %d connections, want 1", n)
+	}
+	_ = tied.conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := tied.conn.ReadMessage(); err == nil || !strings.Contains(err.Error(), "1001") {
+		t.Fatalf("the tied connection read %v, want its close 1001", err)
+	}
+	// The other connection and its subscription are untouched.
+	other.call(2, "eth_unsubscribe", otherSub)
+	if m := other.next(); string(m["result"]) != "true" {
+		t.Fatalf("the other subscription: %v", m)
+	}
+}
