@@ -7,7 +7,9 @@
 # labdelay against it: per transport N undelayed eth_chainId calls, then N
 # under a fixed MS ms rule for every answer (defaults 200, 50). Prints per
 # run and transport the undelayed p50/p99 and the error (latency - MS)
-# p50/p99 in µs, then their medians over the runs.
+# p50/p99 in µs, and how late a plain Go timer of MS ms fired in the
+# client meanwhile (the machine's own timer noise), then their medians
+# over the runs.
 #
 #   bench/scripts/lab-latency.sh 5
 set -euo pipefail
@@ -34,9 +36,10 @@ for i in $(seq 1 "$runs"); do
 	stop_node
 	rm -rf "$tmp/data-$i"
 done
-for tr in http ws; do
+for tr in http ws timer; do
 	line="median $tr"
-	for k in base_p50_us base_p99_us err_p50_us err_p99_us; do
+	for k in base_p50_us base_p99_us err_p50_us err_p99_us late_p50_us late_p99_us; do
+		grep " $tr " "$rows" | grep -q " $k=" || continue
 		line+=" $k=$(grep " $tr " "$rows" | tr ' ' '\n' | grep "^$k=" | cut -d= -f2 | median)"
 	done
 	echo "$line"

@@ -3,9 +3,12 @@
 // running `ledgerd --dev`, per transport (HTTP keep-alive, WebSocket) it
 // times N undelayed eth_chainId calls, then N under a fixed rule of MS ms
 // for every answer, and prints the undelayed latency's p50 and p99 and the
-// error (latency - MS) p50 and p99, in µs, one line per transport:
+// error (latency - MS) p50 and p99, in µs, one line per transport; and,
+// as a yardstick taken in the same run, how late a Go timer of MS ms fires
+// in this process (p50, p99):
 //
 //	http base_p50_us=61 base_p99_us=140 err_p50_us=180 err_p99_us=650
+//	timer late_p50_us=90 late_p99_us=400
 //
 // go run ./bench/cmd/labdelay -url http://127.0.0.1:8545 -n 200 -ms 50
 package main
@@ -57,6 +60,15 @@ func main() {
 		fmt.Printf("%s base_p50_us=%d base_p99_us=%d err_p50_us=%d err_p99_us=%d\n", tr,
 			q(base, 0.50), q(base, 0.99), q(delayed, 0.50), q(delayed, 0.99))
 	}
+	late := make([]time.Duration, *n)
+	d := time.Duration(*ms) * time.Millisecond
+	for i := range late {
+		fired := make(chan time.Duration, 1)
+		start := time.Now()
+		time.AfterFunc(d, func() { fired <- time.Since(start) - d })
+		late[i] = <-fired
+	}
+	fmt.Printf("timer late_p50_us=%d late_p99_us=%d\n", q(late, 0.50), q(late, 0.99))
 }
 
 // series times n sequential eth_chainId calls.
