@@ -96,6 +96,16 @@ var (
 		"Stream sequence of the newest message published (leader), or applied with all its inputs durable (follower).")
 	replLagInputs = desc("ledgerd_replication_lag_inputs",
 		"Inputs the stream holds beyond what this follower applied.")
+	labRules = desc("ledgerd_lab_latency_rules",
+		"Latency rules in force (lab_setLatency).")
+	labDelayed = desc("ledgerd_lab_delayed_total",
+		"Messages a latency rule gave a delay, by kind (answer, notification).", "kind")
+	labDelayedBytes = desc("ledgerd_lab_delayed_bytes",
+		"Bytes of answers and notifications held back by latency rules over all connections.")
+	labSubFaults = desc("ledgerd_lab_subscription_faults_total",
+		"Subscriptions the lab closed -32022 (dropped) or made lag to a -32020 close (lagged).", "fault")
+	labClosed = desc("ledgerd_lab_closed_connections_total",
+		"WebSocket connections closed by lab_closeConnection.")
 	replLagSeconds = desc("ledgerd_replication_lag_seconds",
 		"Time since the newest message this follower applied was published, while it is behind; 0 when caught up.")
 )
@@ -106,7 +116,8 @@ type collector struct{ src Sources }
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{rpcRequests, rpcErrors, rpcQueued, rpcQueuedBytes, rateLimited, rateBuckets, wsConns, txs,
 		admitQueue, attestQueue, inflight, conns, outbound, subsOpen, subsEnded, notifications,
-		replLeader, replStreamSeq, replLagInputs, replLagSeconds} {
+		replLeader, replStreamSeq, replLagInputs, replLagSeconds,
+		labRules, labDelayed, labDelayedBytes, labSubFaults, labClosed} {
 		ch <- d
 	}
 }
@@ -131,6 +142,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			counter(rateLimited, refused, limit)
 			gauge(rateBuckets, int64(buckets), limit)
 		})
+		lab := s.LabDelivery()
+		gauge(labRules, int64(lab.Rules))
+		counter(labDelayed, lab.DelayedAnswers, "answer")
+		counter(labDelayed, lab.DelayedNotifications, "notification")
+		counter(labSubFaults, lab.Dropped, "dropped")
+		counter(labSubFaults, lab.Lagged, "lagged")
+		counter(labClosed, lab.Closed)
 	}
 	if n := c.src.Node; n != nil {
 		st := n.Stats()
@@ -146,6 +164,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if s := c.src.Server; s != nil {
 		gauge(conns, s.OpenConns())
 		gauge(outbound, s.OutboundBytes())
+		gauge(labDelayedBytes, s.DelayedBytes())
 	}
 	if r := c.src.Replication; r != nil {
 		st := r.Status()

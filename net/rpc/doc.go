@@ -108,6 +108,11 @@
 //     limits: CandlesRESTLimitMax (500) candles, and the ob_ methods' page
 //     bounds of core/marketdata for orders, triggers, the leaderboard and
 //     backstop transfers.
+//   - The lab's delivery faults (lab_delivery.go, lab_latency.go,
+//     docs/lab.md): LatencyRulesMax (64) latency rules (-32005 beyond),
+//     LatencyMsMax (60 000 ms) per figure and draw (-32602 beyond),
+//     TiesPerConnMax (16) accounts tied to a connection; held messages are
+//     bounded by the transport (server.DelayedTotalMax, the outbound bound).
 //   - Batch length and nesting depth are the codec's (jsonrpc.BatchLimit,
 //     jsonrpc.DepthMax), subscriptions the hub's (net/subs); request body,
 //     WebSocket message and outbound bytes the transport's (net/server).

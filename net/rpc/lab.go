@@ -44,6 +44,9 @@ func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.labScenario(dst)
 	case "lab_strategyReport": // lab_report.go
 		return c.labStrategyReport(dst)
+	case "lab_setLatency", "lab_clearLatency", "lab_latency", "lab_connectionId", "lab_connections",
+		"lab_dropSubscription", "lab_lagSubscription", "lab_closeConnection": // lab_delivery.go
+		return c.labDelivery(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
 }

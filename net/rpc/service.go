@@ -132,6 +132,7 @@ type Service struct {
 	admitQ    queueBudget
 	admitting sync.WaitGroup
 	stats     rpcStats  // for the Prometheus metrics (stats.go)
+	dl        delivery  // the lab's delivery faults (lab_delivery.go)
 	waits     *pptWaits // svc_waitPastPerfectTime (pptwait.go)
 	// devSend runs each dev account's eth_sendTransaction one at a time
 	// (devsign.go).
@@ -262,6 +263,7 @@ func (s *Service) Serve(req *http1.Request, w *server.Response) {
 		s.serveREST(req, w)
 		return
 	}
+	s.dl.delayHTTP(w) // before anything defers the answer
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	reqs, batch, perr := sc.parse(req.Body)

@@ -26,7 +26,9 @@ type wsSubscriber struct{ c *server.WSConn }
 
 var _ subs.Conn = wsSubscriber{}
 
-func (w wsSubscriber) Send(head, body, tail []byte) bool { return w.c.Send(head, body, tail) }
+func (w wsSubscriber) Send(head, body, tail []byte) bool {
+	return w.c.SendAfter(wsStateOf(w.c).dl.delay(kindNotifications, w.c), head, body, tail)
+}
 
 // SendClose must not refuse: a close notification is owed, past the backlog
 // bound within SendOwed's headroom (the hub sends at most one per subscription).
@@ -54,6 +56,7 @@ func (c *call) subscribe(dst []byte) ([]byte, *jsonrpc.Error) {
 		return dst, jerr
 	}
 	c.sc.subscribed = append(c.sc.subscribed, id)
+	c.tieSubscription(id) // lab_delivery.go
 	return jsonrpc.AppendString(dst, id), nil
 }
 

@@ -63,6 +63,7 @@ func (c *call) rawTx() (core.Tx, *jsonrpc.Error) {
 	if err != nil {
 		return core.Tx{}, jsonrpc.InvalidParams("invalid raw transaction: " + err.Error())
 	}
+	c.tieSender(core.Address(from)) // lab_delivery.go
 	ct, perr := toCoreTx(tx, core.Address(from))
 	if perr == nil && c.rl != nil { // rate limits: charged once the signer and the calls are known
 		perr = c.limitTx(&ct)

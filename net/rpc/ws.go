@@ -31,6 +31,10 @@ type wsState struct {
 	ip    netip.Addr // the peer's (origin.ip), read once at the upgrade
 	// inFlight counts the messages whose answer is owed later.
 	inFlight atomic.Int32
+	// dl is the service's delivery faults; ties the accounts the
+	// connection is tied to (lab_delivery.go).
+	dl   *delivery
+	ties connTies
 }
 
 func wsStateOf(c *server.WSConn) *wsState { return c.Context.(*wsState) }
@@ -48,13 +52,15 @@ func (st *wsState) release() { st.inFlight.Add(-1) }
 
 // WSOpen implements server.WSHandler.
 func (s *Service) WSOpen(c *server.WSConn, req *http1.Request) {
-	c.Context = &wsState{admin: s.authorized(req.Header("Authorization")), ip: c.RemoteIP()}
+	c.Context = &wsState{admin: s.authorized(req.Header("Authorization")), ip: c.RemoteIP(), dl: &s.dl}
 	s.stats.wsConns.Add(1)
+	s.dl.open(c)
 }
 
 // WSClosed implements server.WSHandler.
 func (s *Service) WSClosed(c *server.WSConn) {
 	s.stats.wsConns.Add(-1)
+	s.dl.gone(c)
 	if s.cfg.Hub != nil {
 		s.cfg.Hub.DropConn(wsSubscriber{c})
 	}
@@ -69,7 +75,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 	if perr != nil {
 		s.stats.count(nil, true, true)
 		sc.out = jsonrpc.AppendError(sc.out[:0], nil, perr)
-		c.Reply(sc.out)
+		c.ReplyAfter(s.dl.delay(kindAnswers, c), sc.out)
 		return
 	}
 	lone := isLoneDeferred(reqs, batch)
@@ -91,7 +97,7 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 		st.release()
 	}
 	if len(sc.out) > 0 {
-		c.Reply(sc.out)
+		c.ReplyAfter(s.dl.delay(kindAnswers, c), sc.out)
 	}
 	s.activate(c, sc)
 	if cap(sc.out) > scratchRetainMax {
@@ -102,10 +108,11 @@ func (s *Service) ServeWS(c *server.WSConn, msg []byte) {
 // wsOwed sends, from any goroutine, the answer owed to a message of c
 // (nothing for notifications), and frees the message's in-flight slot.
 func wsOwed(c *server.WSConn, out []byte) {
+	st := wsStateOf(c)
 	if len(out) > 0 {
-		c.SendOwed(out) // an answer is owed, within SendOwed's headroom
+		c.SendOwedAfter(st.dl.delay(kindAnswers, c), out) // an answer is owed, within SendOwed's headroom
 	}
-	wsStateOf(c).release()
+	st.release()
 }
 
 // scratchRetainMax: a scratch output buffer that grew beyond this is not

@@ -24,6 +24,7 @@ type connState struct {
 	conn  gnet.Conn
 	proto protocol
 	ip    netip.Addr // the peer's address, counted in Server.perIP
+	id    uint64     // ConnID: unique per server, from 1
 
 	parser http1.Parser
 	req    http1.Request
@@ -274,6 +275,9 @@ func (cs *connState) dispatch(req *http1.Request) step {
 		w := &cs.resp
 		w.reset()
 		cs.srv.handler.Serve(req, w)
+		if w.delay > 0 && w.deferred == nil {
+			w.Defer().Complete(w.Status, w.Body) // written once the delay is over (delay.go)
+		}
 		if w.deferred != nil {
 			cs.pending, w.deferred = w.deferred, nil
 			w.Body = w.Body[:0]

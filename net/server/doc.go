@@ -132,6 +132,15 @@
 // by the ticker's recount (recountTask) once its queue is past either
 // bound, within a tick, rather than kept until the idle timeout.
 //
+// Held-back delivery (delay.go, the strategy lab's latency rules): a
+// handler's Response.Delay makes the answer a deferred one written a
+// timer's delay after it is complete, so the invariant above keeps
+// pipelined answers in order; WSConn.ReplyAfter, SendAfter and
+// SendOwedAfter put a WebSocket connection's messages through a FIFO delay
+// line while it holds anything, so nothing overtakes. Held bytes count in
+// the connection's backlog (the outbound bound) and, over all connections,
+// against DelayedTotalMax. Off, each send costs one atomic load.
+//
 // Requests in flight per HTTP connection: one. Requests are served in order
 // on the loop; a deferred response holds back every later request of its
 // connection (the invariant above), which queue as bytes, at most

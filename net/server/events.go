@@ -34,7 +34,7 @@ func (e *events) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if !s.admitIP(ip) {
 		return s.tooManyFromIP, gnet.Close
 	}
-	cs := &connState{srv: s, conn: c, proto: protoHTTP, ip: ip}
+	cs := &connState{srv: s, conn: c, proto: protoHTTP, ip: ip, id: s.connIDs.Add(1)}
 	cs.resp.cs = cs
 	cs.touch()
 	c.SetContext(cs)

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 
@@ -36,6 +37,7 @@ type Response struct {
 
 	cs       *connState
 	deferred *Deferred
+	delay    time.Duration // Delay's
 }
 
 func (w *Response) reset() {
@@ -45,6 +47,7 @@ func (w *Response) reset() {
 	w.Allow = ""
 	w.Headers = ""
 	w.deferred = nil
+	w.delay = 0
 }
 
 // Defer turns the current response into a deferred one and returns the
@@ -64,6 +67,7 @@ func (w *Response) Defer() *Deferred {
 			cs:          cs,
 			contentType: w.ContentType,
 			meta:        cs.meta,
+			delay:       w.delay,
 		}
 		// The granted origin aliases the request, which dies with Serve.
 		w.deferred.meta.origin = bytes.Clone(cs.meta.origin)
@@ -79,6 +83,7 @@ type Deferred struct {
 	cs          *connState // touched only on the event loop
 	contentType string
 	meta        respMeta
+	delay       time.Duration // Response.Delay's, fixed when deferred
 	done        atomic.Bool
 }
 
@@ -95,6 +100,18 @@ func (d *Deferred) Complete(status int, body []byte) {
 	}
 	const headRoom = 256 // status line and fixed headers
 	buf := appendResponse(make([]byte, 0, len(body)+headRoom), status, d.contentType, body, d.meta)
+	if d.delay > 0 && d.srv.hold(len(buf)) {
+		time.AfterFunc(d.delay, func() {
+			d.srv.release(len(buf))
+			d.write(buf)
+		})
+		return
+	}
+	d.write(buf)
+}
+
+// write hands the rendered response to the loop.
+func (d *Deferred) write(buf []byte) {
 	d.srv.life.RLock()
 	defer d.srv.life.RUnlock()
 	if !d.srv.life.stopped {

@@ -109,11 +109,15 @@ type Server struct {
 	epoch   time.Time
 	booted  chan struct{}
 	runErr  chan error
-	bootErr error        // written before booted is closed
-	engine  gnet.Engine  // written before booted is closed
-	addr    string       // written before booted is closed
-	clock   atomic.Int64 // nanoseconds since epoch, advanced by OnTick
-	open    atomic.Int64 // connections between OnOpen and OnClose
+	bootErr error         // written before booted is closed
+	engine  gnet.Engine   // written before booted is closed
+	addr    string        // written before booted is closed
+	clock   atomic.Int64  // nanoseconds since epoch, advanced by OnTick
+	open    atomic.Int64  // connections between OnOpen and OnClose
+	connIDs atomic.Uint64 // the last connection id given (ConnID)
+	// delayed is the bytes held back by Delay and the WebSocket delay
+	// lines over all connections (DelayedTotalMax).
+	delayed atomic.Int64
 	// outbound is the bytes queued for sockets over all connections, each
 	// as last counted on its loop (connState.count).
 	outbound atomic.Int64

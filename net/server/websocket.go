@@ -78,8 +78,11 @@ type WSConn struct {
 	// Context is the handler's per-connection state.
 	Context any
 
-	closed   atomic.Bool
-	queued   atomic.Int64 // bytes handed to AsyncWritev, not yet written
+	closed atomic.Bool
+	queued atomic.Int64 // bytes handed to AsyncWritev or held (delay.go), not yet written
+	// line holds messages back for the lab's latency rules (delay.go);
+	// nil until the connection is first asked to.
+	line     atomic.Pointer[delayLine]
 	outbound atomic.Int64 // gnet's outbound buffer, as last seen on the loop
 
 	mu       sync.Mutex // guards deflater: Send runs on any goroutine
@@ -184,6 +187,14 @@ func (cs *connState) abortWS() gnet.Action {
 // Reply frames msg as one text message into the read's output.
 // REQUIRES: on the connection's loop, during ServeWS.
 func (c *WSConn) Reply(msg []byte) {
+	if c.line.Load() != nil {
+		c.ReplyAfter(0, msg) // behind what the delay line holds (delay.go)
+		return
+	}
+	c.reply(msg)
+}
+
+func (c *WSConn) reply(msg []byte) {
 	c.mu.Lock()
 	c.cs.out = c.appendMessage(c.cs.out, msg)
 	c.mu.Unlock()
@@ -194,16 +205,37 @@ func (c *WSConn) Reply(msg []byte) {
 // Config.OutboundMax. The parts must not change until they are written: pass
 // immutable or freshly built slices.
 func (c *WSConn) Send(parts ...[]byte) bool {
+	if c.line.Load() != nil {
+		return c.SendAfter(0, parts...)
+	}
+	return c.send(parts)
+}
+
+func (c *WSConn) send(parts [][]byte) bool {
+	bufs, n, ok := c.admit(parts)
+	return ok && c.write(bufs, n)
+}
+
+// admit frames parts as one message, unless the connection is closed or
+// the message would take its backlog past Config.OutboundMax.
+func (c *WSConn) admit(parts [][]byte) ([][]byte, int64, bool) {
 	if c.closed.Load() {
-		return false
+		return nil, 0, false
 	}
 	total := 0
 	for _, p := range parts {
 		total += len(p)
 	}
 	if c.cs.srv.refuses(c.cs, c.backlog()+int64(total)) {
-		return false
+		return nil, 0, false
 	}
+	bufs, n := c.frame(parts, total)
+	return bufs, n, true
+}
+
+// frame builds the buffers of one text message of parts (total bytes) and
+// returns them with their size.
+func (c *WSConn) frame(parts [][]byte, total int) ([][]byte, int64) {
 	var bufs [][]byte
 	c.mu.Lock()
 	switch {
@@ -220,7 +252,7 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 		total += len(bufs[0])
 	}
 	c.mu.Unlock()
-	return c.write(bufs, int64(total))
+	return bufs, int64(total)
 }
 
 // SendOwed queues msg as one text message: for what is owed to the client
@@ -230,17 +262,31 @@ func (c *WSConn) Send(parts ...[]byte) bool {
 // closed with 1008 instead (see Backpressure). msg is copied. It reports
 // whether msg was queued.
 func (c *WSConn) SendOwed(msg []byte) bool {
+	if c.line.Load() != nil {
+		return c.SendOwedAfter(0, msg)
+	}
+	return c.sendOwed(msg)
+}
+
+func (c *WSConn) sendOwed(msg []byte) bool {
+	frame, ok := c.owedFrame(msg)
+	return ok && c.write([][]byte{frame}, int64(len(frame)))
+}
+
+// owedFrame frames an owed message, or closes the connection when the
+// message would take its backlog past owedMax.
+func (c *WSConn) owedFrame(msg []byte) ([]byte, bool) {
 	if c.closed.Load() {
-		return false
+		return nil, false
 	}
 	c.mu.Lock()
 	frame := c.appendMessage(nil, msg)
 	c.mu.Unlock()
 	if c.backlog()+int64(len(frame)) > int64(owedMax(c.cs.srv.cfg.OutboundMax)) {
 		c.closeWith(c.cs.srv.wsOwedOver, true)
-		return false
+		return nil, false
 	}
-	return c.write([][]byte{frame}, int64(len(frame)))
+	return frame, true
 }
 
 // Closed reports whether the connection is closed or closing (a close
@@ -249,30 +295,42 @@ func (c *WSConn) SendOwed(msg []byte) bool {
 func (c *WSConn) Closed() bool { return c.closed.Load() }
 
 // backlog is the connection's backlog as other goroutines see it: messages
-// handed to AsyncWritev and gnet's outbound buffer as last seen on the loop.
+// handed to AsyncWritev (or held by the delay line) and gnet's outbound
+// buffer as last seen on the loop.
 func (c *WSConn) backlog() int64 { return c.queued.Load() + c.outbound.Load() }
 
-// write hands bufs to the loop.
+// write hands bufs, n bytes, to the loop.
 func (c *WSConn) write(bufs [][]byte, n int64) bool {
+	c.queued.Add(n)
+	return c.handOver(bufs, n, nil)
+}
+
+// handOver hands bufs, n bytes already counted in queued, to the loop;
+// done (if set) runs once they are written or dropped.
+func (c *WSConn) handOver(bufs [][]byte, n int64, done func()) bool {
 	srv := c.cs.srv
 	srv.life.RLock()
 	defer srv.life.RUnlock()
-	if srv.life.stopped {
-		return false
-	}
-	c.queued.Add(n)
-	if err := c.cs.conn.AsyncWritev(bufs, func(conn gnet.Conn, err error) error {
-		c.queued.Add(-n)
-		if err == nil && !c.cs.closed {
-			c.cs.touch()
-			c.cs.count()
+	if !srv.life.stopped {
+		if err := c.cs.conn.AsyncWritev(bufs, func(conn gnet.Conn, err error) error {
+			c.queued.Add(-n)
+			if done != nil {
+				done()
+			}
+			if err == nil && !c.cs.closed {
+				c.cs.touch()
+				c.cs.count()
+			}
+			return nil
+		}); err == nil {
+			return true
 		}
-		return nil
-	}); err != nil {
-		c.queued.Add(-n)
-		return false
 	}
-	return true
+	c.queued.Add(-n)
+	if done != nil {
+		done()
+	}
+	return false
 }
 
 // Close sends a close frame with code and reason and closes the connection

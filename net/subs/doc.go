@@ -127,6 +127,12 @@
 //	    anvil_loadState): every subscription but newHeads and
 //	    svc_pastPerfectTime, which go on (resumable false).
 //
+// The strategy lab causes the first two on demand (lab.go):
+// DropSubscription and DropAccount close with -32022; Lag withholds a
+// subscription's next N ticks (at most LagTicksLabMax) and closes it -32020
+// with missed = N and resume_since where it stood when the lag began. Both
+// go through closeSub, so the notification and counters are the hub's.
+//
 // resume_since is the newest tick (receipt time) the subscription has
 // everything up to: for a live subscription the newest tick fully fanned
 // out, during a replay the last tick replayed, else the original since

@@ -95,6 +95,9 @@ func (h *Hub) pumpTick() bool {
 	h.fanTick(r)
 	h.tickNext++
 	h.doneUs, h.hasDone = r.t.TickUs, true
+	if len(h.lagging) > 0 {
+		h.countLag()
+	}
 	return true
 }
 

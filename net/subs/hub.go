@@ -169,6 +169,7 @@ type Hub struct {
 	pptBody  []byte
 	idleUs   int64 // newest idle slot's header fanned out
 	stats    Stats
+	lagging  []*sub // subscriptions with a lab lag (lab.go)
 
 	// ringMu guards what the publishers write: the rings, the floors and
 	// the latest state entries. Held for O(1) (plus the tick's state
@@ -418,6 +419,8 @@ type sub struct {
 	partUs    int64 // svc_orders_v2: the tick of the last frame delivered
 	partBook  clob.Hash
 	hasPart   bool
+	// lag: the lab withholds ticks from it (lab.go); nil normally.
+	lag *lagState
 }
 
 // Subscribe decodes and registers a subscription of c. The subscription is
@@ -675,7 +678,7 @@ func (h *Hub) remove(s *sub) {
 // deliver sends one notification; on refusal or a bad payload it closes s.
 // REQUIRES: h.mu held; body immutable from now on.
 func (h *Hub) deliver(s *sub, body []byte) bool {
-	if s.closed {
+	if s.closed || s.lag != nil { // a lab lag withholds everything
 		return false
 	}
 	if len(body) == 0 || len(body) > NotificationSizeMax {
@@ -720,7 +723,9 @@ func (h *Hub) resume(s *sub) resumeData {
 			d.since, d.hasSince = h.rcptUs, true
 		}
 	case s.ch.tickDriven():
-		if s.live && h.hasDone {
+		if s.lag != nil {
+			d.since, d.hasSince = s.lag.fromUs, s.lag.hasFrom
+		} else if s.live && h.hasDone {
 			d.since, d.hasSince = h.doneUs, true
 		} else if s.hasSquare {
 			d.since, d.hasSince = s.squareUs, true
