@@ -70,12 +70,13 @@ ui-tools: $(UI_NPM)/node_modules/.package-lock.json
 $(UI_NPM)/node_modules/.package-lock.json: $(UI_NPM)/package.json $(UI_NPM)/package-lock.json
 	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix $(UI_NPM) --no-audit --no-fund --ignore-scripts
 
-# ui-screenshot refreshes docs/ui.png (README, docs/ui.md): the browser
-# test against a node whose bots traded for UI_WARMUP first, so the chart
-# has candles.
+# ui-screenshot refreshes docs/ui.png and docs/ui-report.png (README,
+# docs/ui.md): the browser tests against nodes whose bots traded for
+# UI_WARMUP first, so the charts have candles and a PnL path.
 UI_WARMUP ?= 5m
 ui-screenshot: ui-tools
-	LEDGERD_UI_SHOT=$(CURDIR)/docs/ui.png LEDGERD_UI_WARMUP=$(UI_WARMUP) CGO_ENABLED=0 $(GO) test -count=1 -v -timeout 20m -run TestWebViewInBrowser ./bench/ui
+	LEDGERD_UI_SHOT=$(CURDIR)/docs/ui.png LEDGERD_UI_REPORT_SHOT=$(CURDIR)/docs/ui-report.png LEDGERD_UI_WARMUP=$(UI_WARMUP) \
+		CGO_ENABLED=0 $(GO) test -count=1 -v -timeout 30m -run 'TestWebViewInBrowser|TestReportInBrowser' ./bench/ui
 
 # e2e-bridge runs the whole bridge loop against anvil: deposit, trade,
 # withdraw, claim (bench/bridge, TestBridgeLoop).

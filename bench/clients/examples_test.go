@@ -30,7 +30,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples := parseExamples(string(readme))
+	examples := parseMarked(string(readme), exampleRE)
 	var paths []string
 	for _, ex := range examples {
 		checkExample(t, ex)
@@ -70,13 +70,14 @@ func TestReadmeExamples(t *testing.T) {
 	}
 }
 
-// parseExamples finds every example marker of README.md and the fenced
-// block that follows it (blank lines in between are allowed).
-func parseExamples(readme string) []readmeExample {
+// parseMarked finds every marker of README.md that re matches (its group
+// 1 is the path) and the fenced block that follows it (blank lines in
+// between are allowed).
+func parseMarked(readme string, re *regexp.Regexp) []readmeExample {
 	lines := strings.Split(readme, "\n")
 	var out []readmeExample
 	for i := 0; i < len(lines); i++ {
-		m := exampleRE.FindStringSubmatch(strings.TrimSpace(lines[i]))
+		m := re.FindStringSubmatch(strings.TrimSpace(lines[i]))
 		if m == nil {
 			continue
 		}

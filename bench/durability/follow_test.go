@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/rpc"
+	"github.com/ledgervenue/node/bench/proc"
 )
 
 // TestFollowersServeLikeTheLeader: a leader under the built-in bots, a
@@ -28,7 +28,7 @@ import (
 // write naming the leader; and the three state hashes are equal.
 func TestFollowersServeLikeTheLeader(t *testing.T) {
 	natsURL := startNATS(t)
-	leaderAdmin, followerAdmin := freeAddr(t), freeAddr(t)
+	leaderAdmin, followerAdmin := proc.FreeAddr(t), proc.FreeAddr(t)
 	leader, lc, lws := start(t, []string{"--dev", "--datadir", t.TempDir(), "--admin-token", "test", "--nats", natsURL, "--bots", "default",
 		"--admin-addr", leaderAdmin})
 	type follower struct {
@@ -208,17 +208,6 @@ func sameAnswer(t *testing.T, i int, call []any, lc, c *rpc.Client) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// freeAddr returns a loopback address nobody listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func get(t *testing.T, url string) string {

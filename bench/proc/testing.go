@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"net"
 	"testing"
 	"time"
 
@@ -49,4 +50,16 @@ func Call(t testing.TB, c *gethrpc.Client, result any, method string, args ...an
 	if err := c.CallContext(ctx, result, method, args...); err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
+}
+
+// FreeAddr returns a loopback address nothing listens on now, for a
+// process the test starts with its own --addr.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

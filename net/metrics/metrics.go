@@ -106,6 +106,8 @@ var (
 		"Subscriptions the lab closed -32022 (dropped) or made lag to a -32020 close (lagged).", "fault")
 	labClosed = desc("ledgerd_lab_closed_connections_total",
 		"WebSocket connections closed by lab_closeConnection.")
+	labMarketFaults = desc("ledgerd_lab_market_faults_total",
+		"Auction ticks the lab passed over (skipped_auction, lab_skipAuction) or held back (held_tick, lab_holdTick).", "fault")
 	replLagSeconds = desc("ledgerd_replication_lag_seconds",
 		"Time since the newest message this follower applied was published, while it is behind; 0 when caught up.")
 )
@@ -117,7 +119,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{rpcRequests, rpcErrors, rpcQueued, rpcQueuedBytes, rateLimited, rateBuckets, wsConns, txs,
 		admitQueue, attestQueue, inflight, conns, outbound, subsOpen, subsEnded, notifications,
 		replLeader, replStreamSeq, replLagInputs, replLagSeconds,
-		labRules, labDelayed, labDelayedBytes, labSubFaults, labClosed} {
+		labRules, labDelayed, labDelayedBytes, labSubFaults, labClosed, labMarketFaults} {
 		ch <- d
 	}
 }
@@ -151,6 +153,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		counter(labClosed, lab.Closed)
 	}
 	if n := c.src.Node; n != nil {
+		skipped, held := n.LabCounts()
+		counter(labMarketFaults, skipped, "skipped_auction")
+		counter(labMarketFaults, held, "held_tick")
 		st := n.Stats()
 		for k, byOutcome := range st.Txs {
 			for o, v := range byOutcome {

@@ -389,7 +389,7 @@ func (c *call) metrics(dst []byte) []byte {
 		dst = appendReplication(append(dst, `,"replication":`...), r.Status())
 	}
 	dst = c.s.appendRateMetrics(append(dst, `,"rate_limits":`...))
-	dst = c.s.dl.appendMetrics(append(dst, `,"lab":`...)) // lab_delivery.go
+	dst = c.s.appendLabMetrics(append(dst, `,"lab":`...)) // lab.go
 	return append(dst, '}')
 }
 

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"bytes"
+	"strconv"
 
 	"github.com/ledgervenue/node/codec/jsonrpc"
 )
@@ -49,4 +50,13 @@ func (c *call) labCall(dst []byte) ([]byte, *jsonrpc.Error) {
 		return c.labDelivery(dst)
 	}
 	return dst, jsonrpc.ErrMethodNotFound
+}
+
+// appendLabMetrics appends svc_metrics' lab object: the delivery faults'
+// counters and the market faults' (docs/metrics.md).
+func (s *Service) appendLabMetrics(dst []byte) []byte {
+	dst = s.dl.appendMetrics(append(dst, '{'))
+	skipped, held := s.node.LabCounts()
+	dst = strconv.AppendUint(append(dst, `,"skipped_auctions":`...), skipped, 10)
+	return append(strconv.AppendUint(append(dst, `,"held_ticks":`...), held, 10), '}')
 }

@@ -422,16 +422,16 @@ func boolField(name string, v *fastjson.Value) (bool, *jsonrpc.Error) {
 	return false, jsonrpc.InvalidParams(name + ": want true or false")
 }
 
-// appendMetrics appends svc_metrics' lab object.
+// appendMetrics appends the delivery faults' fields of svc_metrics' lab
+// object (appendLabMetrics).
 func (d *delivery) appendMetrics(dst []byte) []byte {
 	st := d.Stats()
-	dst = strconv.AppendInt(append(dst, `{"latency_rules":`...), int64(st.Rules), 10)
+	dst = strconv.AppendInt(append(dst, `"latency_rules":`...), int64(st.Rules), 10)
 	dst = strconv.AppendUint(append(dst, `,"delayed_answers":`...), st.DelayedAnswers, 10)
 	dst = strconv.AppendUint(append(dst, `,"delayed_notifications":`...), st.DelayedNotifications, 10)
 	dst = strconv.AppendUint(append(dst, `,"dropped_subscriptions":`...), st.Dropped, 10)
 	dst = strconv.AppendUint(append(dst, `,"lagged_subscriptions":`...), st.Lagged, 10)
-	dst = strconv.AppendUint(append(dst, `,"closed_connections":`...), st.Closed, 10)
-	return append(dst, '}')
+	return strconv.AppendUint(append(dst, `,"closed_connections":`...), st.Closed, 10)
 }
 
 // LabDeliveryStats are the delivery faults' counters (svc_metrics' lab

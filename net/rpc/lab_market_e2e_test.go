@@ -2,6 +2,7 @@ package rpc_test
 
 import (
 	"context"
+	"encoding/json"
 	"math/big"
 	"testing"
 	"time"
@@ -32,6 +33,24 @@ func (tn *testNode) stateHash(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return sh.Hash
+}
+
+// labMetrics reads svc_metrics' market-fault counters.
+func (tn *testNode) labMetrics(t *testing.T) (m struct {
+	Skipped uint64 `json:"skipped_auctions"`
+	Held    uint64 `json:"held_ticks"`
+}) {
+	t.Helper()
+	var out struct {
+		Lab json.RawMessage `json:"lab"`
+	}
+	if err := tn.rpc.CallContext(context.Background(), &out, "svc_metrics"); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Lab, &m); err != nil {
+		t.Fatalf("svc_metrics lab %s: %v", out.Lab, err)
+	}
+	return m
 }
 
 // TestLabSkipAuction: lab_skipAuction passes over the next auction tick:
@@ -76,8 +95,8 @@ func TestLabSkipAuction(t *testing.T) {
 			}
 		})
 	}
-	if skipped, _ := tn.node.LabCounts(); skipped != 2 {
-		t.Fatalf("%d ticks skipped, want 2", skipped)
+	if m := tn.labMetrics(t); m.Skipped != 2 || m.Held != 0 {
+		t.Fatalf("svc_metrics lab %+v, want 2 auctions skipped", m)
 	}
 	want := tn.stateHash(t)
 	tn.stop()
@@ -142,8 +161,8 @@ func TestLabHoldTick(t *testing.T) {
 			}
 		})
 	}
-	if _, held := tn.node.LabCounts(); held != 2 {
-		t.Fatalf("%d ticks held, want 2", held)
+	if m := tn.labMetrics(t); m.Held != 2 || m.Skipped != 0 {
+		t.Fatalf("svc_metrics lab %+v, want 2 ticks held", m)
 	}
 	err := tn.admin.CallContext(context.Background(), nil, "lab_holdTick", map[string]any{"ms": 10_001})
 	wantRPCError(t, err, -32602, "Invalid params", "lab_holdTick needs an object {ms} (0 to 10000)")

@@ -454,6 +454,7 @@ function showAccount(addr) {
   const url = new URL(location.href);
   url.searchParams.set('address', addr);
   history.replaceState(null, '', url);
+  $('report-link').href = 'report.html?address=' + addr;
   // svc_positions: the ob_getPositions answer at once, then after every tick
   // that touched the account (fills, transfers, marks of its perp markets).
   const positions = subs.subscribe('svc_positions', { account: addr }, (p) => renderPositions(addr, p.data));
