@@ -2,6 +2,7 @@ package scenario_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/big"
 	"strings"
@@ -34,12 +35,13 @@ const repeatFile = `{"name": "repeat", "seed": %d, "duration_s": 15, "pace": 0, 
   ]}`
 
 // outcome is what one play of a scenario left: the final state hash, the
-// lab_scenario status and every bot account's fills.
+// lab_scenario status, and every bot account's fills and strategy report.
 type outcome struct {
-	hash  string
-	btc   string // BTC-PERP's oracle at the end, wei
-	st    scenario.Status
-	fills map[string][]byte
+	hash    string
+	btc     string // BTC-PERP's oracle at the end, wei
+	st      scenario.Status
+	fills   map[string][]byte
+	reports map[string]json.RawMessage
 }
 
 // playOnce plays repeatFile with seed to its end and reads the outcome:
@@ -47,7 +49,7 @@ type outcome struct {
 func playOnce(t *testing.T, seed uint64) outcome {
 	n := play(t, writeFile(t, fmt.Sprintf(repeatFile, seed)))
 	h, ws := dial(t, n.HTTP), dial(t, n.WS)
-	o := outcome{st: waitPlayed(t, h), fills: map[string][]byte{}}
+	o := outcome{st: waitPlayed(t, h), fills: map[string][]byte{}, reports: map[string]json.RawMessage{}}
 	var sh struct {
 		Hash string `json:"hash"`
 	}
@@ -63,6 +65,9 @@ func playOnce(t *testing.T, seed uint64) outcome {
 		for _, row := range allFills(t, ws, common.HexToAddress(b.Address)) {
 			o.fills[b.Address] = append(append(o.fills[b.Address], row...), '\n')
 		}
+		var r json.RawMessage
+		call(t, h, &r, "lab_strategyReport", map[string]string{"account": b.Address})
+		o.reports[b.Address] = r
 	}
 	// The deposits are stamped at the steps their at_s falls on: 2.5 s, and
 	// 3.1 s at the next step, 3.5 s (the clock stands still within a step).
@@ -95,8 +100,9 @@ func playOnce(t *testing.T, seed uint64) outcome {
 
 // TestScenarioRepeats is the issue's test: a scenario played twice with the
 // same seed on fresh nodes (real ledgerd processes, go-ethereum clients
-// over HTTP and WebSocket) ends with the same admin_stateHash and the same
-// ob_getFills rows for every bot account; another seed ends elsewhere.
+// over HTTP and WebSocket) ends with the same admin_stateHash, the same
+// ob_getFills rows and the same lab_strategyReport for every bot account;
+// another seed ends elsewhere.
 func TestScenarioRepeats(t *testing.T) {
 	a, b, c := playOnce(t, 7), playOnce(t, 7), playOnce(t, 8)
 	if a.st.State != scenario.StateDone || a.st.Step != a.st.Steps || a.st.Steps != 30 || a.st.TS != 15 || a.st.Events != 8+1+14 {
@@ -115,6 +121,9 @@ func TestScenarioRepeats(t *testing.T) {
 	for _, bot := range a.st.Bots {
 		if !bytes.Equal(a.fills[bot.Address], b.fills[bot.Address]) {
 			t.Errorf("%s (%s): fills differ between two plays of seed 7", bot.Name, bot.Address)
+		}
+		if !bytes.Equal(a.reports[bot.Address], b.reports[bot.Address]) || !bytes.Contains(a.reports[bot.Address], []byte(`"pnl"`)) {
+			t.Errorf("%s (%s): strategy reports differ between two plays of seed 7:\n%s\n%s", bot.Name, bot.Address, a.reports[bot.Address], b.reports[bot.Address])
 		}
 		if len(a.fills[bot.Address]) > 0 {
 			traded++
