@@ -196,7 +196,10 @@ func newGCRA(b Bucket) gcra {
 // take charges w to the bucket at tat, or returns how long until it could
 // (negative: never) and what it holds. gone: the bucket left its table.
 // now may be stale (the goroutine was descheduled after reading it, while
-// others moved tat on): before it refuses, take reads the clock again.
+// others moved tat on): before it refuses, take decides again with the
+// clock read after each load of tat. Whoever wrote that tat read its clock
+// before writing it, so against a clock read after the load tat is ahead
+// by charged cost only, however long this goroutine was descheduled.
 func (g *gcra) take(tat *atomic.Int64, now int64, epoch time.Time, w float64) (ok, gone bool, wait time.Duration, tokens float64) {
 	cost := w * g.perUnit
 	fresh := false
@@ -205,11 +208,14 @@ func (g *gcra) take(tat *atomic.Int64, now int64, epoch time.Time, w float64) (o
 		if old == evicted {
 			return false, true, 0, 0
 		}
+		if fresh {
+			now = int64(time.Since(epoch))
+		}
 		base := max(old, now)
 		behind := float64(base - now)
 		if !g.on || behind+cost > g.tau {
 			if !fresh {
-				now, fresh = int64(time.Since(epoch)), true
+				fresh = true
 				continue
 			}
 			tokens = max(0, (g.tau-behind)/g.perUnit)
