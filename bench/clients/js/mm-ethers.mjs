@@ -1,4 +1,4 @@
-// A market maker in 60 lines, ethers 6: the strategy the README's "Testing
+// A market maker in 80 lines, ethers 6: the strategy the README's "Testing
 // a strategy" puts through the lab. Every round it reads the book, and
 // quotes one bid and one ask SPREAD_BPS around the mid in one submitBatch;
 // the orders rest one second (ttl), so the next round's quotes replace them
