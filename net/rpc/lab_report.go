@@ -110,8 +110,8 @@ func parseLabReportREST(arg string, query []byte) (labReportREST, string) {
 
 // serveLabReportOrDefer answers GET /v1/lab/report/{account} as
 // lab_strategyReport: under --dev or with the admin token (else 401), a
-// bad query is a 400; the report is computed on a worker when a tick
-// holds the index (serveClobOrDefer), in the content type of its format.
+// bad query is a 400; the report is computed on a worker, always
+// (serveClobOrDefer), in the content type of its format.
 func (s *Service) serveLabReportOrDefer(req *http1.Request, arg string, w *server.Response) {
 	if !s.cfg.Dev && !s.authorized(req.Header("Authorization")) {
 		restError(w, 401, "the lab's reads need --dev or the header Authorization: Bearer <admin token>")

@@ -113,10 +113,12 @@ func routeOf(path string) (route, string) {
 
 // serveClobOrDefer answers a clob route on the event loop, or, when it
 // reads the market index while a tick holds it (clobReadsIndex,
-// node.IndexBusy), hands it to a worker: the wait must not hold up the
-// loop. A full worker queue is a 503.
+// node.IndexBusy) or is the strategy report, hands it to a worker: the
+// wait or the work must not hold up the loop. A full worker queue is a 503.
 func (s *Service) serveClobOrDefer(req *http1.Request, r route, arg string, w *server.Response) {
-	if !clobReadsIndex(r) || !s.node.IndexBusy() {
+	// The report always runs on a worker, as lab_strategyReport does
+	// (isLabWorker): it costs milliseconds at its bounds, not a read's µs.
+	if r != routeLabReport && (!clobReadsIndex(r) || !s.node.IndexBusy()) {
 		s.serveClob(r, arg, req.Query, w)
 		return
 	}
